@@ -1,0 +1,105 @@
+#include "attograd/factory.h"
+
+#include <cmath>
+
+#include "kernels/kernels.h"
+
+namespace ag {
+namespace {
+
+void check_shape(const Shape& shape, const char* op) {
+  for (int64_t d : shape)
+    AG_CHECK(d >= 0, ShapeError, op, ": negative dimension in shape ", shape);
+}
+
+// Fills a fresh tensor from a per-element draw, in row-major order (so a seed gives the
+// same values whatever the dtype's width).
+template <class Draw>
+Tensor generate(const Shape& shape, DType dtype, const char* op, Draw draw) {
+  check_shape(shape, op);
+  Tensor t = kernels::empty(shape, dtype);
+  int64_t n = t.numel();
+  dispatch_all(dtype, op, [&]<class T>() {
+    T* p = t.data<T>();
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(draw());
+  });
+  return t;
+}
+
+Generator& pick(Generator* gen) { return gen ? *gen : default_generator(); }
+
+}  // namespace
+
+Tensor empty(const Shape& shape, DType dtype) {
+  check_shape(shape, "empty");
+  return kernels::empty(shape, dtype);
+}
+
+Tensor full(const Shape& shape, double value, DType dtype) {
+  check_shape(shape, "full");
+  Tensor t = kernels::empty(shape, dtype);
+  kernels::fill(t, value);
+  return t;
+}
+Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }
+Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+Tensor scalar_tensor(double value, DType dtype) { return full(Shape{}, value, dtype); }
+
+Tensor arange(double end, DType dtype) { return arange(0, end, 1, dtype); }
+
+Tensor arange(double start, double end, double step, DType dtype) {
+  AG_CHECK(step != 0, ValueError, "arange: step must be non-zero");
+  AG_CHECK(std::isfinite(start) && std::isfinite(end), ValueError,
+           "arange: start and end must be finite, got ", start, " and ", end);
+  double span = std::ceil((end - start) / step);
+  int64_t n = span > 0 ? static_cast<int64_t>(span) : 0;
+  int64_t i = 0;
+  return generate(Shape{n}, dtype, "arange", [&] { return start + step * static_cast<double>(i++); });
+}
+
+Tensor eye(int64_t n, int64_t m, DType dtype) {
+  if (m < 0) m = n;
+  AG_CHECK(n >= 0, ShapeError, "eye: negative size ", n);
+  int64_t i = 0;
+  return generate(Shape{n, m}, dtype, "eye", [&] {
+    int64_t k = i++;
+    return k / m == k % m ? 1.0 : 0.0;
+  });
+}
+
+Tensor rand(const Shape& shape, DType dtype, Generator* gen) {
+  return uniform(shape, 0.0, 1.0, dtype, gen);
+}
+
+Tensor uniform(const Shape& shape, double low, double high, DType dtype, Generator* gen) {
+  AG_CHECK(is_floating(dtype), DTypeError, "uniform: needs a floating dtype, got ", dtype);
+  Generator& g = pick(gen);
+  return generate(shape, dtype, "uniform", [&] { return low + (high - low) * g.uniform(); });
+}
+
+Tensor randn(const Shape& shape, DType dtype, Generator* gen) {
+  AG_CHECK(is_floating(dtype), DTypeError, "randn: needs a floating dtype, got ", dtype);
+  Generator& g = pick(gen);
+  return generate(shape, dtype, "randn", [&] { return g.normal(); });
+}
+
+Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator* gen, DType dtype) {
+  AG_CHECK(low < high, ValueError, "randint: empty range [", low, ", ", high, ")");
+  Generator& g = pick(gen);
+  return generate(shape, dtype, "randint", [&] { return static_cast<double>(g.integer(low, high)); });
+}
+
+Tensor bernoulli(const Shape& shape, double p, DType dtype, Generator* gen) {
+  AG_CHECK(p >= 0 && p <= 1, ValueError, "bernoulli: p must be in [0, 1], got ", p);
+  Generator& g = pick(gen);
+  return generate(shape, dtype, "bernoulli", [&] { return g.uniform() < p ? 1.0 : 0.0; });
+}
+
+Tensor empty_like(const Tensor& t) { return empty(t.shape(), t.dtype()); }
+Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
+Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
+Tensor full_like(const Tensor& t, double value) { return full(t.shape(), value, t.dtype()); }
+Tensor rand_like(const Tensor& t, Generator* gen) { return rand(t.shape(), t.dtype(), gen); }
+Tensor randn_like(const Tensor& t, Generator* gen) { return randn(t.shape(), t.dtype(), gen); }
+
+}  // namespace ag

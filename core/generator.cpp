@@ -1,0 +1,75 @@
+#include "attograd/generator.h"
+
+#include <cmath>
+#include <numbers>
+#include <sstream>
+
+#include "attograd/error.h"
+
+namespace ag {
+
+void Generator::manual_seed(uint64_t seed) {
+  seed_ = seed;
+  engine_.seed(seed);
+  has_spare_ = false;
+}
+
+double Generator::uniform() {
+  return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
+}
+
+double Generator::normal() {
+  if (has_spare_) {
+    has_spare_ = false;
+    return spare_;
+  }
+  double u1 = 1.0 - uniform();  // (0, 1]: log is finite
+  double u2 = uniform();
+  double r = std::sqrt(-2.0 * std::log(u1));
+  double th = 2.0 * std::numbers::pi * u2;
+  spare_ = r * std::sin(th);
+  has_spare_ = true;
+  return r * std::cos(th);
+}
+
+int64_t Generator::integer(int64_t low, int64_t high) {
+  AG_CHECK(low < high, ValueError, "randint: empty range [", low, ", ", high, ")");
+  uint64_t range = static_cast<uint64_t>(high - low);
+  // Rejection sampling removes modulo bias.
+  uint64_t limit = UINT64_MAX - UINT64_MAX % range;
+  uint64_t r;
+  do r = engine_();
+  while (r >= limit);
+  return low + static_cast<int64_t>(r % range);
+}
+
+std::string Generator::state() const {
+  std::ostringstream os;
+  os << seed_ << ' ' << has_spare_ << ' ';
+  os.precision(17);
+  os << std::hexfloat << spare_ << std::defaultfloat << ' ' << engine_;
+  return os.str();
+}
+
+void Generator::set_state(const std::string& s) {
+  std::istringstream is(s);
+  uint64_t seed = 0;
+  bool has_spare = false;
+  std::string spare_text;
+  std::mt19937_64 engine;
+  is >> seed >> has_spare >> spare_text >> engine;
+  AG_CHECK(!is.fail(), ValueError, "Generator::set_state: malformed state text");
+  seed_ = seed;
+  has_spare_ = has_spare;
+  spare_ = std::strtod(spare_text.c_str(), nullptr);
+  engine_ = engine;
+}
+
+Generator& default_generator() {
+  static Generator gen(0);
+  return gen;
+}
+
+void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
+
+}  // namespace ag

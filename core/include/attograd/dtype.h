@@ -1,0 +1,82 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string_view>
+
+#include "attograd/error.h"
+
+namespace ag {
+
+enum class DType : uint8_t { f32, f64, i32, i64, b8 };
+
+constexpr std::size_t itemsize(DType t) {
+  switch (t) {
+    case DType::f32: return 4;
+    case DType::f64: return 8;
+    case DType::i32: return 4;
+    case DType::i64: return 8;
+    case DType::b8: return 1;
+  }
+  return 0;
+}
+
+constexpr std::string_view name(DType t) {
+  switch (t) {
+    case DType::f32: return "f32";
+    case DType::f64: return "f64";
+    case DType::i32: return "i32";
+    case DType::i64: return "i64";
+    case DType::b8: return "bool";
+  }
+  return "?";
+}
+
+constexpr bool is_floating(DType t) { return t == DType::f32 || t == DType::f64; }
+
+inline std::ostream& operator<<(std::ostream& os, DType t) { return os << name(t); }
+
+template <class T> struct dtype_of;
+template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
+template <> struct dtype_of<double> { static constexpr DType value = DType::f64; };
+template <> struct dtype_of<int32_t> { static constexpr DType value = DType::i32; };
+template <> struct dtype_of<int64_t> { static constexpr DType value = DType::i64; };
+template <> struct dtype_of<bool> { static constexpr DType value = DType::b8; };
+template <class T> inline constexpr DType dtype_v = dtype_of<T>::value;
+
+// Calls f.template operator()<T>() with the C++ type of `t`:
+//   dispatch(t, "exp", [&]<class T>() { ... });
+template <class F>
+decltype(auto) dispatch_all(DType t, const char* /*op*/, F&& f) {
+  switch (t) {
+    case DType::f32: return f.template operator()<float>();
+    case DType::f64: return f.template operator()<double>();
+    case DType::i32: return f.template operator()<int32_t>();
+    case DType::i64: return f.template operator()<int64_t>();
+    case DType::b8: return f.template operator()<bool>();
+  }
+  throw Error("dispatch: unknown dtype");
+}
+
+template <class F>
+decltype(auto) dispatch_float(DType t, const char* op, F&& f) {
+  switch (t) {
+    case DType::f32: return f.template operator()<float>();
+    case DType::f64: return f.template operator()<double>();
+    default: throw DTypeError(detail::cat(op, ": expected a floating dtype (f32, f64), got ", t));
+  }
+}
+
+// Numeric dtypes: everything but bool.
+template <class F>
+decltype(auto) dispatch_numeric(DType t, const char* op, F&& f) {
+  switch (t) {
+    case DType::f32: return f.template operator()<float>();
+    case DType::f64: return f.template operator()<double>();
+    case DType::i32: return f.template operator()<int32_t>();
+    case DType::i64: return f.template operator()<int64_t>();
+    default: throw DTypeError(detail::cat(op, ": expected a numeric dtype, got ", t));
+  }
+}
+
+}  // namespace ag

@@ -1,0 +1,33 @@
+#pragma once
+// Storage: a refcounted, 64-byte aligned flat buffer shared by a tensor and its views.
+// It also carries the version counter that autograd uses to detect in-place writes to
+// tensors saved for backward (views share it because they share the storage).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace ag {
+
+class Storage {
+ public:
+  static constexpr std::size_t kAlignment = 64;
+
+  explicit Storage(std::size_t nbytes);  // uninitialized
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return ptr_; }
+  std::size_t nbytes() const { return nbytes_; }
+  uint64_t version() const { return version_; }
+  void bump_version() { ++version_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t nbytes_ = 0;
+  uint64_t version_ = 0;
+};
+
+using StoragePtr = std::shared_ptr<Storage>;
+
+}  // namespace ag

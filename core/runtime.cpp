@@ -1,0 +1,41 @@
+#include "attograd/runtime.h"
+
+#include <cblas.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+#include "attograd/error.h"
+
+namespace ag {
+
+spdlog::logger& log() {
+  static std::shared_ptr<spdlog::logger> logger = [] {
+    auto l = spdlog::stderr_color_mt("attograd");
+    const char* env = std::getenv("ATTOGRAD_LOG");
+    l->set_level(env ? spdlog::level::from_str(env) : spdlog::level::info);
+    return l;
+  }();
+  return *logger;
+}
+
+namespace {
+std::atomic<int> g_threads{0};  // 0 = not set yet: the machine's cores
+}
+
+void set_num_threads(int n) {
+  AG_CHECK(n >= 1, ValueError, "set_num_threads: need n >= 1, got ", n);
+  g_threads = n;
+  openblas_set_num_threads(n);
+}
+
+int get_num_threads() {
+  int n = g_threads.load();
+  return n > 0 ? n : std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace ag

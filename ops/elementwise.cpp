@@ -1,0 +1,289 @@
+// Elementwise ops. Each forward calls a kernel; its backward sits right below it.
+// Broadcasting is undone by sum_to.
+#include <cmath>
+#include <numbers>
+
+#include "op_util.h"
+
+namespace ag {
+
+// ---- add / sub ----------------------------------------------------------
+// out = a + b.   da = sum_to(g, a.shape)   db = sum_to(g, b.shape)
+Tensor add(const Tensor& a, const Tensor& b) {
+  Tensor out = K::binary(K::Binary::add, a, b, "add");
+  return record("add", out, {a, b}, [as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+    return Grads{need[0] ? sum_to(g, as) : Tensor{}, need[1] ? sum_to(g, bs) : Tensor{}};
+  });
+}
+
+// out = a - b.   da = sum_to(g)   db = -sum_to(g)
+Tensor sub(const Tensor& a, const Tensor& b) {
+  Tensor out = K::binary(K::Binary::sub, a, b, "sub");
+  return record("sub", out, {a, b}, [as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+    return Grads{need[0] ? sum_to(g, as) : Tensor{}, need[1] ? neg(sum_to(g, bs)) : Tensor{}};
+  });
+}
+
+// ---- mul / div ----------------------------------------------------------
+// out = a * b.   da = sum_to(g * b)   db = sum_to(g * a)
+Tensor mul(const Tensor& a, const Tensor& b) {
+  Tensor out = K::binary(K::Binary::mul, a, b, "mul");
+  Saved sa = save_if(wants_grad(b), a), sb = save_if(wants_grad(a), b);
+  return record("mul", out, {a, b},
+                [sa, sb, as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+                  return Grads{need[0] ? sum_to(g * sb.get(), as) : Tensor{},
+                               need[1] ? sum_to(g * sa.get(), bs) : Tensor{}};
+                });
+}
+
+// out = a / b.   da = sum_to(g / b)   db = -sum_to(g * a / b^2)
+Tensor div(const Tensor& a, const Tensor& b) {
+  Tensor out = K::binary(K::Binary::div, a, b, "div");
+  Saved sa = save_if(wants_grad(b), a), sb = save_if(wants_grad(a) || wants_grad(b), b);
+  return record("div", out, {a, b},
+                [sa, sb, as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+                  const Tensor& b = sb.get();
+                  return Grads{need[0] ? sum_to(g / b, as) : Tensor{},
+                               need[1] ? neg(sum_to(g * sa.get() / square(b), bs)) : Tensor{}};
+                });
+}
+
+// ---- pow ----------------------------------------------------------------
+// out = a^b.   da = sum_to(g * b * a^(b-1))   db = sum_to(g * out * log(a))
+Tensor pow(const Tensor& a, const Tensor& b) {
+  check_float(a, "pow");
+  Tensor out = K::binary(K::Binary::pow, a, b, "pow");
+  bool need_any = wants_grad(a) || wants_grad(b);
+  Saved sa = save_if(need_any, a), sb = save_if(need_any, b), so = save_if(wants_grad(b), out);
+  return record("pow", out, {a, b},
+                [sa, sb, so, as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+                  const Tensor &a = sa.get(), &b = sb.get();
+                  return Grads{need[0] ? sum_to(g * b * pow(a, b - 1.0), as) : Tensor{},
+                               need[1] ? sum_to(g * so.get() * log(a), bs) : Tensor{}};
+                });
+}
+
+// out = x^e.   dx = g * e * x^(e-1)
+Tensor pow(const Tensor& x, double e) {
+  check_float(x, "pow");
+  Tensor out = K::pow_scalar(x, e);
+  return record("pow", out, {x}, [sx = save_if(wants_grad(x), x), e](const Tensor& g, NeedsGrad) {
+    if (e == 0.0) return Grads{zeros_like(g)};
+    if (e == 2.0) return Grads{g * sx.get() * 2.0};
+    return Grads{g * e * pow(sx.get(), e - 1.0)};
+  });
+}
+
+// ---- maximum / minimum: the gradient goes to a on ties ------------------
+static Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
+  const char* name = is_max ? "maximum" : "minimum";
+  Tensor out = K::binary(is_max ? K::Binary::maximum : K::Binary::minimum, a, b, name);
+  bool need = wants_grad(a) || wants_grad(b);
+  // pick_a = 1 where a wins: a >= b for maximum, b >= a for minimum.
+  Tensor pick_a = need ? (is_max ? K::binary(K::Binary::ge_mask, a, b, name)
+                                 : K::binary(K::Binary::ge_mask, b, a, name))
+                       : Tensor{};
+  return record(name, out, {a, b},
+                [pa = Saved(pick_a), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+                  const Tensor& m = pa.get();
+                  return Grads{need[0] ? sum_to(g * m, as) : Tensor{},
+                               need[1] ? sum_to(g * (1.0 - m), bs) : Tensor{}};
+                });
+}
+Tensor maximum(const Tensor& a, const Tensor& b) { return extremum(a, b, true); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return extremum(a, b, false); }
+
+// ---- scalar forms: the scalar becomes a 0-d tensor of x's dtype -----------
+static Tensor scalar_like(const Tensor& x, double v) { return full(Shape{}, v, x.dtype()); }
+Tensor add(const Tensor& a, double b) { return add(a, scalar_like(a, b)); }
+Tensor sub(const Tensor& a, double b) { return sub(a, scalar_like(a, b)); }
+Tensor mul(const Tensor& a, double b) { return mul(a, scalar_like(a, b)); }
+Tensor div(const Tensor& a, double b) { return div(a, scalar_like(a, b)); }
+Tensor rsub(double a, const Tensor& b) { return sub(scalar_like(b, a), b); }
+Tensor rdiv(double a, const Tensor& b) { return div(scalar_like(b, a), b); }
+
+// ---- unary ----------------------------------------------------------------
+// Each saves what its derivative needs: its input x or its output y.
+
+Tensor neg(const Tensor& x) {  // dx = -g
+  Tensor out = K::unary(K::Unary::neg, x);
+  return record("neg", out, {x}, [](const Tensor& g, NeedsGrad) { return Grads{neg(g)}; });
+}
+
+Tensor exp(const Tensor& x) {  // dx = g * y
+  Tensor y = K::unary(K::Unary::exp, x);
+  return record("exp", y, {x}, [sy = save_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+    return Grads{g * sy.get()};
+  });
+}
+
+Tensor log(const Tensor& x) {  // dx = g / x
+  Tensor y = K::unary(K::Unary::log, x);
+  return record("log", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
+    return Grads{g / sx.get()};
+  });
+}
+
+Tensor sqrt(const Tensor& x) {  // dx = g / (2 y)
+  Tensor y = K::unary(K::Unary::sqrt, x);
+  return record("sqrt", y, {x}, [sy = save_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+    return Grads{g * 0.5 / sy.get()};
+  });
+}
+
+Tensor rsqrt(const Tensor& x) {  // dx = -g y^3 / 2
+  Tensor y = K::unary(K::Unary::rsqrt, x);
+  return record("rsqrt", y, {x}, [sy = save_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+    const Tensor& y = sy.get();
+    return Grads{g * (y * y * y) * -0.5};
+  });
+}
+
+Tensor abs(const Tensor& x) {  // dx = g * sign(x)
+  Tensor y = K::unary(K::Unary::abs, x);
+  return record("abs", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
+    return Grads{g * sign(sx.get())};
+  });
+}
+
+Tensor sign(const Tensor& x) { return K::unary(K::Unary::sign, x); }  // zero gradient
+
+Tensor tanh(const Tensor& x) {  // dx = g (1 - y^2)
+  Tensor y = K::unary(K::Unary::tanh, x);
+  return record("tanh", y, {x}, [sy = save_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+    return Grads{g * rsub(1.0, square(sy.get()))};
+  });
+}
+
+Tensor sigmoid(const Tensor& x) {  // dx = g y (1 - y)
+  Tensor y = K::unary(K::Unary::sigmoid, x);
+  return record("sigmoid", y, {x}, [sy = save_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+    const Tensor& y = sy.get();
+    return Grads{g * y * rsub(1.0, y)};
+  });
+}
+
+Tensor relu(const Tensor& x) {  // dx = g where y > 0
+  Tensor y = K::unary(K::Unary::relu, x);
+  return record("relu", y, {x}, [sy = save_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+    return Grads{g * K::unary(K::Unary::step, sy.get())};
+  });
+}
+
+Tensor erf(const Tensor& x) {  // dx = g 2/sqrt(pi) exp(-x^2)
+  Tensor y = K::unary(K::Unary::erf, x);
+  return record("erf", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
+    return Grads{g * exp(neg(square(sx.get()))) * (2.0 / std::sqrt(std::numbers::pi))};
+  });
+}
+
+Tensor sin(const Tensor& x) {  // dx = g cos(x)
+  Tensor y = K::unary(K::Unary::sin, x);
+  return record("sin", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
+    return Grads{g * cos(sx.get())};
+  });
+}
+
+Tensor cos(const Tensor& x) {  // dx = -g sin(x)
+  Tensor y = K::unary(K::Unary::cos, x);
+  return record("cos", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
+    return Grads{neg(g * sin(sx.get()))};
+  });
+}
+
+Tensor square(const Tensor& x) {  // dx = 2 g x
+  Tensor y = K::unary(K::Unary::square, x);
+  return record("square", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
+    return Grads{g * sx.get() * 2.0};
+  });
+}
+
+// Composite: exact 0.5 x (1 + erf(x / sqrt 2)), or the tanh approximation
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+Tensor gelu(const Tensor& x, GeluApprox approximate) {
+  check_float(x, "gelu");
+  if (approximate == GeluApprox::tanh) {
+    const double k = std::sqrt(2.0 / std::numbers::pi);
+    Tensor inner = (x + pow(x, 3.0) * 0.044715) * k;
+    return x * 0.5 * (1.0 + tanh(inner));
+  }
+  return x * 0.5 * (1.0 + erf(x * (1.0 / std::numbers::sqrt2)));
+}
+
+// dx = g where min <= x <= max
+Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  Tensor y = K::clamp(x, lo, hi);
+  if (!x.is_floating_point()) return y;
+  return record("clamp", y, {x}, [sx = save_if(wants_grad(x), x), lo, hi](const Tensor& g, NeedsGrad) {
+    return Grads{g * K::in_range(sx.get(), lo, hi)};
+  });
+}
+
+// ---- where / masked_fill ----------------------------------------------------
+// out = cond ? a : b.   da = sum_to(g where cond)   db = sum_to(g where !cond)
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  Tensor out = K::where(cond, a, b);
+  return record("where", out, {cond, a, b},
+                [sc = Saved(cond), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+                  const Tensor& c = sc.get();
+                  Tensor zero = zeros(Shape{}, g.dtype());
+                  return Grads{Tensor{}, need[1] ? sum_to(K::where(c, g, zero), as) : Tensor{},
+                               need[2] ? sum_to(K::where(c, zero, g), bs) : Tensor{}};
+                });
+}
+Tensor where(const Tensor& cond, const Tensor& a, double b) { return where(cond, a, full(Shape{}, b, a.dtype())); }
+Tensor where(const Tensor& cond, double a, const Tensor& b) { return where(cond, full(Shape{}, a, b.dtype()), b); }
+
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
+  AG_CHECK(mask.dtype() == DType::b8, DTypeError, "masked_fill: mask must be bool, got ", mask.dtype(),
+           " (shape ", mask.shape(), ")");
+  AG_CHECK(broadcast_shapes(mask.shape(), x.shape(), "masked_fill") == x.shape(), ShapeError,
+           "masked_fill: mask shape ", mask.shape(), " cannot be broadcast to input shape ", x.shape());
+  return where(mask, full(Shape{}, value, x.dtype()), x);
+}
+
+// ---- comparisons and logic: no gradient -------------------------------------
+Tensor eq(const Tensor& a, const Tensor& b) { return K::compare(K::Compare::eq, a, b, "eq"); }
+Tensor ne(const Tensor& a, const Tensor& b) { return K::compare(K::Compare::ne, a, b, "ne"); }
+Tensor lt(const Tensor& a, const Tensor& b) { return K::compare(K::Compare::lt, a, b, "lt"); }
+Tensor le(const Tensor& a, const Tensor& b) { return K::compare(K::Compare::le, a, b, "le"); }
+Tensor gt(const Tensor& a, const Tensor& b) { return K::compare(K::Compare::gt, a, b, "gt"); }
+Tensor ge(const Tensor& a, const Tensor& b) { return K::compare(K::Compare::ge, a, b, "ge"); }
+Tensor eq(const Tensor& a, double b) { return K::compare_scalar(K::Compare::eq, a, b); }
+Tensor ne(const Tensor& a, double b) { return K::compare_scalar(K::Compare::ne, a, b); }
+Tensor lt(const Tensor& a, double b) { return K::compare_scalar(K::Compare::lt, a, b); }
+Tensor le(const Tensor& a, double b) { return K::compare_scalar(K::Compare::le, a, b); }
+Tensor gt(const Tensor& a, double b) { return K::compare_scalar(K::Compare::gt, a, b); }
+Tensor ge(const Tensor& a, double b) { return K::compare_scalar(K::Compare::ge, a, b); }
+Tensor logical_and(const Tensor& a, const Tensor& b) { return K::logical(K::Logic::and_, a, b, "logical_and"); }
+Tensor logical_or(const Tensor& a, const Tensor& b) { return K::logical(K::Logic::or_, a, b, "logical_or"); }
+Tensor logical_not(const Tensor& a) { return K::logical_not(a); }
+Tensor isfinite(const Tensor& a) { return K::isfinite(a); }
+bool any(const Tensor& a) {
+  for (bool v : a.to_vector<bool>())
+    if (v) return true;
+  return false;
+}
+bool all(const Tensor& a) {
+  for (bool v : a.to_vector<bool>())
+    if (!v) return false;
+  return true;
+}
+
+// ---- operators ----------------------------------------------------------------
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator+(const Tensor& a, double b) { return add(a, b); }
+Tensor operator-(const Tensor& a, double b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, double b) { return div(a, b); }
+Tensor operator+(double a, const Tensor& b) { return add(b, a); }
+Tensor operator-(double a, const Tensor& b) { return rsub(a, b); }
+Tensor operator*(double a, const Tensor& b) { return mul(b, a); }
+Tensor operator/(double a, const Tensor& b) { return rdiv(a, b); }
+Tensor operator-(const Tensor& x) { return neg(x); }
+Tensor operator!(const Tensor& mask) { return logical_not(mask); }
+
+}  // namespace ag

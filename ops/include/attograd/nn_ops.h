@@ -1,0 +1,64 @@
+#pragma once
+// Network ops: softmax, masks, attention, normalization, dropout, losses.
+// Shape legend: B batch, L target (query) length, S source (key) length, d head dim,
+// h heads, E embed dim, C classes, V vocabulary.
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "attograd/ops.h"
+
+namespace ag {
+
+// ---- softmax family (ops/softmax.cpp) ----
+// Stable (row max subtracted). A row that is all -inf gives zeros, and zero gradient.
+Tensor softmax(const Tensor& x, int64_t dim);
+// A row that is all -inf gives -inf, and zero gradient.
+Tensor log_softmax(const Tensor& x, int64_t dim);
+
+// ---- masks (ops/attention.cpp); bool masks are true where attention is allowed ----
+Tensor causal_mask(int64_t L, int64_t S);  // (L, S) bool, true where j <= i
+// lengths (B) i64 -> (B, S) bool, true where position < length (a real token).
+Tensor padding_mask(const Tensor& lengths, int64_t S);
+// Bool mask -> float mask (0 where allowed, -inf where not), in `dtype`.
+Tensor additive_mask(const Tensor& bool_mask, DType dtype = DType::f32);
+
+struct SdpaOptions {
+  Tensor attn_mask;      // bool (true = may attend) or float (added), broadcastable to (..., L, S)
+  bool causal = false;   // also apply causal_mask(L, S)
+  double dropout_p = 0;  // on the weights, when > 0
+  std::optional<double> scale;  // default 1/sqrt(d)
+  bool need_weights = false;
+  Generator* generator = nullptr;  // for dropout
+};
+// q (..., L, d), k (..., S, d), v (..., S, dv) -> (output (..., L, dv), weights
+// (..., L, S) or undefined). A query row with every key masked gives zeros.
+std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Tensor& k,
+                                                       const Tensor& v,
+                                                       const SdpaOptions& opt = {});
+
+// ---- normalization and regularization (ops/nn_ops.cpp) ----
+// Normalizes over the trailing dims given by normalized_shape; weight and bias (that
+// shape) are optional.
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5);
+// Zeroes each element with probability p and scales the rest by 1/(1-p) when training.
+Tensor dropout(const Tensor& x, double p, bool training, Generator* gen = nullptr);
+
+// ---- losses (ops/losses.cpp) ----
+enum class Reduction { none, mean, sum };
+struct CrossEntropyOptions {
+  int64_t ignore_index = -100;
+  double label_smoothing = 0.0;
+  Reduction reduction = Reduction::mean;
+};
+// PyTorch's layout: logits (N, C) or (N, C, d1, ...) or (C); targets i64 (N) or
+// (N, d1, ...) or (). Mean divides by the number of targets not ignored.
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets,
+                     const CrossEntropyOptions& opt = {});
+// log_probs laid out as cross_entropy's logits.
+Tensor nll_loss(const Tensor& log_probs, const Tensor& targets, int64_t ignore_index = -100,
+                Reduction reduction = Reduction::mean);
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean);
+
+}  // namespace ag

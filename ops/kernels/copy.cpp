@@ -1,0 +1,61 @@
+// Copies, conversions and fills over arbitrary strides.
+#include <cstring>
+
+#include "kernels/kernels.h"
+#include "kernels/strided.h"
+
+namespace ag::kernels {
+
+Tensor empty(const Shape& shape, DType dtype) {
+  auto st = std::make_shared<Storage>(static_cast<std::size_t>(numel(shape)) * itemsize(dtype));
+  return Tensor(std::move(st), shape, contiguous_strides(shape), 0, dtype);
+}
+
+void copy(const Tensor& src, const Tensor& dst) {
+  const Shape& shape = dst.shape();
+  std::array<Strides, 2> st{dst.strides(), broadcast_strides(src, shape)};
+  dispatch_all(dst.dtype(), "copy", [&]<class D>() {
+    dispatch_all(src.dtype(), "copy", [&]<class S>() {
+      D* d = dst.data<D>();
+      const S* s = src.data<S>();
+      for_each_row<2>(shape, st, [&](const auto& off, int64_t n, const auto& inc) {
+        D* dp = d + off[0];
+        const S* sp = s + off[1];
+        if constexpr (std::is_same_v<D, S>) {
+          if (inc[0] == 1 && inc[1] == 1) {
+            std::memcpy(dp, sp, static_cast<std::size_t>(n) * sizeof(D));
+            return;
+          }
+        }
+        for (int64_t i = 0; i < n; ++i) dp[i * inc[0]] = static_cast<D>(sp[i * inc[1]]);
+      });
+    });
+  });
+}
+
+Tensor contiguous(const Tensor& x) {
+  if (x.is_contiguous()) return x;
+  Tensor out = empty(x.shape(), x.dtype());
+  copy(x, out);
+  return out;
+}
+
+Tensor convert(const Tensor& x, DType dtype) {
+  if (x.dtype() == dtype) return contiguous(x);
+  Tensor out = empty(x.shape(), dtype);
+  copy(x, out);
+  return out;
+}
+
+void fill(const Tensor& dst, double value) {
+  std::array<Strides, 1> st{dst.strides()};
+  dispatch_all(dst.dtype(), "fill", [&]<class T>() {
+    T* d = dst.data<T>();
+    const T v = static_cast<T>(value);
+    for_each_row<1>(dst.shape(), st, [&](const auto& off, int64_t n, const auto& inc) {
+      for (int64_t i = 0; i < n; ++i) d[off[0] + i * inc[0]] = v;
+    });
+  });
+}
+
+}  // namespace ag::kernels

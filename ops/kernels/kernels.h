@@ -1,0 +1,64 @@
+#pragma once
+// Raw compute: no graph work here. Each kernel returns a fresh contiguous tensor (or
+// writes into a given one) and accepts any strides. The differentiable ops in ops/*.cpp
+// call these and record their backward.
+#include <optional>
+#include <vector>
+
+#include "attograd/tensor.h"
+
+namespace ag::kernels {
+
+Tensor empty(const Shape& shape, DType dtype);
+
+// ---- copies (copy.cpp) ----
+// dst[...] = src broadcast to dst's shape, converted to dst's dtype; dst may be a view.
+void copy(const Tensor& src, const Tensor& dst);
+Tensor contiguous(const Tensor& x);  // x itself when already contiguous
+Tensor convert(const Tensor& x, DType dtype);
+void fill(const Tensor& dst, double value);
+
+// ---- elementwise (unary.cpp, binary.cpp) ----
+enum class Unary { neg, exp, log, sqrt, rsqrt, abs, sign, tanh, sigmoid, relu, erf, sin, cos,
+                   square, step /* 1 where x > 0 */ };
+Tensor unary(Unary op, const Tensor& x);
+Tensor pow_scalar(const Tensor& x, double exponent);
+Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
+Tensor in_range(const Tensor& x, std::optional<double> lo, std::optional<double> hi);  // 0/1 mask
+
+enum class Binary { add, sub, mul, div, pow, maximum, minimum, ge_mask /* 1 where a >= b */ };
+Tensor binary(Binary op, const Tensor& a, const Tensor& b, const char* name);
+// a op s (or s op a when scalar_first), in a's dtype.
+Tensor binary_scalar(Binary op, const Tensor& a, double s, bool scalar_first);
+
+enum class Compare { eq, ne, lt, le, gt, ge };
+Tensor compare(Compare op, const Tensor& a, const Tensor& b, const char* name);
+Tensor compare_scalar(Compare op, const Tensor& a, double s);
+enum class Logic { and_, or_ };
+Tensor logical(Logic op, const Tensor& a, const Tensor& b, const char* name);
+Tensor logical_not(const Tensor& a);
+Tensor isfinite(const Tensor& a);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+
+// ---- reductions (reduce.cpp); dims sorted, unique, non-negative ----
+enum class Reduce { sum, max, min, argmax, argmin };
+Tensor reduce(Reduce op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim);
+
+// ---- matmul (matmul.cpp): (..., M, K) @ (..., K, N), batch dims broadcast ----
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ---- softmax (softmax.cpp) along `dim` ----
+Tensor softmax(const Tensor& x, int64_t dim, bool log);
+// grad of x given y = softmax(x) (or log_softmax) and g = dL/dy.
+Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t dim, bool log);
+
+// ---- indexing (index.cpp) ----
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+// out = zeros(shape); out.index_select(dim, index) += src (repeated indices add up).
+// Entries equal to skip are left out.
+Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src,
+                 std::optional<int64_t> skip = {});
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
+Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src);
+
+}  // namespace ag::kernels

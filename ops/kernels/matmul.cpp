@@ -1,0 +1,115 @@
+// Batched GEMM through OpenBLAS. Each operand's last two dims are handed to BLAS as
+// they are laid out: row-major, or column-major (a transposed view) with the transpose
+// flag. Only a layout BLAS cannot express is copied. When b has no batch dims and a's
+// batch rows are evenly strided, the batch folds into one (B*M, K) @ (K, N) call.
+#include <cblas.h>
+
+#include "kernels/kernels.h"
+
+namespace ag::kernels {
+namespace {
+
+struct MatView {
+  bool trans = false;  // stored column-major
+  int64_t ld = 1;
+  bool ok = false;
+};
+
+// How BLAS can read a rows x cols matrix with strides (s0, s1).
+MatView as_blas(int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
+  MatView v;
+  if ((cols == 1 || s1 == 1) && (rows == 1 || s0 >= std::max<int64_t>(cols, 1))) {
+    v.ok = true;
+    v.ld = rows == 1 ? std::max<int64_t>(cols, 1) : s0;
+  } else if ((rows == 1 || s0 == 1) && (cols == 1 || s1 >= std::max<int64_t>(rows, 1))) {
+    v.ok = true;
+    v.trans = true;
+    v.ld = cols == 1 ? std::max<int64_t>(rows, 1) : s1;
+  }
+  return v;
+}
+
+template <class T>
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
+          int64_t ldb, T* C, int64_t ldc) {
+  auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, TA, TB, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+  else
+    cblas_dgemm(CblasRowMajor, TA, TB, M, N, K, 1.0, A, lda, B, ldb, 0.0, C, ldc);
+}
+
+// Strides of the batch dims of t aligned to `batch` (0 where broadcast).
+Strides batch_strides(const Tensor& t, const Shape& batch) {
+  Strides st = Dims::filled(batch.size(), 0);
+  int64_t tb = t.dim() - 2, lead = batch.size() - tb;
+  for (int64_t i = 0; i < tb; ++i)
+    st[lead + i] = t.shape()[i] == 1 ? 0 : t.strides()[i];
+  return st;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+  // a (..., M, K), b (..., K, N): both at least 2-D here (ops/linalg.cpp handles 1-D).
+  Tensor a = a_in, b = b_in;
+  const int64_t M = a.shape()[a.dim() - 2], K = a.shape()[a.dim() - 1];
+  const int64_t N = b.shape()[b.dim() - 1];
+  Shape abatch, bbatch;
+  for (int64_t i = 0; i + 2 < a.dim(); ++i) abatch.push_back(a.shape()[i]);
+  for (int64_t i = 0; i + 2 < b.dim(); ++i) bbatch.push_back(b.shape()[i]);
+  Shape batch = broadcast_shapes(abatch, bbatch, "matmul");
+  Shape out_shape = batch;
+  out_shape.push_back(M);
+  out_shape.push_back(N);
+  Tensor out = empty(out_shape, a.dtype());
+  if (numel(out_shape) == 0) return out;
+  if (K == 0) {
+    fill(out, 0);
+    return out;
+  }
+
+  MatView va = as_blas(M, K, a.strides()[a.dim() - 2], a.strides()[a.dim() - 1]);
+  if (!va.ok) a = contiguous(a), va = as_blas(M, K, K, 1);
+  MatView vb = as_blas(K, N, b.strides()[b.dim() - 2], b.strides()[b.dim() - 1]);
+  if (!vb.ok) b = contiguous(b), vb = as_blas(K, N, N, 1);
+
+  Strides sa = batch_strides(a, batch), sb = batch_strides(b, batch);
+  const int64_t nb = numel(batch);
+
+  dispatch_float(a.dtype(), "matmul", [&]<class T>() {
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* pc = out.data<T>();
+    // Fold: b shared by every batch, a's rows evenly spaced through the batch.
+    bool b_shared = true;
+    for (int64_t s : sb) b_shared = b_shared && s == 0;
+    if (b_shared && !va.trans && nb > 1) {
+      bool even = true;
+      int64_t row = va.ld;
+      int64_t expect = row * M;
+      for (int64_t i = batch.size() - 1; i >= 0; --i) {
+        if (batch[i] == 1) continue;
+        even = even && sa[i] == expect;
+        expect *= batch[i];
+      }
+      if (even) {
+        gemm<T>(false, vb.trans, nb * M, N, K, pa, va.ld, pb, vb.ld, pc, N);
+        return;
+      }
+    }
+    Dims idx = Dims::filled(batch.size(), 0);
+    for (int64_t i = 0; i < nb; ++i) {
+      int64_t oa = 0, ob = 0;
+      for (int64_t d = 0; d < batch.size(); ++d) oa += idx[d] * sa[d], ob += idx[d] * sb[d];
+      gemm<T>(va.trans, vb.trans, M, N, K, pa + oa, va.ld, pb + ob, vb.ld, pc + i * M * N, N);
+      for (int64_t d = batch.size() - 1; d >= 0; --d) {
+        if (++idx[d] < batch[d]) break;
+        idx[d] = 0;
+      }
+    }
+  });
+  return out;
+}
+
+}  // namespace ag::kernels

@@ -1,0 +1,118 @@
+// Unary float math. Contiguous rows go through xtensor (vectorized exp, tanh, erf, ...);
+// strided rows fall back to the scalar form of the same function.
+#include <cmath>
+
+#include "kernels/kernels.h"
+#include "kernels/strided.h"
+#include "kernels/xt_rows.h"
+
+namespace ag::kernels {
+namespace {
+
+template <class T, class XF, class SF>
+Tensor map_rows(const Tensor& x, XF&& xf, SF&& sf) {
+  Tensor out = empty(x.shape(), x.dtype());
+  std::array<Strides, 2> st{out.strides(), x.strides()};
+  T* o = out.data<T>();
+  const T* a = x.data<T>();
+  for_each_row<2>(x.shape(), st, [&](const auto& off, int64_t n, const auto& inc) {
+    if (inc[0] == 1 && inc[1] == 1) {
+      auto xo = xrow(o + off[0], n);
+      auto xa = xrow(a + off[1], n);
+      xt::noalias(xo) = xf(xa);
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[off[0] + i * inc[0]] = sf(a[off[1] + i * inc[1]]);
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+Tensor unary(Unary op, const Tensor& x) {
+  return dispatch_float(x.dtype(), "unary", [&]<class T>() -> Tensor {
+    const T one = 1, zero = 0;
+    switch (op) {
+      case Unary::neg: return map_rows<T>(x, [](auto& v) { return -v; }, [](T v) { return -v; });
+      case Unary::exp:
+        return map_rows<T>(x, [](auto& v) { return xt::exp(v); }, [](T v) { return std::exp(v); });
+      case Unary::log:
+        return map_rows<T>(x, [](auto& v) { return xt::log(v); }, [](T v) { return std::log(v); });
+      case Unary::sqrt:
+        return map_rows<T>(x, [](auto& v) { return xt::sqrt(v); }, [](T v) { return std::sqrt(v); });
+      case Unary::rsqrt:
+        return map_rows<T>(x, [&](auto& v) { return one / xt::sqrt(v); },
+                           [&](T v) { return one / std::sqrt(v); });
+      case Unary::abs:
+        return map_rows<T>(x, [](auto& v) { return xt::abs(v); }, [](T v) { return std::abs(v); });
+      case Unary::sign:
+        return map_rows<T>(x, [](auto& v) { return xt::sign(v); },
+                           [&](T v) { return v > zero ? one : v < zero ? -one : zero; });
+      case Unary::tanh:
+        return map_rows<T>(x, [](auto& v) { return xt::tanh(v); }, [](T v) { return std::tanh(v); });
+      case Unary::sigmoid:
+        return map_rows<T>(x, [&](auto& v) { return one / (one + xt::exp(-v)); },
+                           [&](T v) { return one / (one + std::exp(-v)); });
+      case Unary::relu:
+        return map_rows<T>(x, [&](auto& v) { return xt::maximum(v, zero); },
+                           [&](T v) { return v > zero ? v : zero; });
+      case Unary::erf:
+        return map_rows<T>(x, [](auto& v) { return xt::erf(v); }, [](T v) { return std::erf(v); });
+      case Unary::sin:
+        return map_rows<T>(x, [](auto& v) { return xt::sin(v); }, [](T v) { return std::sin(v); });
+      case Unary::cos:
+        return map_rows<T>(x, [](auto& v) { return xt::cos(v); }, [](T v) { return std::cos(v); });
+      case Unary::square:
+        return map_rows<T>(x, [](auto& v) { return v * v; }, [](T v) { return v * v; });
+      case Unary::step:
+        return map_rows<T>(x, [&](auto& v) { return xt::where(v > zero, one, zero); },
+                           [&](T v) { return v > zero ? one : zero; });
+    }
+    throw Error("unary: unknown op");
+  });
+}
+
+Tensor pow_scalar(const Tensor& x, double e) {
+  if (e == 2.0) return unary(Unary::square, x);
+  return dispatch_float(x.dtype(), "pow", [&]<class T>() -> Tensor {
+    const T te = static_cast<T>(e);
+    return map_rows<T>(x, [&](auto& v) { return xt::pow(v, te); }, [&](T v) { return std::pow(v, te); });
+  });
+}
+
+Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  return dispatch_numeric(x.dtype(), "clamp", [&]<class T>() -> Tensor {
+    auto f = [&](T v) {
+      if (lo && v < static_cast<T>(*lo)) v = static_cast<T>(*lo);
+      if (hi && v > static_cast<T>(*hi)) v = static_cast<T>(*hi);
+      return v;
+    };
+    Tensor out = empty(x.shape(), x.dtype());
+    std::array<Strides, 2> st{out.strides(), x.strides()};
+    T* o = out.data<T>();
+    const T* a = x.data<T>();
+    for_each_row<2>(x.shape(), st, [&](const auto& off, int64_t n, const auto& inc) {
+      for (int64_t i = 0; i < n; ++i) o[off[0] + i * inc[0]] = f(a[off[1] + i * inc[1]]);
+    });
+    return out;
+  });
+}
+
+Tensor in_range(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  return dispatch_float(x.dtype(), "clamp", [&]<class T>() -> Tensor {
+    Tensor out = empty(x.shape(), x.dtype());
+    std::array<Strides, 2> st{out.strides(), x.strides()};
+    T* o = out.data<T>();
+    const T* a = x.data<T>();
+    for_each_row<2>(x.shape(), st, [&](const auto& off, int64_t n, const auto& inc) {
+      for (int64_t i = 0; i < n; ++i) {
+        T v = a[off[1] + i * inc[1]];
+        bool in = (!lo || v >= static_cast<T>(*lo)) && (!hi || v <= static_cast<T>(*hi));
+        o[off[0] + i * inc[0]] = in ? T(1) : T(0);
+      }
+    });
+    return out;
+  });
+}
+
+}  // namespace ag::kernels

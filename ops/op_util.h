@@ -1,0 +1,35 @@
+#pragma once
+// Small helpers shared by the op files (internal).
+#include <vector>
+
+#include "attograd/autograd.h"
+#include "attograd/ops.h"
+#include "kernels/kernels.h"
+
+namespace ag {
+namespace K = kernels;
+
+// Will a graph be recorded with t as an input?
+inline bool wants_grad(const Tensor& t) { return grad_enabled() && t.defined() && t.requires_grad(); }
+
+// Save t for backward only when `needed` (saves work under NoGradGuard and for inputs
+// whose partner needs no gradient).
+inline Saved save_if(bool needed, const Tensor& t) { return needed ? Saved(t) : Saved(); }
+
+inline void check_float(const Tensor& t, const char* op) {
+  AG_CHECK(t.is_floating_point(), DTypeError, op, ": expected a floating tensor (f32, f64), got ",
+           t.dtype(), " with shape ", t.shape());
+}
+
+// A new TensorImpl over x's storage with the given layout (no graph).
+inline Tensor alias(const Tensor& x, const Shape& shape, const Strides& strides, int64_t offset) {
+  return Tensor(x.storage(), shape, strides, offset, x.dtype());
+}
+
+// Sorted, unique, wrapped dims; `all` when dims is empty.
+std::vector<int64_t> normalize_dims(const std::vector<int64_t>& dims, int64_t ndim, const char* op);
+
+// x's shape with each of `dims` set to 1 (keepdim shape).
+Shape keepdim_shape(const Shape& x, const std::vector<int64_t>& dims);
+
+}  // namespace ag

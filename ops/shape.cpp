@@ -1,0 +1,340 @@
+// Shape ops. Views (view, transpose, permute, unsqueeze, squeeze, expand, slice,
+// select, narrow) share storage; their backward maps g back onto the input's shape.
+#include <algorithm>
+#include <numeric>
+
+#include "op_util.h"
+
+namespace ag {
+namespace {
+
+// Resolves one -1 in `shape` against numel n.
+Shape infer_shape(const Shape& shape, int64_t n, const Shape& from, const char* op) {
+  Shape s = shape;
+  int64_t known = 1, infer = -1;
+  for (int64_t i = 0; i < s.size(); ++i) {
+    if (s[i] == -1) {
+      AG_CHECK(infer < 0, ShapeError, op, ": only one dim can be -1 in ", shape);
+      infer = i;
+    } else {
+      AG_CHECK(s[i] >= 0, ShapeError, op, ": invalid size ", s[i], " in shape ", shape);
+      known *= s[i];
+    }
+  }
+  if (infer >= 0) {
+    AG_CHECK(known != 0 && n % known == 0, ShapeError, op, ": shape ", shape,
+             " is invalid for input of shape ", from, " (", n, " elements)");
+    s[infer] = n / known;
+  }
+  AG_CHECK(numel(s) == n, ShapeError, op, ": shape ", shape, " is invalid for input of shape ", from,
+           " (", n, " elements)");
+  return s;
+}
+
+// Strides that let x's memory be read as `shape`, if any (PyTorch's computeStride):
+// each run of old dims that is contiguous in memory may be split into new dims.
+std::optional<Strides> view_strides(const Shape& old_shape, const Strides& old_st, const Shape& shape) {
+  if (numel(old_shape) == 0 || old_shape.empty()) return contiguous_strides(shape);
+  Strides st = Dims::filled(shape.size(), 1);
+  int64_t view_d = shape.size() - 1;
+  int64_t chunk_stride = old_st[old_st.size() - 1];  // stride of the chunk's last dim
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t d = old_shape.size() - 1; d >= 0; --d) {
+    tensor_numel *= old_shape[d];
+    bool chunk_ends = d == 0 || (old_shape[d - 1] != 1 && old_st[d - 1] != tensor_numel * chunk_stride);
+    if (!chunk_ends) continue;
+    while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+      st[view_d] = view_numel * chunk_stride;
+      view_numel *= shape[view_d];
+      --view_d;
+    }
+    if (view_numel != tensor_numel) return std::nullopt;
+    if (d > 0) {
+      chunk_stride = old_st[d - 1];
+      tensor_numel = 1;
+      view_numel = 1;
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return st;
+}
+
+Tensor record_reshape_like(const char* name, Tensor out, const Tensor& x) {
+  return record(name, out, {x}, [xs = x.shape()](const Tensor& g, NeedsGrad) {
+    return Grads{reshape(g, xs)};
+  });
+}
+
+// Backward of a view that picks part of x: scatter g into zeros shaped like x through
+// the same view of the zeros.
+template <class MakeView>
+Tensor record_part_view(const char* name, Tensor out, const Tensor& x, MakeView make_view) {
+  return record(name, out, {x}, [xs = x.shape(), make_view](const Tensor& g, NeedsGrad) {
+    Tensor gx = zeros(xs, g.dtype());
+    K::copy(g, make_view(gx));
+    return Grads{gx};
+  });
+}
+
+}  // namespace
+
+Tensor view(const Tensor& x, const Shape& shape_in) {
+  Shape shape = infer_shape(shape_in, x.numel(), x.shape(), "view");
+  auto st = view_strides(x.shape(), x.strides(), shape);
+  AG_CHECK(st.has_value(), ShapeError, "view: shape ", shape, " is not compatible with input shape ",
+           x.shape(), " and strides ", x.strides(), "; use reshape (it copies)");
+  return record_reshape_like("view", alias(x, shape, *st, x.offset()), x);
+}
+
+Tensor reshape(const Tensor& x, const Shape& shape_in) {
+  Shape shape = infer_shape(shape_in, x.numel(), x.shape(), "reshape");
+  if (auto st = view_strides(x.shape(), x.strides(), shape))
+    return record_reshape_like("reshape", alias(x, shape, *st, x.offset()), x);
+  return view(contiguous(x), shape);
+}
+
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
+  int64_t n = x.dim();
+  if (n == 0) return alias(x, x.shape(), x.strides(), x.offset());
+  d0 = wrap_dim(d0, n, "transpose"), d1 = wrap_dim(d1, n, "transpose");
+  Shape s = x.shape();
+  Strides st = x.strides();
+  std::swap(s[d0], s[d1]);
+  std::swap(st[d0], st[d1]);
+  return record("transpose", alias(x, s, st, x.offset()), {x}, [d0, d1](const Tensor& g, NeedsGrad) {
+    return Grads{transpose(g, d0, d1)};
+  });
+}
+
+Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
+  int64_t n = x.dim();
+  AG_CHECK(static_cast<int64_t>(dims.size()) == n, ShapeError, "permute: ", dims.size(),
+           " dims given for a tensor of shape ", x.shape());
+  std::vector<int64_t> p(dims.size()), inv(dims.size());
+  std::vector<bool> used(dims.size(), false);
+  Shape s;
+  Strides st;
+  for (int64_t i = 0; i < n; ++i) {
+    p[i] = wrap_dim(dims[i], n, "permute");
+    AG_CHECK(!used[p[i]], IndexError, "permute: dim ", dims[i], " repeats in the permutation (shape ",
+             x.shape(), ")");
+    used[p[i]] = true;
+    inv[p[i]] = i;
+    s.push_back(x.shape()[p[i]]);
+    st.push_back(x.strides()[p[i]]);
+  }
+  return record("permute", alias(x, s, st, x.offset()), {x}, [inv](const Tensor& g, NeedsGrad) {
+    return Grads{permute(g, inv)};
+  });
+}
+
+Tensor unsqueeze(const Tensor& x, int64_t dim) {
+  dim = wrap_dim(dim, x.dim() + 1, "unsqueeze");
+  Shape s = x.shape();
+  Strides st = x.strides();
+  int64_t stride = dim < x.dim() ? s[dim] * st[dim] : 1;
+  s.insert(dim, 1);
+  st.insert(dim, stride);
+  return record_reshape_like("unsqueeze", alias(x, s, st, x.offset()), x);
+}
+
+Tensor squeeze(const Tensor& x) {
+  Shape s;
+  Strides st;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (x.shape()[d] != 1) s.push_back(x.shape()[d]), st.push_back(x.strides()[d]);
+  return record_reshape_like("squeeze", alias(x, s, st, x.offset()), x);
+}
+
+Tensor squeeze(const Tensor& x, int64_t dim) {
+  if (x.dim() == 0) return record_reshape_like("squeeze", alias(x, x.shape(), x.strides(), x.offset()), x);
+  dim = wrap_dim(dim, x.dim(), "squeeze");
+  Shape s = x.shape();
+  Strides st = x.strides();
+  if (s[dim] == 1) s.erase(dim), st.erase(dim);
+  return record_reshape_like("squeeze", alias(x, s, st, x.offset()), x);
+}
+
+Tensor expand(const Tensor& x, const Shape& shape) {
+  AG_CHECK(shape.size() >= x.dim(), ShapeError, "expand: shape ", shape,
+           " has fewer dims than the input shape ", x.shape());
+  int64_t lead = shape.size() - x.dim();
+  Shape s = shape;
+  Strides st = Dims::filled(shape.size(), 0);
+  for (int64_t i = 0; i < shape.size(); ++i) {
+    if (i < lead) {
+      AG_CHECK(shape[i] >= 0, ShapeError, "expand: new leading dim ", i, " cannot be ", shape[i],
+               " (input shape ", x.shape(), ")");
+      continue;
+    }
+    int64_t have = x.shape()[i - lead];
+    if (shape[i] == -1) s[i] = have;
+    AG_CHECK(have == s[i] || have == 1, ShapeError, "expand: input shape ", x.shape(),
+             " cannot be expanded to ", shape, " (dim ", i, ": ", have, " vs ", s[i], ")");
+    st[i] = have == s[i] ? x.strides()[i - lead] : 0;
+  }
+  return record("expand", alias(x, s, st, x.offset()), {x}, [xs = x.shape()](const Tensor& g, NeedsGrad) {
+    return Grads{sum_to(g, xs)};
+  });
+}
+
+// slice with Python's clamping of start and end; step > 0.
+Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
+  AG_CHECK(x.dim() > 0, ShapeError, "slice: cannot slice a 0-d tensor");
+  dim = wrap_dim(dim, x.dim(), "slice");
+  AG_CHECK(step > 0, ValueError, "slice: step must be positive, got ", step);
+  const int64_t n = x.shape()[dim];
+  auto clampi = [n](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
+  start = clampi(start), end = std::max(clampi(end), start);
+  auto make = [dim, start, end, step](const Tensor& t) {
+    Shape s = t.shape();
+    Strides st = t.strides();
+    s[dim] = (end - start + step - 1) / step;
+    st[dim] = t.strides()[dim] * step;
+    return alias(t, s, st, t.offset() + start * t.strides()[dim]);
+  };
+  return record_part_view("slice", make(x), x, make);
+}
+
+Tensor select(const Tensor& x, int64_t dim, int64_t index) {
+  AG_CHECK(x.dim() > 0, ShapeError, "select: cannot select from a 0-d tensor");
+  dim = wrap_dim(dim, x.dim(), "select");
+  const int64_t n = x.shape()[dim];
+  AG_CHECK(index >= -n && index < n, IndexError, "select: index ", index, " is out of range for dim ",
+           dim, " of size ", n, " (shape ", x.shape(), ")");
+  if (index < 0) index += n;
+  auto make = [dim, index](const Tensor& t) {
+    Shape s = t.shape();
+    Strides st = t.strides();
+    s.erase(dim);
+    st.erase(dim);
+    return alias(t, s, st, t.offset() + index * t.strides()[dim]);
+  };
+  return record_part_view("select", make(x), x, make);
+}
+
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
+  AG_CHECK(x.dim() > 0, ShapeError, "narrow: cannot narrow a 0-d tensor");
+  int64_t d = wrap_dim(dim, x.dim(), "narrow");
+  const int64_t n = x.shape()[d];
+  if (start < 0) start += n;
+  AG_CHECK(start >= 0 && length >= 0 && start + length <= n, IndexError, "narrow: start ", start,
+           " and length ", length, " do not fit in dim ", d, " of size ", n, " (shape ", x.shape(), ")");
+  return slice(x, d, start, start + length, 1);
+}
+
+Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
+  if (x.dim() == 0) return reshape(x, {1});
+  start_dim = wrap_dim(start_dim, x.dim(), "flatten");
+  end_dim = wrap_dim(end_dim, x.dim(), "flatten");
+  AG_CHECK(start_dim <= end_dim, ValueError, "flatten: start_dim ", start_dim, " is after end_dim ",
+           end_dim);
+  Shape s;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (d <= start_dim || d > end_dim) s.push_back(x.shape()[d]);
+    else s[s.size() - 1] *= x.shape()[d];
+  }
+  return reshape(x, s);
+}
+
+Tensor contiguous(const Tensor& x) {
+  if (x.is_contiguous() && !wants_grad(x)) return x;
+  Tensor out = x.is_contiguous() ? alias(x, x.shape(), x.strides(), x.offset()) : K::contiguous(x);
+  return record("contiguous", out, {x}, [](const Tensor& g, NeedsGrad) { return Grads{g}; });
+}
+
+Tensor clone(const Tensor& x) {
+  Tensor out = K::empty(x.shape(), x.dtype());
+  K::copy(x, out);
+  return record("clone", out, {x}, [](const Tensor& g, NeedsGrad) { return Grads{g}; });
+}
+
+Tensor to(const Tensor& x, DType dtype) {
+  if (x.dtype() == dtype) return x;
+  Tensor out = K::convert(x, dtype);
+  if (!is_floating(dtype)) return out;  // integer and bool results carry no gradient
+  return record("to", out, {x}, [from = x.dtype()](const Tensor& g, NeedsGrad) {
+    return Grads{K::convert(g, from)};
+  });
+}
+
+// ---- cat / stack / split / chunk ----------------------------------------------------
+// out = [x0; x1; ...] along dim.   dx_i = the slice of g that x_i filled
+Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
+  AG_CHECK(!xs.empty(), ValueError, "cat: needs at least one tensor");
+  const Tensor& first = xs[0];
+  AG_CHECK(first.dim() > 0, ShapeError, "cat: zero-dimensional tensors cannot be concatenated");
+  dim = wrap_dim(dim, first.dim(), "cat");
+  Shape s = first.shape();
+  s[dim] = 0;
+  std::vector<int64_t> sizes;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const Tensor& x = xs[i];
+    AG_CHECK(x.dtype() == first.dtype(), DTypeError, "cat: tensor ", i, " has dtype ", x.dtype(),
+             ", tensor 0 has ", first.dtype());
+    bool ok = x.dim() == first.dim();
+    for (int64_t d = 0; ok && d < x.dim(); ++d) ok = d == dim || x.shape()[d] == first.shape()[d];
+    AG_CHECK(ok, ShapeError, "cat: shapes ", first.shape(), " and ", x.shape(), " (tensor ", i,
+             ") differ outside dim ", dim);
+    sizes.push_back(x.shape()[dim]);
+    s[dim] += x.shape()[dim];
+  }
+  Tensor out = K::empty(s, first.dtype());
+  int64_t at = 0;
+  for (const Tensor& x : xs) {
+    Shape part = out.shape();
+    part[dim] = x.shape()[dim];
+    K::copy(x, alias(out, part, out.strides(), at * out.strides()[dim]));
+    at += x.shape()[dim];
+  }
+  return record("cat", out, xs, [dim, sizes](const Tensor& g, NeedsGrad need) {
+    Grads grads(sizes.size());
+    int64_t at = 0;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      if (need[i]) grads[i] = narrow(g, dim, at, sizes[i]);
+      at += sizes[i];
+    }
+    return grads;
+  });
+}
+
+Tensor stack(const std::vector<Tensor>& xs, int64_t dim) {
+  AG_CHECK(!xs.empty(), ValueError, "stack: needs at least one tensor");
+  dim = wrap_dim(dim, xs[0].dim() + 1, "stack");
+  std::vector<Tensor> u;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    AG_CHECK(xs[i].shape() == xs[0].shape(), ShapeError, "stack: tensor ", i, " has shape ",
+             xs[i].shape(), ", tensor 0 has ", xs[0].shape());
+    u.push_back(unsqueeze(xs[i], dim));
+  }
+  return cat(u, dim);
+}
+
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
+  dim = wrap_dim(dim, x.dim(), "split");
+  int64_t total = std::accumulate(sizes.begin(), sizes.end(), int64_t{0});
+  AG_CHECK(total == x.shape()[dim], ShapeError, "split: sizes add up to ", total, " but dim ", dim,
+           " of shape ", x.shape(), " has ", x.shape()[dim]);
+  std::vector<Tensor> parts;
+  int64_t at = 0;
+  for (int64_t n : sizes) parts.push_back(narrow(x, dim, at, n)), at += n;
+  return parts;
+}
+
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
+  AG_CHECK(split_size > 0, ValueError, "split: split_size must be positive, got ", split_size);
+  dim = wrap_dim(dim, x.dim(), "split");
+  std::vector<int64_t> sizes;
+  for (int64_t at = 0; at < x.shape()[dim]; at += split_size)
+    sizes.push_back(std::min(split_size, x.shape()[dim] - at));
+  return split(x, sizes, dim);
+}
+
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
+  AG_CHECK(chunks > 0, ValueError, "chunk: chunks must be positive, got ", chunks);
+  dim = wrap_dim(dim, x.dim(), "chunk");
+  int64_t n = x.shape()[dim];
+  return split(x, std::max<int64_t>((n + chunks - 1) / chunks, 1), dim);
+}
+
+}  // namespace ag
