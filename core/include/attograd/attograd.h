@@ -12,3 +12,5 @@
 #include "attograd/tensor.h"
 #include "attograd/ops.h"
 #include "attograd/nn_ops.h"
+#include "attograd/nn.h"
+#include "attograd/optim.h"

@@ -1,0 +1,212 @@
+// Attention and MultiheadAttention. Legend: B batch, L query length, S key length,
+// E embed dim, h heads, d head dim.
+#include "attograd/nn/attention.h"
+
+#include <cmath>
+
+#include "attograd/nn/init.h"
+
+namespace ag::nn {
+namespace {
+
+void check_inputs(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, int64_t E, int64_t kdim,
+                  int64_t vdim) {
+  AG_CHECK(q.dim() == 3 && k.dim() == 3 && v.dim() == 3, ShapeError, op,
+           ": query, key and value must be 3-D (B, len, width); got ", q.shape(), ", ", k.shape(), ", ",
+           v.shape());
+  AG_CHECK(q.size(2) == E && k.size(2) == kdim && v.size(2) == vdim, ShapeError, op, ": query ", q.shape(),
+           ", key ", k.shape(), ", value ", v.shape(), " must end in widths ", E, ", ", kdim, ", ", vdim);
+  AG_CHECK(q.size(0) == k.size(0) && k.size(0) == v.size(0), ShapeError, op, ": batch sizes of query ",
+           q.shape(), ", key ", k.shape(), ", value ", v.shape(), " differ");
+  AG_CHECK(k.size(1) == v.size(1), ShapeError, op, ": key ", k.shape(), " and value ", v.shape(),
+           " differ in length S");
+}
+
+// One mask for scaled_dot_product_attention, broadcastable to (B, h, L, S): the user's
+// attn_mask, the causal mask and the padding mask combined. Bool stays bool (and);
+// with a float mask, the bool parts become additive (-inf where not allowed).
+Tensor combine_masks(const char* op, const AttentionArgs& args, int64_t B, int64_t h, int64_t L, int64_t S,
+                     DType dtype) {
+  Shape full_shape{B, h, L, S};
+  Tensor mask;
+  auto merge = [&](const Tensor& m) {
+    if (!mask.defined()) mask = m;
+    else if (mask.dtype() == DType::b8 && m.dtype() == DType::b8) mask = logical_and(mask, m);
+    else
+      mask = (mask.dtype() == DType::b8 ? additive_mask(mask, dtype) : mask) +
+             (m.dtype() == DType::b8 ? additive_mask(m, dtype) : m);
+  };
+  if (args.attn_mask.defined()) {
+    const Tensor& m = args.attn_mask;
+    bool ok = m.dim() <= 4;
+    for (int64_t i = 0; ok && i < m.dim(); ++i) {
+      int64_t want = full_shape[4 - m.dim() + i];
+      ok = m.shape()[i] == want || m.shape()[i] == 1;
+    }
+    AG_CHECK(ok, ShapeError, op, ": attn_mask shape ", m.shape(), " cannot be broadcast to (B, h, L, S) = ",
+             full_shape);
+    AG_CHECK(m.dtype() == DType::b8 || m.dtype() == dtype, DTypeError, op, ": attn_mask must be bool or ",
+             dtype, ", got ", m.dtype());
+    merge(m);
+  }
+  if (args.causal) merge(causal_mask(L, S));
+  if (args.padding_mask.defined()) {
+    const Tensor& p = args.padding_mask;
+    AG_CHECK(p.dtype() == DType::b8, DTypeError, op, ": padding_mask must be bool (true = real key), got ",
+             p.dtype());
+    AG_CHECK(p.shape() == Shape({B, S}), ShapeError, op, ": padding_mask shape ", p.shape(),
+             " must be (B, S) = ", Shape({B, S}));
+    merge(p.view({B, 1, 1, S}));
+  }
+  return mask;
+}
+
+// (B, len, E) -> (B, h, len, d)
+Tensor split_heads(const Tensor& x, int64_t h) {
+  int64_t B = x.size(0), n = x.size(1), E = x.size(2);
+  return x.reshape({B, n, h, E / h}).transpose(1, 2);
+}
+
+// (B, h, len, d) -> (B, len, E)
+Tensor merge_heads(const Tensor& x) {
+  int64_t B = x.size(0), h = x.size(1), n = x.size(2), d = x.size(3);
+  return x.transpose(1, 2).reshape({B, n, h * d});
+}
+
+}  // namespace
+
+// ---- Attention ------------------------------------------------------------------
+AttentionImpl::AttentionImpl(const AttentionOptions& o) : Module("Attention"), options(o) {
+  int64_t E = o.embed_dim();
+  AG_CHECK(E > 0, ValueError, "Attention: embed_dim must be positive, got ", E);
+  q_proj = register_module("q_proj", Linear(LinearOptions(E, E).bias(o.bias())));
+  k_proj = register_module("k_proj", Linear(LinearOptions(o.kdim().value_or(E), E).bias(o.bias())));
+  v_proj = register_module("v_proj", Linear(LinearOptions(o.vdim().value_or(E), E).bias(o.bias())));
+  out_proj = register_module("out_proj", Linear(LinearOptions(E, E).bias(o.bias())));
+}
+
+std::pair<Tensor, Tensor> AttentionImpl::forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                 const AttentionArgs& args) {
+  const int64_t E = options.embed_dim();
+  check_inputs("Attention", query, key, value, E, options.kdim().value_or(E), options.vdim().value_or(E));
+  const int64_t B = query.size(0), L = query.size(1), S = key.size(1);
+  Tensor q = q_proj(query).unsqueeze(1), k = k_proj(key).unsqueeze(1), v = v_proj(value).unsqueeze(1);
+  SdpaOptions so;
+  so.attn_mask = combine_masks("Attention", args, B, 1, L, S, query.dtype());
+  so.need_weights = args.need_weights;
+  auto [o, w] = scaled_dot_product_attention(q, k, v, so);  // (B, 1, L, E)
+  return {out_proj(o.squeeze(1)), w};
+}
+
+void AttentionImpl::pretty_print(std::ostream& os) const {
+  os << "Attention(embed_dim=" << options.embed_dim() << ')';
+}
+
+// ---- MultiheadAttention ---------------------------------------------------------------
+MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& o)
+    : Module("MultiheadAttention"), options(o) {
+  const int64_t E = o.embed_dim(), h = o.num_heads();
+  AG_CHECK(E > 0 && h > 0 && E % h == 0, ShapeError, "MultiheadAttention: embed_dim ", E,
+           " must be divisible by num_heads ", h);
+  AG_CHECK(o.dropout() >= 0 && o.dropout() <= 1, ValueError, "MultiheadAttention: dropout must be in [0, 1], got ",
+           o.dropout());
+  const int64_t kdim = o.kdim().value_or(E), vdim = o.vdim().value_or(E);
+  if (kdim == E && vdim == E) {
+    in_proj_weight = register_parameter("in_proj_weight", empty({3 * E, E}));
+  } else {
+    q_proj_weight = register_parameter("q_proj_weight", empty({E, E}));
+    k_proj_weight = register_parameter("k_proj_weight", empty({E, kdim}));
+    v_proj_weight = register_parameter("v_proj_weight", empty({E, vdim}));
+  }
+  if (o.bias()) in_proj_bias = register_parameter("in_proj_bias", empty({3 * E}));
+  if (o.add_bias_kv()) {
+    bias_k = register_parameter("bias_k", empty({1, 1, E}));
+    bias_v = register_parameter("bias_v", empty({1, 1, E}));
+  }
+  out_proj = register_module("out_proj", Linear(LinearOptions(E, E).bias(o.bias())));
+  reset_parameters();
+}
+
+void MultiheadAttentionImpl::reset_parameters() {
+  if (packed()) {
+    init::xavier_uniform_(in_proj_weight);
+  } else {
+    init::xavier_uniform_(q_proj_weight);
+    init::xavier_uniform_(k_proj_weight);
+    init::xavier_uniform_(v_proj_weight);
+  }
+  if (in_proj_bias.defined()) {
+    init::zeros_(in_proj_bias);
+    init::zeros_(out_proj->bias);
+  }
+  if (bias_k.defined()) {
+    init::xavier_normal_(bias_k);
+    init::xavier_normal_(bias_v);
+  }
+}
+
+Tensor MultiheadAttentionImpl::project_q(const Tensor& query) const {
+  const int64_t E = options.embed_dim();
+  Tensor b = in_proj_bias.defined() ? in_proj_bias.narrow(0, 0, E) : Tensor{};
+  return linear(query, packed() ? in_proj_weight.narrow(0, 0, E) : q_proj_weight, b);
+}
+
+std::pair<Tensor, Tensor> MultiheadAttentionImpl::project_kv(const Tensor& key, const Tensor& value) const {
+  const int64_t E = options.embed_dim();
+  auto bias = [&](int64_t i) { return in_proj_bias.defined() ? in_proj_bias.narrow(0, i * E, E) : Tensor{}; };
+  if (packed() && key.impl() == value.impl()) {  // one GEMM for k and v
+    Tensor b = in_proj_bias.defined() ? in_proj_bias.narrow(0, E, 2 * E) : Tensor{};
+    auto kv = chunk(linear(key, in_proj_weight.narrow(0, E, 2 * E), b), 2, -1);
+    return {kv[0], kv[1]};
+  }
+  return {linear(key, packed() ? in_proj_weight.narrow(0, E, E) : k_proj_weight, bias(1)),
+          linear(value, packed() ? in_proj_weight.narrow(0, 2 * E, E) : v_proj_weight, bias(2))};
+}
+
+std::pair<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, const Tensor& key,
+                                                          const Tensor& value, const AttentionArgs& args) {
+  const int64_t E = options.embed_dim();
+  check_inputs("MultiheadAttention", query, key, value, E, options.kdim().value_or(E),
+               options.vdim().value_or(E));
+  Tensor q, k, v;  // (B, L, E), (B, S, E), (B, S, E)
+  if (packed() && query.impl() == key.impl() && key.impl() == value.impl()) {
+    // Self-attention: one fused GEMM (B, L, 3E) for q, k and v (note 000).
+    auto qkv = chunk(linear(query, in_proj_weight, in_proj_bias), 3, -1);
+    q = qkv[0], k = qkv[1], v = qkv[2];
+  } else {
+    q = project_q(query);
+    std::tie(k, v) = project_kv(key, value);
+  }
+  return attend(q, k, v, args);
+}
+
+std::pair<Tensor, Tensor> MultiheadAttentionImpl::attend(const Tensor& q, const Tensor& k_in, const Tensor& v_in,
+                                                         const AttentionArgs& args) {
+  const int64_t h = options.num_heads();
+  const int64_t B = q.size(0), L = q.size(1), S = k_in.size(1);
+  Tensor k = k_in, v = v_in;
+  Tensor mask = combine_masks("MultiheadAttention", args, B, h, L, S, q.dtype());
+  if (options.add_bias_kv()) {
+    // One more key and value, always visible: pad the mask's S dim with "allowed".
+    k = cat({k, bias_k.expand({B, 1, options.embed_dim()})}, 1);
+    v = cat({v, bias_v.expand({B, 1, options.embed_dim()})}, 1);
+    if (mask.defined()) {
+      Shape pad = mask.shape();
+      pad[pad.size() - 1] = 1;
+      mask = cat({mask, mask.dtype() == DType::b8 ? ones(pad, DType::b8) : zeros(pad, mask.dtype())}, -1);
+    }
+  }
+  SdpaOptions so;
+  so.attn_mask = mask;
+  so.need_weights = args.need_weights;
+  so.dropout_p = is_training() ? options.dropout() : 0.0;
+  auto [o, w] = scaled_dot_product_attention(split_heads(q, h), split_heads(k, h), split_heads(v, h), so);
+  return {out_proj(merge_heads(o)), w};  // (B, L, E), (B, h, L, S)
+}
+
+void MultiheadAttentionImpl::pretty_print(std::ostream& os) const {
+  os << "MultiheadAttention(embed_dim=" << options.embed_dim() << ", num_heads=" << options.num_heads()
+     << ", dropout=" << options.dropout() << ", bias=" << (options.bias() ? "true" : "false") << ')';
+}
+
+}  // namespace ag::nn

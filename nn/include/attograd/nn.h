@@ -1,0 +1,9 @@
+#pragma once
+// Everything in nn: #include <attograd/nn.h>
+#include "attograd/nn/attention.h"
+#include "attograd/nn/container.h"
+#include "attograd/nn/functional.h"
+#include "attograd/nn/init.h"
+#include "attograd/nn/layers.h"
+#include "attograd/nn/module.h"
+#include "attograd/nn/transformer.h"

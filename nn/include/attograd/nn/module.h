@@ -1,0 +1,139 @@
+#pragma once
+// nn::Module: named parameters, buffers and children; train/eval; state dicts whose
+// keys are the dotted registration names (encoder.layers.0.linear1.weight), as in
+// PyTorch, so weights move between the two.
+//
+// Modules are used through holders, as in LibTorch's TORCH_MODULE:
+//   struct LinearImpl : Module { ... };  AG_MODULE(Linear);
+//   nn::Linear lin(nn::LinearOptions(4, 5));  Tensor y = lin(x);  lin->weight;
+#include <concepts>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attograd/safetensors.h"
+#include "attograd/tensor.h"
+
+// Options fields with chainable setters: LinearOptions(4, 5).bias(false).
+#define AG_ARG(T, name)                                  \
+ public:                                                 \
+  auto name(const T& value)->decltype(*this) {           \
+    this->name##_ = value;                               \
+    return *this;                                        \
+  }                                                      \
+  const T& name() const noexcept { return this->name##_; } \
+                                                         \
+ private:                                                \
+  T name##_
+
+namespace ag::nn {
+
+class Module : public std::enable_shared_from_this<Module> {
+ public:
+  explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // Registered tensors are shared with the caller's handle (the module's member).
+  Tensor& register_parameter(const std::string& name, Tensor t, bool requires_grad = true);
+  Tensor& register_buffer(const std::string& name, Tensor t);
+  template <class M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> m) {
+    add_child(name, m);
+    return m;
+  }
+  template <class Holder>
+    requires requires(Holder h) { h.ptr(); }
+  Holder register_module(const std::string& name, Holder h) {
+    add_child(name, h.ptr());
+    return h;
+  }
+
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true) const;
+  std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true) const;
+  std::vector<std::shared_ptr<Module>> children() const;
+  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& named_children() const {
+    return children_;
+  }
+
+  virtual void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+  void zero_grad();
+  // Converts every parameter and floating buffer in place (handles stay valid).
+  void to(DType dtype);
+
+  // Parameters and buffers by dotted name.
+  TensorMap state_dict() const;
+  // Checks every key, shape and dtype first and changes nothing on error: shape
+  // mismatches name the key and both shapes; with strict, missing and unexpected keys
+  // are listed in one ShapeError / ValueError. Values are converted to each
+  // parameter's dtype.
+  void load_state_dict(const TensorMap& state, bool strict = true);
+
+  const std::string& type_name() const { return type_name_; }
+  // One line: "Linear(in_features=4, out_features=5, bias=true)".
+  virtual void pretty_print(std::ostream& os) const;
+
+ private:
+  void add_child(const std::string& name, std::shared_ptr<Module> m);
+  void collect(const std::string& prefix, bool params, bool recurse,
+               std::vector<std::pair<std::string, Tensor>>& out) const;
+
+  std::string type_name_;
+  bool training_ = true;
+  std::vector<std::pair<std::string, Tensor>> params_;
+  std::vector<std::pair<std::string, Tensor>> buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+};
+
+// Prints the module tree:  Seq2Seq(
+//                             (encoder): Linear(in_features=4, ...)
+//                           )
+std::ostream& operator<<(std::ostream& os, const Module& m);
+
+// Saves / loads a module's state_dict as safetensors (loadable in PyTorch with
+// safetensors.torch.load_file + load_state_dict).
+void save(const Module& m, const std::string& path);
+void load(Module& m, const std::string& path, bool strict = true);
+
+template <class Impl>
+class ModuleHolder {
+ public:
+  // Like LibTorch: constructs the Impl from the arguments (default-constructs if it can).
+  template <class... Args>
+    requires std::constructible_from<Impl, Args&&...>
+  explicit ModuleHolder(Args&&... args) : impl_(std::make_shared<Impl>(std::forward<Args>(args)...)) {}
+  ModuleHolder(std::nullptr_t) {}
+  ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+  Impl* operator->() const { return checked(); }
+  Impl& operator*() const { return *checked(); }
+  const std::shared_ptr<Impl>& ptr() const { return impl_; }
+  bool is_empty() const { return impl_ == nullptr; }
+
+  template <class... Args>
+  decltype(auto) operator()(Args&&... args) const {
+    return checked()->forward(std::forward<Args>(args)...);
+  }
+
+ private:
+  Impl* checked() const {
+    if (!impl_) throw ValueError("ModuleHolder: the module is empty (constructed from nullptr)");
+    return impl_.get();
+  }
+  std::shared_ptr<Impl> impl_;
+};
+
+template <class Impl>
+std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& h) {
+  return os << *h;
+}
+
+}  // namespace ag::nn
+
+#define AG_MODULE(Name) using Name = ::ag::nn::ModuleHolder<Name##Impl>

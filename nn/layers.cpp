@@ -1,0 +1,101 @@
+#include "attograd/nn/layers.h"
+
+#include <cmath>
+
+#include "attograd/nn/init.h"
+
+namespace ag::nn {
+
+// ---- Linear ----
+LinearImpl::LinearImpl(const LinearOptions& o) : Module("Linear"), options(o) {
+  AG_CHECK(o.in_features() > 0 && o.out_features() > 0, ValueError, "Linear: features must be positive, got (",
+           o.in_features(), ", ", o.out_features(), ")");
+  weight = register_parameter("weight", empty({o.out_features(), o.in_features()}));
+  if (o.bias()) bias = register_parameter("bias", empty({o.out_features()}));
+  reset_parameters();
+}
+
+void LinearImpl::reset_parameters() {
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    double bound = 1.0 / std::sqrt(static_cast<double>(options.in_features()));
+    init::uniform_(bias, -bound, bound);
+  }
+}
+
+Tensor LinearImpl::forward(const Tensor& x) { return linear(x, weight, bias); }
+
+void LinearImpl::pretty_print(std::ostream& os) const {
+  os << "Linear(in_features=" << options.in_features() << ", out_features=" << options.out_features()
+     << ", bias=" << (options.bias() ? "true" : "false") << ')';
+}
+
+// ---- Embedding ----
+EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& o) : Module("Embedding"), options(o) {
+  AG_CHECK(o.num_embeddings() > 0 && o.embedding_dim() > 0, ValueError,
+           "Embedding: sizes must be positive, got (", o.num_embeddings(), ", ", o.embedding_dim(), ")");
+  if (o.padding_idx()) {
+    int64_t p = *o.padding_idx();
+    AG_CHECK(p >= -o.num_embeddings() && p < o.num_embeddings(), IndexError, "Embedding: padding_idx ", p,
+             " is out of range for ", o.num_embeddings(), " embeddings");
+    if (p < 0) options.padding_idx(p + o.num_embeddings());
+  }
+  weight = register_parameter("weight", empty({o.num_embeddings(), o.embedding_dim()}));
+  reset_parameters();
+}
+
+void EmbeddingImpl::reset_parameters() {
+  init::normal_(weight);
+  if (options.padding_idx()) {
+    NoGradGuard g;
+    weight.select(0, *options.padding_idx()).fill_(0.0);
+  }
+}
+
+Tensor EmbeddingImpl::forward(const Tensor& ids) { return embedding(ids, weight, options.padding_idx()); }
+
+void EmbeddingImpl::pretty_print(std::ostream& os) const {
+  os << "Embedding(" << options.num_embeddings() << ", " << options.embedding_dim();
+  if (options.padding_idx()) os << ", padding_idx=" << *options.padding_idx();
+  os << ')';
+}
+
+// ---- LayerNorm ----
+LayerNormImpl::LayerNormImpl(const LayerNormOptions& o) : Module("LayerNorm"), options(o) {
+  AG_CHECK(!o.normalized_shape().empty(), ValueError, "LayerNorm: normalized_shape is empty");
+  Shape s(o.normalized_shape());
+  if (o.elementwise_affine()) {
+    weight = register_parameter("weight", empty(s));
+    if (o.bias()) bias = register_parameter("bias", empty(s));
+  }
+  reset_parameters();
+}
+
+void LayerNormImpl::reset_parameters() {
+  if (weight.defined()) init::ones_(weight);
+  if (bias.defined()) init::zeros_(bias);
+}
+
+Tensor LayerNormImpl::forward(const Tensor& x) {
+  return layer_norm(x, Shape(options.normalized_shape()), weight, bias, options.eps());
+}
+
+void LayerNormImpl::pretty_print(std::ostream& os) const {
+  os << "LayerNorm(" << Shape(options.normalized_shape()) << ", eps=" << options.eps()
+     << ", elementwise_affine=" << (options.elementwise_affine() ? "true" : "false") << ')';
+}
+
+// ---- Dropout ----
+DropoutImpl::DropoutImpl(const DropoutOptions& o) : Module("Dropout"), options(o) {
+  AG_CHECK(o.p() >= 0 && o.p() <= 1, ValueError, "Dropout: p must be in [0, 1], got ", o.p());
+}
+
+Tensor DropoutImpl::forward(const Tensor& x) { return dropout(x, options.p(), is_training(), generator); }
+
+void DropoutImpl::pretty_print(std::ostream& os) const { os << "Dropout(p=" << options.p() << ')'; }
+
+void GELUImpl::pretty_print(std::ostream& os) const {
+  os << "GELU(approximate=" << (options.approximate() == GeluApprox::tanh ? "tanh" : "none") << ')';
+}
+
+}  // namespace ag::nn

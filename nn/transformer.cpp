@@ -1,0 +1,194 @@
+// torch.nn.Transformer's layers. Post-norm (default): x = norm(x + block(x));
+// pre-norm (norm_first): x = x + block(norm(x)).
+// Legend: B batch, S source length, T target length, E d_model.
+#include "attograd/nn/transformer.h"
+
+namespace ag::nn {
+namespace {
+
+Tensor activate(const Tensor& x, Activation a) { return a == Activation::GELU ? gelu(x) : relu(x); }
+
+// Residual wiring shared by both layer types.
+template <class Block>
+Tensor residual(const Tensor& x, const LayerNorm& norm, bool norm_first, Block&& block) {
+  return norm_first ? x + block(norm(x)) : norm(x + block(x));
+}
+
+LayerNormOptions norm_options(const TransformerLayerOptions& o) {
+  return LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps());
+}
+
+void check_layer_options(const TransformerLayerOptions& o, const char* op) {
+  AG_CHECK(o.d_model() > 0 && o.nhead() > 0 && o.d_model() % o.nhead() == 0, ShapeError, op, ": d_model ",
+           o.d_model(), " must be divisible by nhead ", o.nhead());
+  AG_CHECK(o.dim_feedforward() > 0, ValueError, op, ": dim_feedforward must be positive, got ",
+           o.dim_feedforward());
+}
+
+}  // namespace
+
+// ---- encoder layer ------------------------------------------------------------------
+TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerLayerOptions& o)
+    : Module("TransformerEncoderLayer"), options(o) {
+  check_layer_options(o, "TransformerEncoderLayer");
+  self_attn = register_module("self_attn", MultiheadAttention(MultiheadAttentionOptions(o.d_model(), o.nhead())
+                                                                  .dropout(o.dropout())));
+  linear1 = register_module("linear1", Linear(o.d_model(), o.dim_feedforward()));
+  dropout = register_module("dropout", Dropout(o.dropout()));
+  linear2 = register_module("linear2", Linear(o.dim_feedforward(), o.d_model()));
+  norm1 = register_module("norm1", LayerNorm(norm_options(o)));
+  norm2 = register_module("norm2", LayerNorm(norm_options(o)));
+  dropout1 = register_module("dropout1", Dropout(o.dropout()));
+  dropout2 = register_module("dropout2", Dropout(o.dropout()));
+}
+
+Tensor TransformerEncoderLayerImpl::feed_forward(const Tensor& x) {
+  return dropout2(linear2(dropout(activate(linear1(x), options.activation()))));
+}
+
+Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask,
+                                            const Tensor& src_padding_mask) {
+  AttentionArgs args;
+  args.attn_mask = src_mask;
+  args.padding_mask = src_padding_mask;
+  Tensor x = residual(src, norm1, options.norm_first(),
+                      [&](const Tensor& h) { return dropout1(self_attn(h, h, h, args).first); });
+  return residual(x, norm2, options.norm_first(), [&](const Tensor& h) { return feed_forward(h); });
+}
+
+// ---- decoder layer ------------------------------------------------------------------
+TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(const TransformerLayerOptions& o)
+    : Module("TransformerDecoderLayer"), options(o) {
+  check_layer_options(o, "TransformerDecoderLayer");
+  auto mha = MultiheadAttentionOptions(o.d_model(), o.nhead()).dropout(o.dropout());
+  self_attn = register_module("self_attn", MultiheadAttention(mha));
+  multihead_attn = register_module("multihead_attn", MultiheadAttention(mha));
+  linear1 = register_module("linear1", Linear(o.d_model(), o.dim_feedforward()));
+  dropout = register_module("dropout", Dropout(o.dropout()));
+  linear2 = register_module("linear2", Linear(o.dim_feedforward(), o.d_model()));
+  norm1 = register_module("norm1", LayerNorm(norm_options(o)));
+  norm2 = register_module("norm2", LayerNorm(norm_options(o)));
+  norm3 = register_module("norm3", LayerNorm(norm_options(o)));
+  dropout1 = register_module("dropout1", Dropout(o.dropout()));
+  dropout2 = register_module("dropout2", Dropout(o.dropout()));
+  dropout3 = register_module("dropout3", Dropout(o.dropout()));
+}
+
+Tensor TransformerDecoderLayerImpl::feed_forward(const Tensor& x) {
+  return dropout3(linear2(dropout(activate(linear1(x), options.activation()))));
+}
+
+Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& memory, const TransformerMasks& m) {
+  AttentionArgs self_args, cross_args;
+  self_args.attn_mask = m.tgt_mask;
+  self_args.padding_mask = m.tgt_padding_mask;
+  self_args.causal = m.tgt_causal;
+  cross_args.attn_mask = m.memory_mask;
+  cross_args.padding_mask = m.memory_padding_mask;
+  const bool nf = options.norm_first();
+  Tensor x = residual(tgt, norm1, nf, [&](const Tensor& h) { return dropout1(self_attn(h, h, h, self_args).first); });
+  x = residual(x, norm2, nf,
+               [&](const Tensor& h) { return dropout2(multihead_attn(h, memory, memory, cross_args).first); });
+  return residual(x, norm3, nf, [&](const Tensor& h) { return feed_forward(h); });
+}
+
+// With causal self-attention, position t's keys and values in every layer depend only on
+// positions <= t, so caching them per layer gives the same result as recomputing all.
+Tensor TransformerDecoderLayerImpl::forward_step(const Tensor& tgt, const Tensor& memory, KVCache::Layer& cache,
+                                                 const Tensor& memory_padding_mask) {
+  AG_CHECK(tgt.dim() == 3 && tgt.size(1) == 1, ShapeError,
+           "TransformerDecoderLayer.forward_step: expected one position (B, 1, E), got ", tgt.shape());
+  const bool nf = options.norm_first();
+  Tensor x = residual(tgt, norm1, nf, [&](const Tensor& h) {
+    auto [k, v] = self_attn->project_kv(h, h);  // (B, 1, E)
+    cache.self_k = cache.self_k.defined() ? cat({cache.self_k, k}, 1) : k;
+    cache.self_v = cache.self_v.defined() ? cat({cache.self_v, v}, 1) : v;
+    return dropout1(self_attn->attend(self_attn->project_q(h), cache.self_k, cache.self_v, {}).first);
+  });
+  x = residual(x, norm2, nf, [&](const Tensor& h) {
+    if (!cache.cross_k.defined()) std::tie(cache.cross_k, cache.cross_v) = multihead_attn->project_kv(memory, memory);
+    AttentionArgs args;
+    args.padding_mask = memory_padding_mask;
+    return dropout2(multihead_attn->attend(multihead_attn->project_q(h), cache.cross_k, cache.cross_v, args).first);
+  });
+  return residual(x, norm3, nf, [&](const Tensor& h) { return feed_forward(h); });
+}
+
+// ---- stacks ------------------------------------------------------------------------------
+TransformerEncoderImpl::TransformerEncoderImpl(const TransformerLayerOptions& layer, int64_t n, bool final_norm)
+    : Module("TransformerEncoder") {
+  layers = register_module("layers", ModuleList());
+  for (int64_t i = 0; i < n; ++i) layers->push_back(TransformerEncoderLayer(layer));
+  if (final_norm) norm = register_module("norm", LayerNorm(norm_options(layer)));
+}
+
+Tensor TransformerEncoderImpl::forward(const Tensor& src, const Tensor& src_mask, const Tensor& src_padding_mask) {
+  Tensor x = src;
+  for (std::size_t i = 0; i < layers->size(); ++i)
+    x = layers->at<TransformerEncoderLayerImpl>(i)->forward(x, src_mask, src_padding_mask);
+  return norm.is_empty() ? x : norm(x);
+}
+
+TransformerDecoderImpl::TransformerDecoderImpl(const TransformerLayerOptions& layer, int64_t n, bool final_norm)
+    : Module("TransformerDecoder") {
+  layers = register_module("layers", ModuleList());
+  for (int64_t i = 0; i < n; ++i) layers->push_back(TransformerDecoderLayer(layer));
+  if (final_norm) norm = register_module("norm", LayerNorm(norm_options(layer)));
+}
+
+Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory, const TransformerMasks& masks) {
+  Tensor x = tgt;
+  for (std::size_t i = 0; i < layers->size(); ++i)
+    x = layers->at<TransformerDecoderLayerImpl>(i)->forward(x, memory, masks);
+  return norm.is_empty() ? x : norm(x);
+}
+
+Tensor TransformerDecoderImpl::forward_step(const Tensor& tgt_step, const Tensor& memory, KVCache& cache,
+                                            const Tensor& memory_padding_mask) {
+  cache.layers.resize(layers->size());
+  Tensor x = tgt_step;
+  for (std::size_t i = 0; i < layers->size(); ++i)
+    x = layers->at<TransformerDecoderLayerImpl>(i)->forward_step(x, memory, cache.layers[i], memory_padding_mask);
+  return norm.is_empty() ? x : norm(x);
+}
+
+// ---- Transformer --------------------------------------------------------------------------
+TransformerLayerOptions TransformerOptions::layer() const {
+  return TransformerLayerOptions(d_model(), nhead())
+      .dim_feedforward(dim_feedforward())
+      .dropout(dropout())
+      .activation(activation())
+      .layer_norm_eps(layer_norm_eps())
+      .norm_first(norm_first());
+}
+
+TransformerImpl::TransformerImpl(const TransformerOptions& o) : Module("Transformer"), options(o) {
+  encoder = register_module("encoder", TransformerEncoder(o.layer(), o.num_encoder_layers()));
+  decoder = register_module("decoder", TransformerDecoder(o.layer(), o.num_decoder_layers()));
+}
+
+Tensor TransformerImpl::encode(const Tensor& src, const Tensor& src_mask, const Tensor& src_padding_mask) {
+  return encoder(src, src_mask, src_padding_mask);
+}
+
+Tensor TransformerImpl::decode(const Tensor& tgt, const Tensor& memory, const TransformerMasks& masks) {
+  return decoder(tgt, memory, masks);
+}
+
+Tensor TransformerImpl::forward(const Tensor& src, const Tensor& tgt, const TransformerMasks& masks) {
+  AG_CHECK(src.dim() == 3 && tgt.dim() == 3 && src.size(0) == tgt.size(0) && src.size(2) == options.d_model() &&
+               tgt.size(2) == options.d_model(),
+           ShapeError, "Transformer: src ", src.shape(), " and tgt ", tgt.shape(), " must be (B, S, ",
+           options.d_model(), ") and (B, T, ", options.d_model(), ")");
+  Tensor memory = encode(src, masks.src_mask, masks.src_padding_mask);
+  return decode(tgt, memory, masks);
+}
+
+void TransformerImpl::pretty_print(std::ostream& os) const {
+  os << "Transformer(d_model=" << options.d_model() << ", nhead=" << options.nhead()
+     << ", num_encoder_layers=" << options.num_encoder_layers()
+     << ", num_decoder_layers=" << options.num_decoder_layers() << ", dim_feedforward=" << options.dim_feedforward()
+     << ", dropout=" << options.dropout() << ", norm_first=" << (options.norm_first() ? "true" : "false") << ')';
+}
+
+}  // namespace ag::nn

@@ -1,0 +1,207 @@
+// Optimizer bookkeeping and the update rules of SGD, Adam and AdamW. Each update is one
+// fused loop per parameter, in the order torch.optim (1.13, single-tensor) computes it.
+#include "attograd/optim/optimizer.h"
+
+#include <cmath>
+#include <set>
+
+#include "attograd/autograd.h"
+#include "attograd/factory.h"
+
+namespace ag::optim {
+
+NamedParams name_params(const std::vector<Tensor>& params) {
+  NamedParams out;
+  for (std::size_t i = 0; i < params.size(); ++i) out.emplace_back(std::to_string(i), params[i]);
+  return out;
+}
+
+Tensor* ParamState::find(const std::string& name) {
+  for (auto& [n, t] : fields)
+    if (n == name) return &t;
+  return nullptr;
+}
+
+Tensor& ParamState::get_or_zeros(const std::string& name, const Tensor& like) {
+  if (Tensor* t = find(name)) return *t;
+  fields.emplace_back(name, zeros(like.shape(), like.dtype()));
+  return fields.back().second;
+}
+
+void Optimizer::add_group(NamedParams params) {
+  std::set<std::string> seen;
+  for (auto& g : groups_)
+    for (auto& [n, p] : g) seen.insert(n);
+  for (auto& [n, p] : params) {
+    AG_CHECK(p.defined() && p.is_leaf() && p.is_floating_point(), ValueError, "optimizer: parameter '", n,
+             "' must be a floating leaf tensor");
+    AG_CHECK(p.is_contiguous(), ValueError, "optimizer: parameter '", n, "' must be contiguous (shape ",
+             p.shape(), ", strides ", p.strides(), ")");
+    AG_CHECK(seen.insert(n).second, ValueError, "optimizer: parameter '", n, "' appears twice");
+  }
+  groups_.push_back(std::move(params));
+}
+
+void Optimizer::zero_grad() {
+  for (auto& g : groups_)
+    for (auto& [n, p] : g) p.zero_grad();
+}
+
+void Optimizer::set_lr(double lr) {
+  for (std::size_t i = 0; i < groups_.size(); ++i) set_lr(lr, i);
+}
+
+TensorMap Optimizer::state_dict() const {
+  TensorMap out;
+  for (std::size_t i = 0; i < groups_.size(); ++i)
+    out.insert("group." + std::to_string(i) + ".lr", scalar_tensor(lr(i), DType::f64));
+  for (auto& g : groups_)
+    for (auto& [n, p] : g) {
+      auto it = state_.find(n);
+      if (it == state_.end()) continue;
+      for (auto& [field, t] : it->second.fields) out.insert(n + "." + field, t.detach());
+    }
+  return out;
+}
+
+void Optimizer::load_state_dict(const TensorMap& state) {
+  // Validate everything first: a bad state changes nothing.
+  std::map<std::string, const NamedParams::value_type*> by_name;
+  for (auto& g : groups_)
+    for (auto& np : g) by_name[np.first] = &np;
+  std::vector<double> lrs(groups_.size(), -1);
+  std::map<std::string, ParamState> fresh;
+  for (auto& [key, t] : state) {
+    if (key.rfind("group.", 0) == 0) {
+      std::size_t i = std::stoul(key.substr(6));
+      AG_CHECK(i < groups_.size() && key == "group." + std::to_string(i) + ".lr" && t.numel() == 1, ValueError,
+               "optimizer.load_state_dict: unexpected key '", key, "'");
+      lrs[i] = t.item<double>();
+      continue;
+    }
+    auto dot = key.rfind('.');
+    AG_CHECK(dot != std::string::npos && by_name.count(key.substr(0, dot)), ValueError,
+             "optimizer.load_state_dict: key '", key, "' names no parameter of this optimizer");
+    std::string name = key.substr(0, dot), field = key.substr(dot + 1);
+    const Tensor& p = by_name[name]->second;
+    if (field == "step") {
+      AG_CHECK(t.numel() == 1 && t.dtype() == DType::i64, ValueError, "optimizer.load_state_dict: '", key,
+               "' must be one i64 value, got ", t.shape(), " ", t.dtype());
+    } else {
+      AG_CHECK(t.shape() == p.shape(), ShapeError, "optimizer.load_state_dict: '", key, "' has shape ",
+               t.shape(), ", parameter has ", p.shape());
+      AG_CHECK(t.is_floating_point(), DTypeError, "optimizer.load_state_dict: '", key, "' has dtype ", t.dtype());
+    }
+    fresh[name].fields.emplace_back(field, field == "step" ? t.clone() : t.to(p.dtype()).clone());
+  }
+  for (std::size_t i = 0; i < lrs.size(); ++i)
+    if (lrs[i] >= 0) set_lr(lrs[i], i);
+  state_ = std::move(fresh);
+}
+
+// ---- SGD --------------------------------------------------------------------------
+// d = g + wd * p;  with momentum: buf = d (first step) or momentum * buf + (1 - dampening) * d,
+// d = nesterov ? d + momentum * buf : buf;  p -= lr * d
+SGD::SGD(const NamedParams& params, const SGDOptions& o) : SGD(std::vector<ParamGroup<SGDOptions>>{{params, o}}) {}
+
+SGD::SGD(const std::vector<ParamGroup<SGDOptions>>& groups) {
+  for (auto& g : groups) {
+    AG_CHECK(g.options.lr() >= 0 && g.options.momentum() >= 0 && g.options.weight_decay() >= 0, ValueError,
+             "SGD: lr, momentum and weight_decay must be >= 0");
+    AG_CHECK(!g.options.nesterov() || (g.options.momentum() > 0 && g.options.dampening() == 0), ValueError,
+             "SGD: nesterov needs momentum > 0 and dampening 0");
+    add_param_group(g);
+  }
+}
+
+void SGD::step() {
+  NoGradGuard no_grad;
+  for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+    const SGDOptions& o = options_[gi];
+    for (auto& [name, p] : groups_[gi]) {
+      Tensor g = p.grad();
+      if (!g.defined()) continue;
+      g = g.contiguous();
+      ParamState& st = state_of(name);
+      bool first = o.momentum() != 0 && st.find("momentum_buffer") == nullptr;
+      Tensor buf = o.momentum() != 0 ? st.get_or_zeros("momentum_buffer", p) : Tensor{};
+      dispatch_float(p.dtype(), "SGD", [&]<class T>() {
+        T* w = p.data<T>();
+        const T* gr = g.data<T>();
+        T* b = buf.defined() ? buf.data<T>() : nullptr;
+        const T lr = T(o.lr()), wd = T(o.weight_decay()), mom = T(o.momentum()), damp = T(1 - o.dampening());
+        for (int64_t i = 0, n = p.numel(); i < n; ++i) {
+          T d = gr[i];
+          if (wd != 0) d = d + wd * w[i];
+          if (b) {
+            b[i] = first ? d : b[i] * mom + damp * d;
+            d = o.nesterov() ? d + mom * b[i] : b[i];
+          }
+          w[i] = w[i] - lr * d;
+        }
+      });
+      p.storage()->bump_version();
+    }
+  }
+}
+
+// ---- Adam / AdamW -----------------------------------------------------------------
+// t += 1;  g += wd * p (Adam) or p *= 1 - lr * wd (AdamW)
+// m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  vmax = max(vmax, v) (amsgrad)
+// p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+Adam::Adam(const NamedParams& params, const AdamOptions& o) : Adam(std::vector<ParamGroup<AdamOptions>>{{params, o}}) {}
+
+Adam::Adam(const std::vector<ParamGroup<AdamOptions>>& groups) {
+  for (auto& g : groups) {
+    const auto& o = g.options;
+    AG_CHECK(o.lr() >= 0 && o.eps() >= 0 && o.weight_decay() >= 0, ValueError,
+             "Adam: lr, eps and weight_decay must be >= 0");
+    AG_CHECK(o.betas().first >= 0 && o.betas().first < 1 && o.betas().second >= 0 && o.betas().second < 1,
+             ValueError, "Adam: betas must be in [0, 1), got (", o.betas().first, ", ", o.betas().second, ")");
+    add_param_group(g);
+  }
+}
+
+void Adam::step() {
+  NoGradGuard no_grad;
+  for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+    const AdamOptions& o = options_[gi];
+    for (auto& [name, p] : groups_[gi]) {
+      Tensor g = p.grad();
+      if (!g.defined()) continue;
+      g = g.contiguous();
+      ParamState& st = state_of(name);
+      Tensor& step_t = st.get_or_zeros("step", zeros(Shape{}, DType::i64));
+      int64_t t = ++step_t.data<int64_t>()[0];
+      Tensor m = st.get_or_zeros("exp_avg", p), v = st.get_or_zeros("exp_avg_sq", p);
+      Tensor vmax = o.amsgrad() ? st.get_or_zeros("max_exp_avg_sq", p) : Tensor{};
+      const double b1 = o.betas().first, b2 = o.betas().second;
+      const double step_size = o.lr() / (1 - std::pow(b1, static_cast<double>(t)));
+      const double bc2_sqrt = std::sqrt(1 - std::pow(b2, static_cast<double>(t)));
+      dispatch_float(p.dtype(), "Adam", [&]<class T>() {
+        T* w = p.data<T>();
+        const T* gr = g.data<T>();
+        T *pm = m.data<T>(), *pv = v.data<T>(), *pmax = vmax.defined() ? vmax.data<T>() : nullptr;
+        const T wd = T(o.weight_decay()), decay = T(1 - o.lr() * o.weight_decay());
+        const T tb1 = T(b1), tb2 = T(b2), c1 = T(1 - b1), c2 = T(1 - b2), eps = T(o.eps());
+        const T ss = T(step_size), bc = T(bc2_sqrt);
+        for (int64_t i = 0, n = p.numel(); i < n; ++i) {
+          T gi_ = gr[i];
+          if (decoupled_) w[i] = w[i] * decay;
+          else if (wd != 0) gi_ = gi_ + wd * w[i];
+          pm[i] = pm[i] * tb1 + c1 * gi_;
+          pv[i] = pv[i] * tb2 + c2 * gi_ * gi_;
+          T vv = pv[i];
+          if (pmax) vv = pmax[i] = std::max(pmax[i], pv[i]);
+          w[i] = w[i] - ss * (pm[i] / (std::sqrt(vv) / bc + eps));
+        }
+      });
+      p.storage()->bump_version();
+    }
+  }
+}
+
+AdamW::AdamW(const NamedParams& params, const AdamOptions& o) : Adam(params, o) { decoupled_ = true; }
+AdamW::AdamW(const std::vector<ParamGroup<AdamOptions>>& groups) : Adam(groups) { decoupled_ = true; }
+
+}  // namespace ag::optim

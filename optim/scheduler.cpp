@@ -1,0 +1,103 @@
+#include "attograd/optim/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace ag::optim {
+
+LRScheduler::LRScheduler(Optimizer& opt) : opt_(opt) {
+  for (std::size_t i = 0; i < opt.num_groups(); ++i) base_lrs_.push_back(opt.lr(i));
+}
+
+void LRScheduler::apply() {
+  for (std::size_t i = 0; i < base_lrs_.size(); ++i) opt_.set_lr(lr_at(steps_, base_lrs_[i]), i);
+}
+
+void LRScheduler::step() {
+  ++steps_;
+  apply();
+}
+
+Metadata LRScheduler::state_dict() const {
+  Metadata m{{"steps", std::to_string(steps_)}};
+  char buf[64];
+  for (std::size_t i = 0; i < base_lrs_.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "%a", base_lrs_[i]);  // hex float: exact
+    m["base_lr." + std::to_string(i)] = buf;
+  }
+  return m;
+}
+
+void LRScheduler::load_state_dict(const Metadata& state) {
+  auto get = [&](const std::string& k) {
+    auto it = state.find(k);
+    AG_CHECK(it != state.end(), ValueError, "scheduler.load_state_dict: missing '", k, "'");
+    return it->second;
+  };
+  std::vector<double> base(base_lrs_.size());
+  int64_t steps;
+  try {
+    steps = std::stoll(get("steps"));
+    for (std::size_t i = 0; i < base.size(); ++i) base[i] = std::stod(get("base_lr." + std::to_string(i)));
+  } catch (const std::logic_error& e) {  // stoll / stod failures
+    throw ValueError(detail::cat("scheduler.load_state_dict: malformed entry (", e.what(), ")"));
+  }
+  AG_CHECK(steps >= 0, ValueError, "scheduler.load_state_dict: negative step count ", steps);
+  steps_ = steps;
+  base_lrs_ = base;
+  apply();
+}
+
+// ---- Noam ----
+NoamScheduler::NoamScheduler(Optimizer& opt, int64_t d_model, double factor, int64_t warmup)
+    : LRScheduler(opt), d_model_(d_model), warmup_(warmup), factor_(factor) {
+  AG_CHECK(d_model > 0 && warmup > 0, ValueError, "NoamScheduler: d_model and warmup must be positive, got ",
+           d_model, " and ", warmup);
+  std::fill(base_lrs_.begin(), base_lrs_.end(), 1.0);
+  apply();
+}
+
+double NoamScheduler::rate(int64_t s, int64_t d_model, double factor, int64_t warmup) {
+  double sd = static_cast<double>(std::max<int64_t>(s, 1));
+  return factor * std::pow(static_cast<double>(d_model), -0.5) *
+         std::min(std::pow(sd, -0.5), sd * std::pow(static_cast<double>(warmup), -1.5));
+}
+
+double NoamScheduler::lr_at(int64_t steps, double base_lr) const {
+  return base_lr * rate(steps + 1, d_model_, factor_, warmup_);
+}
+
+// ---- StepLR ----
+StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma) : LRScheduler(opt), step_size_(step_size), gamma_(gamma) {
+  AG_CHECK(step_size > 0, ValueError, "StepLR: step_size must be positive, got ", step_size);
+  apply();
+}
+
+double StepLR::lr_at(int64_t steps, double base_lr) const {
+  return base_lr * std::pow(gamma_, static_cast<double>(steps / step_size_));
+}
+
+// ---- CosineAnnealingLR ----
+CosineAnnealingLR::CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_min, int64_t warmup)
+    : LRScheduler(opt), t_max_(t_max), warmup_(warmup), eta_min_(eta_min) {
+  AG_CHECK(t_max > warmup && warmup >= 0, ValueError, "CosineAnnealingLR: need t_max > warmup >= 0, got t_max ",
+           t_max, ", warmup ", warmup);
+  apply();
+}
+
+double CosineAnnealingLR::lr_at(int64_t steps, double base_lr) const {
+  if (steps < warmup_) return base_lr * static_cast<double>(steps + 1) / static_cast<double>(warmup_);
+  double progress = std::min(1.0, static_cast<double>(steps - warmup_) / static_cast<double>(t_max_ - warmup_));
+  return eta_min_ + (base_lr - eta_min_) * (1 + std::cos(std::numbers::pi * progress)) / 2;
+}
+
+// ---- LambdaLR ----
+LambdaLR::LambdaLR(Optimizer& opt, std::function<double(int64_t)> fn) : LRScheduler(opt), fn_(std::move(fn)) {
+  AG_CHECK(fn_ != nullptr, ValueError, "LambdaLR: the function is empty");
+  apply();
+}
+
+double LambdaLR::lr_at(int64_t steps, double base_lr) const { return base_lr * fn_(steps); }
+
+}  // namespace ag::optim
