@@ -89,10 +89,19 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator* gen, DT
   return generate(shape, dtype, "randint", [&] { return static_cast<double>(g.integer(low, high)); });
 }
 
+// Two draws per 64-bit number: each 32-bit half is compared with p * 2^32 (dropout
+// masks are the hottest use of random numbers in training).
 Tensor bernoulli(const Shape& shape, double p, DType dtype, Generator* gen) {
   AG_CHECK(p >= 0 && p <= 1, ValueError, "bernoulli: p must be in [0, 1], got ", p);
   Generator& g = pick(gen);
-  return generate(shape, dtype, "bernoulli", [&] { return g.uniform() < p ? 1.0 : 0.0; });
+  const uint64_t threshold = static_cast<uint64_t>(p * 4294967296.0);
+  uint64_t bits = 0;
+  int64_t i = 0;
+  return generate(shape, dtype, "bernoulli", [&] {
+    if ((i++ & 1) == 0) bits = g.next_u64();
+    else bits >>= 32;
+    return (bits & 0xffffffffu) < threshold ? 1.0 : 0.0;
+  });
 }
 
 Tensor empty_like(const Tensor& t) { return empty(t.shape(), t.dtype()); }

@@ -17,7 +17,7 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, doubl
     for (double v : g.to_vector<double>()) {
       double a = std::abs(v);
       if (std::isinf(norm_type)) acc = std::isnan(a) ? a : std::max(acc, a);
-      else acc += std::pow(a, norm_type);
+      else acc += norm_type == 2.0 ? a * a : norm_type == 1.0 ? a : std::pow(a, norm_type);
     }
   }
   double total = std::isinf(norm_type) ? acc : std::pow(acc, 1.0 / norm_type);

@@ -1,0 +1,176 @@
+#pragma once
+// Small PNG pictures without a plotting library: an RGB canvas, a 3x5 pixel font for
+// labels, a line chart and a grid of heatmaps, written with libpng's simplified API.
+#include <png.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace copy_task::plot {
+
+struct Color {
+  uint8_t r, g, b;
+};
+
+class Canvas {
+ public:
+  Canvas(int w, int h, Color bg = {255, 255, 255}) : w_(w), h_(h), px_(static_cast<std::size_t>(w * h * 3)) {
+    for (int i = 0; i < w * h; ++i) set_index(i, bg);
+  }
+  int width() const { return w_; }
+  int height() const { return h_; }
+
+  void set(int x, int y, Color c) {
+    if (x >= 0 && y >= 0 && x < w_ && y < h_) set_index(y * w_ + x, c);
+  }
+  void rect(int x0, int y0, int x1, int y1, Color c) {
+    for (int y = y0; y < y1; ++y)
+      for (int x = x0; x < x1; ++x) set(x, y, c);
+  }
+  void line(int x0, int y0, int x1, int y1, Color c, int thick = 1) {
+    int n = std::max(std::abs(x1 - x0), std::abs(y1 - y0)) + 1;
+    for (int i = 0; i <= n; ++i) {
+      int x = x0 + (x1 - x0) * i / n, y = y0 + (y1 - y0) * i / n;
+      rect(x - thick / 2, y - thick / 2, x - thick / 2 + thick, y - thick / 2 + thick, c);
+    }
+  }
+  // Text in the 3x5 font at `scale` pixels per font pixel; returns the width drawn.
+  int text(int x, int y, const std::string& s, Color c, int scale = 2);
+
+  void save(const std::string& path) const {
+    png_image img{};
+    img.version = PNG_IMAGE_VERSION;
+    img.width = static_cast<png_uint_32>(w_);
+    img.height = static_cast<png_uint_32>(h_);
+    img.format = PNG_FORMAT_RGB;
+    std::string tmp = path + ".tmp";  // written whole, then renamed into place
+    if (!png_image_write_to_file(&img, tmp.c_str(), 0, px_.data(), 0, nullptr) ||
+        std::rename(tmp.c_str(), path.c_str()) != 0) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error("plot: cannot write " + path + ": " + img.message);
+    }
+  }
+
+ private:
+  void set_index(int i, Color c) {
+    px_[static_cast<std::size_t>(i) * 3] = c.r;
+    px_[static_cast<std::size_t>(i) * 3 + 1] = c.g;
+    px_[static_cast<std::size_t>(i) * 3 + 2] = c.b;
+  }
+  int w_, h_;
+  std::vector<uint8_t> px_;
+};
+
+// 3x5 glyphs, one row per 3 bits (MSB = left column).
+inline const std::array<uint8_t, 5>* glyph(char ch) {
+  struct G {
+    char c;
+    std::array<uint8_t, 5> rows;
+  };
+  static const G font[] = {
+      {'0', {7, 5, 5, 5, 7}}, {'1', {2, 6, 2, 2, 7}}, {'2', {7, 1, 7, 4, 7}}, {'3', {7, 1, 7, 1, 7}},
+      {'4', {5, 5, 7, 1, 1}}, {'5', {7, 4, 7, 1, 7}}, {'6', {7, 4, 7, 5, 7}}, {'7', {7, 1, 1, 1, 1}},
+      {'8', {7, 5, 7, 5, 7}}, {'9', {7, 5, 7, 1, 7}}, {'.', {0, 0, 0, 0, 2}}, {'-', {0, 0, 7, 0, 0}},
+      {':', {0, 2, 0, 2, 0}}, {'/', {1, 1, 2, 4, 4}}, {'%', {5, 1, 2, 4, 5}}, {'(', {1, 2, 2, 2, 1}},
+      {')', {4, 2, 2, 2, 4}}, {'=', {0, 7, 0, 7, 0}}, {',', {0, 0, 0, 2, 4}}, {'A', {2, 5, 7, 5, 5}},
+      {'B', {6, 5, 6, 5, 6}}, {'C', {3, 4, 4, 4, 3}}, {'D', {6, 5, 5, 5, 6}}, {'E', {7, 4, 6, 4, 7}},
+      {'F', {7, 4, 6, 4, 4}}, {'G', {3, 4, 5, 5, 3}}, {'H', {5, 5, 7, 5, 5}}, {'I', {7, 2, 2, 2, 7}},
+      {'J', {1, 1, 1, 5, 2}}, {'K', {5, 5, 6, 5, 5}}, {'L', {4, 4, 4, 4, 7}}, {'M', {5, 7, 7, 5, 5}},
+      {'N', {6, 5, 5, 5, 5}}, {'O', {2, 5, 5, 5, 2}}, {'P', {6, 5, 6, 4, 4}}, {'Q', {2, 5, 5, 6, 3}},
+      {'R', {6, 5, 6, 5, 5}}, {'S', {3, 4, 2, 1, 6}}, {'T', {7, 2, 2, 2, 2}}, {'U', {5, 5, 5, 5, 7}},
+      {'V', {5, 5, 5, 5, 2}}, {'W', {5, 5, 5, 7, 5}}, {'X', {5, 5, 2, 5, 5}}, {'Y', {5, 5, 2, 2, 2}},
+      {'Z', {7, 1, 2, 4, 7}},
+  };
+  char u = (ch >= 'a' && ch <= 'z') ? static_cast<char>(ch - 'a' + 'A') : ch;
+  for (const auto& g : font)
+    if (g.c == u) return &g.rows;
+  return nullptr;  // space and anything unknown draw nothing
+}
+
+inline int Canvas::text(int x, int y, const std::string& s, Color c, int scale) {
+  int x0 = x;
+  for (char ch : s) {
+    if (const auto* g = glyph(ch))
+      for (int r = 0; r < 5; ++r)
+        for (int col = 0; col < 3; ++col)
+          if ((*g)[r] >> (2 - col) & 1) rect(x + col * scale, y + r * scale, x + (col + 1) * scale, y + (r + 1) * scale, c);
+    x += 4 * scale;
+  }
+  return x - x0;
+}
+
+inline std::string fmt(double v, int digits = 2) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// A line chart of ys against xs with a log-scaled y axis when all ys are positive.
+inline void line_chart(const std::string& path, const std::string& title, const std::vector<double>& xs,
+                       const std::vector<double>& ys, const std::string& xlabel, const std::string& ylabel) {
+  const int W = 720, H = 440, L = 80, R = 20, T = 40, B = 60;
+  Canvas c(W, H);
+  const Color axis{40, 40, 40}, grid{225, 225, 225}, blue{31, 119, 180};
+  c.text(L, 12, title, axis, 3);
+  if (xs.empty()) return c.save(path);
+  bool logy = std::all_of(ys.begin(), ys.end(), [](double v) { return v > 0; });
+  auto ty = [&](double v) { return logy ? std::log10(v) : v; };
+  double x0 = xs.front(), x1 = std::max(xs.back(), x0 + 1);
+  double y0 = ty(*std::min_element(ys.begin(), ys.end())), y1 = ty(*std::max_element(ys.begin(), ys.end()));
+  if (y1 - y0 < 1e-9) y1 = y0 + 1;
+  auto px = [&](double x) { return L + static_cast<int>((x - x0) / (x1 - x0) * (W - L - R)); };
+  auto py = [&](double y) { return H - B - static_cast<int>((ty(y) - y0) / (y1 - y0) * (H - T - B)); };
+  for (int i = 0; i <= 4; ++i) {  // grid and tick labels
+    double fy = y0 + (y1 - y0) * i / 4, vy = logy ? std::pow(10, fy) : fy;
+    int y = H - B - (H - T - B) * i / 4;
+    c.line(L, y, W - R, y, grid);
+    c.text(4, y - 5, fmt(vy, vy < 0.1 ? 3 : 2), axis);
+    double vx = x0 + (x1 - x0) * i / 4;
+    int x = L + (W - L - R) * i / 4;
+    c.line(x, T, x, H - B, grid);
+    c.text(x - 10, H - B + 8, fmt(vx, 0), axis);
+  }
+  c.line(L, T, L, H - B, axis, 2);
+  c.line(L, H - B, W - R, H - B, axis, 2);
+  for (std::size_t i = 1; i < xs.size(); ++i) c.line(px(xs[i - 1]), py(ys[i - 1]), px(xs[i]), py(ys[i]), blue, 2);
+  c.text(W / 2 - 30, H - 24, xlabel, axis);
+  c.text(4, T - 14, ylabel + (logy ? " (LOG)" : ""), axis);
+  c.save(path);
+}
+
+// Heatmaps side by side: maps[k] is rows x cols in [0, 1] (white -> dark blue), with
+// the row and column tokens printed along the edges.
+inline void heatmaps(const std::string& path, const std::string& title, const std::vector<std::vector<double>>& maps,
+                     int rows, int cols, const std::vector<std::string>& row_labels,
+                     const std::vector<std::string>& col_labels, const std::vector<std::string>& map_titles) {
+  const int cell = 28, pad = 40, top = 56;
+  const int mw = cols * cell, mh = rows * cell;
+  const int W = pad + static_cast<int>(maps.size()) * (mw + pad), H = top + mh + 60;
+  Canvas c(W, H);
+  const Color ink{40, 40, 40};
+  c.text(pad, 12, title, ink, 3);
+  for (std::size_t k = 0; k < maps.size(); ++k) {
+    int ox = pad + static_cast<int>(k) * (mw + pad);
+    c.text(ox, top - 16, map_titles[k], ink);
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) {
+        double v = std::clamp(maps[k][static_cast<std::size_t>(i * cols + j)], 0.0, 1.0);
+        Color col{static_cast<uint8_t>(255 - 225 * v), static_cast<uint8_t>(255 - 180 * v), static_cast<uint8_t>(255 - 90 * v)};
+        c.rect(ox + j * cell, top + i * cell, ox + (j + 1) * cell - 1, top + (i + 1) * cell - 1, col);
+      }
+    for (int i = 0; i < rows && i < static_cast<int>(row_labels.size()); ++i)
+      c.text(ox - 12 - 8 * static_cast<int>(row_labels[i].size() - 1), top + i * cell + 9, row_labels[i], ink);
+    for (int j = 0; j < cols && j < static_cast<int>(col_labels.size()); ++j)
+      c.text(ox + j * cell + 9, top + mh + 6, col_labels[j], ink);
+  }
+  c.text(pad, H - 22, "ROWS: OUTPUT POSITION (QUERY)   COLUMNS: SOURCE TOKEN (KEY)", ink);
+  c.save(path);
+}
+
+}  // namespace copy_task::plot

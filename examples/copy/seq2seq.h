@@ -1,0 +1,112 @@
+#pragma once
+// The copy-task model, written with the public nn API only: token embeddings scaled by
+// sqrt(d_model), sinusoidal positions, dropout, nn::Transformer, and a generator Linear
+// to the vocabulary (as in "The Annotated Transformer").
+// Legend: B batch, S source length, T target length, E d_model, V vocabulary.
+#include <attograd/attograd.h>
+
+#include <cmath>
+
+namespace copy_task {
+
+using namespace ag;
+
+struct Seq2SeqOptions {
+  Seq2SeqOptions(int64_t vocab, int64_t d_model) : vocab_(vocab), d_model_(d_model) {}
+  AG_ARG(int64_t, vocab);
+  AG_ARG(int64_t, d_model);
+  AG_ARG(int64_t, heads) = 4;
+  AG_ARG(int64_t, layers) = 2;  // encoder and decoder each
+  AG_ARG(int64_t, d_ff) = 256;
+  AG_ARG(double, dropout) = 0.1;
+  AG_ARG(int64_t, max_len) = 64;
+};
+
+// pe[pos, 2i] = sin(pos / 10000^(2i/E)), pe[pos, 2i+1] = cos(...): (max_len, E)
+inline Tensor sinusoidal_positions(int64_t max_len, int64_t E) {
+  std::vector<float> pe(static_cast<std::size_t>(max_len * E));
+  for (int64_t pos = 0; pos < max_len; ++pos)
+    for (int64_t i = 0; i < E; i += 2) {
+      double angle = static_cast<double>(pos) / std::pow(10000.0, static_cast<double>(i) / static_cast<double>(E));
+      pe[pos * E + i] = static_cast<float>(std::sin(angle));
+      if (i + 1 < E) pe[pos * E + i + 1] = static_cast<float>(std::cos(angle));
+    }
+  return Tensor::from_vector(pe, {max_len, E});
+}
+
+class Seq2SeqImpl : public nn::Module {
+ public:
+  explicit Seq2SeqImpl(const Seq2SeqOptions& o) : Module("Seq2Seq"), options(o) {
+    src_embed = register_module("src_embed", nn::Embedding(o.vocab(), o.d_model()));
+    tgt_embed = register_module("tgt_embed", nn::Embedding(o.vocab(), o.d_model()));
+    pe = register_buffer("pe", sinusoidal_positions(o.max_len(), o.d_model()));
+    drop = register_module("drop", nn::Dropout(o.dropout()));
+    transformer = register_module("transformer", nn::Transformer(nn::TransformerOptions(o.d_model(), o.heads())
+                                                                     .num_encoder_layers(o.layers())
+                                                                     .num_decoder_layers(o.layers())
+                                                                     .dim_feedforward(o.d_ff())
+                                                                     .dropout(o.dropout())));
+    generator = register_module("generator", nn::Linear(o.d_model(), o.vocab()));
+  }
+
+  // ids (B, n) starting at position `start` -> (B, n, E)
+  Tensor embed(nn::Embedding& table, const Tensor& ids, int64_t start = 0) {
+    AG_CHECK(start + ids.size(1) <= options.max_len(), ShapeError, "Seq2Seq: length ", start + ids.size(1),
+             " exceeds max_len ", options.max_len());
+    double scale = std::sqrt(static_cast<double>(options.d_model()));
+    return drop(table(ids) * scale + pe.narrow(0, start, ids.size(1)).to(table->weight.dtype()));
+  }
+
+  // src (B, S), tgt_in (B, T) token ids, padding 0 -> logits (B, T, V)
+  Tensor forward(const Tensor& src, const Tensor& tgt_in) {
+    nn::TransformerMasks m;
+    m.src_padding_mask = ne(src, 0.0);
+    m.memory_padding_mask = m.src_padding_mask;
+    m.tgt_padding_mask = ne(tgt_in, 0.0);
+    m.tgt_causal = true;
+    return generator(transformer(embed(src_embed, src), embed(tgt_embed, tgt_in), m));
+  }
+
+  Tensor encode(const Tensor& src) {
+    return transformer->encode(embed(src_embed, src), {}, ne(src, 0.0));
+  }
+
+  // Greedy decoding of `steps` tokens after the start token: (B, steps). With the cache
+  // each step runs one new position through the decoder; without it, the whole prefix.
+  Tensor greedy_decode(const Tensor& src, int64_t steps, int64_t start_token, bool use_cache = true) {
+    NoGradGuard no_grad;
+    const int64_t B = src.size(0);
+    Tensor src_pad = ne(src, 0.0);
+    Tensor memory = encode(src);
+    Tensor ys = full({B, 1}, static_cast<double>(start_token), DType::i64);
+    nn::KVCache cache;
+    for (int64_t t = 0; t < steps; ++t) {
+      Tensor h;  // (B, 1, E): decoder output at the newest position
+      if (use_cache) {
+        h = transformer->decoder->forward_step(embed(tgt_embed, ys.narrow(1, t, 1), t), memory, cache, src_pad);
+      } else {
+        nn::TransformerMasks m;
+        m.tgt_causal = true;
+        m.memory_padding_mask = src_pad;
+        h = transformer->decode(embed(tgt_embed, ys), memory, m).narrow(1, t, 1);
+      }
+      Tensor next = argmax(generator(h), -1);  // (B, 1)
+      ys = cat({ys, next}, 1);
+    }
+    return ys.narrow(1, 1, steps);
+  }
+
+  void pretty_print(std::ostream& os) const override {
+    os << "Seq2Seq(vocab=" << options.vocab() << ", d_model=" << options.d_model() << ')';
+  }
+
+  Seq2SeqOptions options;
+  nn::Embedding src_embed{nullptr}, tgt_embed{nullptr};
+  nn::Dropout drop{nullptr};
+  nn::Transformer transformer{nullptr};
+  nn::Linear generator{nullptr};
+  Tensor pe;  // (max_len, E) buffer
+};
+AG_MODULE(Seq2Seq);
+
+}  // namespace copy_task
