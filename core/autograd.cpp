@@ -89,15 +89,17 @@ void accumulate(Tensor& slot, const Tensor& g) {
 }
 
 struct Capture {  // for ag::grad: where the requested gradients are collected
-  std::unordered_map<const TensorImpl*, std::size_t> leaves;
-  std::unordered_map<const Node*, std::size_t> nodes;
+  // Result slots per leaf / node: the same tensor may be requested more than once.
+  std::unordered_map<const TensorImpl*, std::vector<std::size_t>> leaves;
+  std::unordered_map<const Node*, std::vector<std::size_t>> nodes;
   std::vector<Tensor> results;
 };
 
 void accumulate_leaf(const std::shared_ptr<TensorImpl>& leaf, const Tensor& g, Capture* cap) {
   if (cap) {
     auto it = cap->leaves.find(leaf.get());
-    if (it != cap->leaves.end()) accumulate(cap->results[it->second], g);
+    if (it != cap->leaves.end())
+      for (std::size_t i : it->second) accumulate(cap->results[i], g);
     return;
   }
   if (!leaf->grad) {
@@ -168,7 +170,8 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
     buffers.erase(n);
     if (cap) {
       auto it = cap->nodes.find(n);
-      if (it != cap->nodes.end()) accumulate(cap->results[it->second], g);
+      if (it != cap->nodes.end())
+        for (std::size_t i : it->second) accumulate(cap->results[i], g);
     }
     AG_CHECK(!n->released, AutogradError, "backward: the graph through '", n->name,
              "' was already freed by an earlier backward; pass retain_graph=true to the first "
@@ -225,8 +228,8 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
     const Tensor& x = inputs[i];
     AG_CHECK(x.defined() && x.requires_grad(), AutogradError, "grad: input ", i,
              " does not require grad");
-    if (x.grad_fn()) cap.nodes.emplace(x.grad_fn().get(), i);
-    else cap.leaves.emplace(x.impl(), i);
+    if (x.grad_fn()) cap.nodes[x.grad_fn().get()].push_back(i);
+    else cap.leaves[x.impl()].push_back(i);
   }
   execute(outputs, grad_outputs, retain_graph, &cap);
   for (std::size_t i = 0; i < inputs.size(); ++i)

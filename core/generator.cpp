@@ -10,12 +10,18 @@ namespace ag {
 
 void Generator::manual_seed(uint64_t seed) {
   seed_ = seed;
-  engine_.seed(seed);
+  uint64_t x = seed;
+  for (auto& word : s_) {  // splitmix64: never an all-zero state
+    uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    word = z ^ (z >> 31);
+  }
   has_spare_ = false;
 }
 
 double Generator::uniform() {
-  return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
+  return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
 }
 
 double Generator::normal() {
@@ -38,7 +44,7 @@ int64_t Generator::integer(int64_t low, int64_t high) {
   // Rejection sampling removes modulo bias.
   uint64_t limit = UINT64_MAX - UINT64_MAX % range;
   uint64_t r;
-  do r = engine_();
+  do r = next_u64();
   while (r >= limit);
   return low + static_cast<int64_t>(r % range);
 }
@@ -47,7 +53,8 @@ std::string Generator::state() const {
   std::ostringstream os;
   os << seed_ << ' ' << has_spare_ << ' ';
   os.precision(17);
-  os << std::hexfloat << spare_ << std::defaultfloat << ' ' << engine_;
+  os << std::hexfloat << spare_ << std::defaultfloat;
+  for (uint64_t w : s_) os << ' ' << w;
   return os.str();
 }
 
@@ -56,13 +63,15 @@ void Generator::set_state(const std::string& s) {
   uint64_t seed = 0;
   bool has_spare = false;
   std::string spare_text;
-  std::mt19937_64 engine;
-  is >> seed >> has_spare >> spare_text >> engine;
-  AG_CHECK(!is.fail(), ValueError, "Generator::set_state: malformed state text");
+  std::array<uint64_t, 4> words{};
+  is >> seed >> has_spare >> spare_text;
+  for (auto& w : words) is >> w;
+  AG_CHECK(!is.fail() && (words[0] | words[1] | words[2] | words[3]) != 0, ValueError,
+           "Generator::set_state: malformed state text");
   seed_ = seed;
   has_spare_ = has_spare;
   spare_ = std::strtod(spare_text.c_str(), nullptr);
-  engine_ = engine;
+  s_ = words;
 }
 
 Generator& default_generator() {

@@ -224,6 +224,8 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
   for (std::size_t i = 0; i < x.size(); ++i) {
     if (std::isnan(x[i]) || std::isnan(y[i])) return false;
     if (x[i] == y[i]) continue;  // equal infinities
+    // An infinity is close only to itself (|inf - y| <= rtol * inf would pass otherwise).
+    if (std::isinf(x[i]) || std::isinf(y[i])) return false;
     if (!(std::abs(x[i] - y[i]) <= atol + rtol * std::abs(y[i]))) return false;
   }
   return true;

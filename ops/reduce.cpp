@@ -59,7 +59,7 @@ Tensor var(const Tensor& x, const std::vector<int64_t>& dims_in, int64_t correct
   Tensor d = x - mean(x, dims, true);
   return sum(square(d), dims, keepdim) / static_cast<double>(std::max<int64_t>(n - correction, 0));
 }
-Tensor var(const Tensor& x, int64_t correction) { return var(x, {}, correction, false); }
+Tensor var(const Tensor& x) { return var(x, {}, 1, false); }
 
 // ---- max / min: the index comes from the kernel, the value from gather -------
 // (so the gradient flows to the arg element through gather's scatter-add backward).

@@ -95,8 +95,9 @@ Tensor reshape(const Tensor& x, const Shape& shape_in) {
 
 Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
   int64_t n = x.dim();
-  if (n == 0) return alias(x, x.shape(), x.strides(), x.offset());
   d0 = wrap_dim(d0, n, "transpose"), d1 = wrap_dim(d1, n, "transpose");
+  // A 0-d tensor (dims 0 or -1) is its own transpose, but still a recorded view.
+  if (n == 0) return record_reshape_like("transpose", alias(x, x.shape(), x.strides(), x.offset()), x);
   Shape s = x.shape();
   Strides st = x.strides();
   std::swap(s[d0], s[d1]);
@@ -169,6 +170,8 @@ Tensor expand(const Tensor& x, const Shape& shape) {
     }
     int64_t have = x.shape()[i - lead];
     if (shape[i] == -1) s[i] = have;
+    AG_CHECK(s[i] >= 0, ShapeError, "expand: invalid size ", shape[i], " at dim ", i, " of ", shape,
+             " (input shape ", x.shape(), ")");
     AG_CHECK(have == s[i] || have == 1, ShapeError, "expand: input shape ", x.shape(),
              " cannot be expanded to ", shape, " (dim ", i, ": ", have, " vs ", s[i], ")");
     st[i] = have == s[i] ? x.strides()[i - lead] : 0;

@@ -66,9 +66,12 @@ Metadata load_checkpoint(const std::string& path, nn::Module& model, optim::Opti
     stage = 3;
     default_generator().set_state(rng->second);
   } catch (...) {
+    // The scheduler before the optimizer: loading a scheduler state also sets the
+    // optimizer's lr from the schedule, and the optimizer's own lr (which may have been
+    // set by hand, off the schedule) must win.
     if (stage >= 1) model.load_state_dict(model_backup, true);
-    if (stage >= 2 && optimizer) optimizer->load_state_dict(optim_backup);
     if (stage >= 3 && scheduler) scheduler->load_state_dict(sched_backup);
+    if (stage >= 2 && optimizer) optimizer->load_state_dict(optim_backup);
     default_generator().set_state(rng_backup);
     throw;
   }

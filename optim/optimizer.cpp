@@ -17,15 +17,13 @@ NamedParams name_params(const std::vector<Tensor>& params) {
 }
 
 Tensor* ParamState::find(const std::string& name) {
-  for (auto& [n, t] : fields)
-    if (n == name) return &t;
-  return nullptr;
+  auto it = fields.find(name);
+  return it == fields.end() ? nullptr : &it->second;
 }
 
 Tensor& ParamState::get_or_zeros(const std::string& name, const Tensor& like) {
   if (Tensor* t = find(name)) return *t;
-  fields.emplace_back(name, zeros(like.shape(), like.dtype()));
-  return fields.back().second;
+  return fields.emplace(name, zeros(like.shape(), like.dtype())).first->second;
 }
 
 void Optimizer::add_group(NamedParams params) {
@@ -69,14 +67,20 @@ void Optimizer::load_state_dict(const TensorMap& state) {
   std::map<std::string, const NamedParams::value_type*> by_name;
   for (auto& g : groups_)
     for (auto& np : g) by_name[np.first] = &np;
-  std::vector<double> lrs(groups_.size(), -1);
+  std::vector<double> lrs(groups_.size(), -1);  // -1: not in the state, keep the lr
   std::map<std::string, ParamState> fresh;
   for (auto& [key, t] : state) {
-    if (key.rfind("group.", 0) == 0) {
-      std::size_t i = std::stoul(key.substr(6));
-      AG_CHECK(i < groups_.size() && key == "group." + std::to_string(i) + ".lr" && t.numel() == 1, ValueError,
-               "optimizer.load_state_dict: unexpected key '", key, "'");
-      lrs[i] = t.item<double>();
+    // "group.<i>.lr" for an existing group; any other key must name a parameter. (Matched
+    // whole: parsing the index with std::stoul threw std::invalid_argument on "group.x.lr".)
+    std::size_t gi = 0;
+    while (gi < groups_.size() && key != "group." + std::to_string(gi) + ".lr") ++gi;
+    if (gi < groups_.size()) {
+      AG_CHECK(t.numel() == 1, ValueError, "optimizer.load_state_dict: '", key, "' must be one value, got shape ",
+               t.shape());
+      const double lr = t.item<double>();
+      AG_CHECK(std::isfinite(lr) && lr >= 0, ValueError, "optimizer.load_state_dict: '", key,
+               "' must be a finite lr >= 0, got ", lr);
+      lrs[gi] = lr;
       continue;
     }
     auto dot = key.rfind('.');
@@ -92,7 +96,7 @@ void Optimizer::load_state_dict(const TensorMap& state) {
                t.shape(), ", parameter has ", p.shape());
       AG_CHECK(t.is_floating_point(), DTypeError, "optimizer.load_state_dict: '", key, "' has dtype ", t.dtype());
     }
-    fresh[name].fields.emplace_back(field, field == "step" ? t.clone() : t.to(p.dtype()).clone());
+    fresh[name].fields[field] = field == "step" ? t.clone() : t.to(p.dtype()).clone();
   }
   for (std::size_t i = 0; i < lrs.size(); ++i)
     if (lrs[i] >= 0) set_lr(lrs[i], i);

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numbers>
+#include <string>
 
 namespace ag::optim {
 
@@ -30,20 +32,34 @@ Metadata LRScheduler::state_dict() const {
 }
 
 void LRScheduler::load_state_dict(const Metadata& state) {
-  auto get = [&](const std::string& k) {
+  // Each entry must be exactly one number: std::stoll / std::stod alone would read
+  // "7junk" as 7 and "2.5" as 2.
+  auto parse = [&](const std::string& k, auto convert) {
     auto it = state.find(k);
     AG_CHECK(it != state.end(), ValueError, "scheduler.load_state_dict: missing '", k, "'");
-    return it->second;
+    const std::string& text = it->second;
+    std::size_t used = 0;
+    decltype(convert(text, &used)) v{};
+    try {
+      v = convert(text, &used);
+    } catch (const std::logic_error&) {  // no number, or out of range
+      used = 0;
+    }
+    AG_CHECK(!text.empty() && used == text.size(), ValueError, "scheduler.load_state_dict: '", k,
+             "' is not a valid number: '", text, "'");
+    return v;
   };
-  std::vector<double> base(base_lrs_.size());
-  int64_t steps;
-  try {
-    steps = std::stoll(get("steps"));
-    for (std::size_t i = 0; i < base.size(); ++i) base[i] = std::stod(get("base_lr." + std::to_string(i)));
-  } catch (const std::logic_error& e) {  // stoll / stod failures
-    throw ValueError(detail::cat("scheduler.load_state_dict: malformed entry (", e.what(), ")"));
-  }
+  auto to_i64 = [](const std::string& s, std::size_t* used) { return static_cast<int64_t>(std::stoll(s, used)); };
+  auto to_f64 = [](const std::string& s, std::size_t* used) { return std::stod(s, used); };
+  const int64_t steps = parse("steps", to_i64);
   AG_CHECK(steps >= 0, ValueError, "scheduler.load_state_dict: negative step count ", steps);
+  std::vector<double> base(base_lrs_.size());
+  for (std::size_t i = 0; i < base.size(); ++i) {
+    const std::string k = "base_lr." + std::to_string(i);
+    base[i] = parse(k, to_f64);
+    AG_CHECK(std::isfinite(base[i]) && base[i] >= 0, ValueError, "scheduler.load_state_dict: '", k,
+             "' must be a finite lr >= 0, got ", base[i]);
+  }
   steps_ = steps;
   base_lrs_ = base;
   apply();

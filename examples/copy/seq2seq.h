@@ -47,6 +47,12 @@ class Seq2SeqImpl : public nn::Module {
                                                                      .dim_feedforward(o.d_ff())
                                                                      .dropout(o.dropout())));
     generator = register_module("generator", nn::Linear(o.d_model(), o.vocab()));
+    // N(0, 1/E): after the sqrt(E) scaling, token embeddings are about as large as the
+    // positional encoding, so position-based attention (what copying needs) is learnable
+    // early. With N(0, 1) rows the positions drown and training sits on a long plateau.
+    double std = 1.0 / std::sqrt(static_cast<double>(o.d_model()));
+    nn::init::normal_(src_embed->weight, 0.0, std);
+    nn::init::normal_(tgt_embed->weight, 0.0, std);
   }
 
   // ids (B, n) starting at position `start` -> (B, n, E)

@@ -39,9 +39,11 @@ void check_gather_shapes(const Shape& x, int64_t dim, const Tensor& index, const
 }  // namespace
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
-  AG_CHECK(index.dtype() == DType::i64 && index.dim() <= 1, ShapeError,
+  AG_CHECK(index.dtype() == DType::i64, DTypeError,
            "index_select: index must be a 1-D i64 tensor, got shape ", index.shape(), " ",
            index.dtype());
+  AG_CHECK(index.dim() <= 1, ShapeError, "index_select: index must be a 1-D i64 tensor, got shape ",
+           index.shape(), " ", index.dtype());
   std::vector<int64_t> ids = index.to_vector<int64_t>();
   const int64_t size = x.shape()[dim];
   for (auto& i : ids) i = checked_index(i, size, "index_select", dim);

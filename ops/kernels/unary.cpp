@@ -27,10 +27,32 @@ Tensor map_rows(const Tensor& x, XF&& xf, SF&& sf) {
   return out;
 }
 
+// The op's public name, for dtype errors ("exp: expected a floating dtype ...").
+const char* unary_name(Unary op) {
+  switch (op) {
+    case Unary::neg: return "neg";
+    case Unary::exp: return "exp";
+    case Unary::log: return "log";
+    case Unary::sqrt: return "sqrt";
+    case Unary::rsqrt: return "rsqrt";
+    case Unary::abs: return "abs";
+    case Unary::sign: return "sign";
+    case Unary::tanh: return "tanh";
+    case Unary::sigmoid: return "sigmoid";
+    case Unary::relu: return "relu";
+    case Unary::erf: return "erf";
+    case Unary::sin: return "sin";
+    case Unary::cos: return "cos";
+    case Unary::square: return "square";
+    case Unary::step: return "step";
+  }
+  return "unary";
+}
+
 }  // namespace
 
 Tensor unary(Unary op, const Tensor& x) {
-  return dispatch_float(x.dtype(), "unary", [&]<class T>() -> Tensor {
+  return dispatch_float(x.dtype(), unary_name(op), [&]<class T>() -> Tensor {
     const T one = 1, zero = 0;
     switch (op) {
       case Unary::neg: return map_rows<T>(x, [](auto& v) { return -v; }, [](T v) { return -v; });

@@ -85,7 +85,7 @@ Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = fa
 // var with `correction` (1 = unbiased, the default as in PyTorch; 0 = biased).
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction = 1,
            bool keepdim = false);
-Tensor var(const Tensor& x, int64_t correction = 1);
+Tensor var(const Tensor& x);  // over all elements, unbiased (var(x, {}, 0) for biased)
 // Values and indices (i64) along dim; the gradient goes to the arg element.
 std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);
 std::pair<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim = false);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -105,8 +106,11 @@ template <class Impl>
 class ModuleHolder {
  public:
   // Like LibTorch: constructs the Impl from the arguments (default-constructs if it can).
+  // A single holder argument is a copy, never an Impl built from it: without that
+  // exclusion `Sequential copy(seq)` would wrap seq in a new Sequential.
   template <class... Args>
-    requires std::constructible_from<Impl, Args&&...>
+    requires(std::constructible_from<Impl, Args&&...> &&
+             !(sizeof...(Args) == 1 && (std::is_same_v<std::remove_cvref_t<Args>, ModuleHolder> && ...)))
   explicit ModuleHolder(Args&&... args) : impl_(std::make_shared<Impl>(std::forward<Args>(args)...)) {}
   ModuleHolder(std::nullptr_t) {}
   ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}

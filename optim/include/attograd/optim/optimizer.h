@@ -45,9 +45,10 @@ struct ParamGroup {
   Options options;
 };
 
-// Per-parameter state, by field name ("exp_avg", "step", ...).
+// Per-parameter state, by field name ("exp_avg", "step", ...). A map, so references
+// returned by get_or_zeros stay valid when more fields are added.
 struct ParamState {
-  std::vector<std::pair<std::string, Tensor>> fields;
+  std::map<std::string, Tensor> fields;
   Tensor* find(const std::string& name);
   Tensor& get_or_zeros(const std::string& name, const Tensor& like);
 };
