@@ -37,51 +37,54 @@ std::string row_text(const std::vector<int64_t>& v, int64_t i, int64_t n) {
   return s;
 }
 
-// Cross-attention weights (h, T, S) of the last decoder layer for example 0 of `src`,
-// teacher-forced on its target. Uses the layers' public submodules.
-Tensor last_cross_attention(Seq2Seq& model, const Tensor& src, const Tensor& tgt_in) {
+// Cross-attention weights (h, T, S) of every decoder layer for example 0 of `src`,
+// teacher-forced on its target, using the layers' public submodules.
+std::vector<Tensor> cross_attention(Seq2Seq& model, const Tensor& src, const Tensor& tgt_in) {
   NoGradGuard no_grad;
   model->eval();
-  auto& tr = model->transformer;
   Tensor memory = model->encode(src);
   Tensor x = model->embed(model->tgt_embed, tgt_in);
   nn::TransformerMasks m;
   m.tgt_causal = true;
   m.memory_padding_mask = ne(src, 0.0);
-  auto& layers = tr->decoder->layers;
-  for (std::size_t i = 0; i + 1 < layers->size(); ++i)
-    x = layers->at<nn::TransformerDecoderLayerImpl>(i)->forward(x, memory, m);
-  auto last = layers->at<nn::TransformerDecoderLayerImpl>(layers->size() - 1);
   nn::AttentionArgs self_args, cross_args;
   self_args.causal = true;
   cross_args.padding_mask = m.memory_padding_mask;
   cross_args.need_weights = true;
-  Tensor h;  // the input the cross-attention sees
-  if (last->options.norm_first()) {
-    Tensor n1 = last->norm1(x);
-    h = last->norm2(x + last->self_attn(n1, n1, n1, self_args).first);
-  } else {
-    h = last->norm1(x + last->self_attn(x, x, x, self_args).first);
+  std::vector<Tensor> maps;
+  auto& layers = model->transformer->decoder->layers;
+  for (std::size_t i = 0; i < layers->size(); ++i) {
+    auto layer = layers->at<nn::TransformerDecoderLayerImpl>(i);
+    Tensor h;  // what the layer's cross-attention sees as queries
+    if (layer->options.norm_first()) {
+      Tensor n1 = layer->norm1(x);
+      h = layer->norm2(x + layer->self_attn(n1, n1, n1, self_args).first);
+    } else {
+      h = layer->norm1(x + layer->self_attn(x, x, x, self_args).first);
+    }
+    maps.push_back(layer->multihead_attn(h, memory, memory, cross_args).second.select(0, 0));
+    x = layer->forward(x, memory, m);
   }
-  return last->multihead_attn(h, memory, memory, cross_args).second.select(0, 0);  // (h, T, S)
+  return maps;
 }
 
 void draw_attention(const std::string& path, Seq2Seq& model, const Batch& b, const std::string& task) {
   Tensor src = b.src.narrow(0, 0, 1), tgt_in = b.tgt_in.narrow(0, 0, 1);
-  Tensor w = last_cross_attention(model, src, tgt_in);  // (h, T, S)
-  const int64_t H = w.size(0), T = w.size(1), S = w.size(2);
-  std::vector<std::vector<double>> maps;
+  std::vector<Tensor> layers = cross_attention(model, src, tgt_in);  // each (h, T, S)
+  const int64_t H = layers[0].size(0), T = layers[0].size(1), S = layers[0].size(2);
+  std::vector<std::vector<std::vector<double>>> grid;
   std::vector<std::string> titles;
-  for (int64_t k = 0; k < H; ++k) {
-    maps.push_back(w.select(0, k).to_vector<double>());
-    titles.push_back("HEAD " + std::to_string(k + 1));
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    grid.emplace_back();
+    for (int64_t k = 0; k < H; ++k) grid.back().push_back(layers[l].select(0, k).to_vector<double>());
+    titles.push_back("DECODER LAYER " + std::to_string(l + 1) + (l + 1 == layers.size() ? " (LAST)" : ""));
   }
   auto s = src.to_vector<int64_t>(), o = b.tgt_out.narrow(0, 0, 1).to_vector<int64_t>();
   std::vector<std::string> rows, cols;
   for (int64_t t = 0; t < T; ++t) rows.push_back(std::to_string(o[t]));
   for (int64_t j = 0; j < S; ++j) cols.push_back(s[j] == 1 ? "S" : std::to_string(s[j]));
-  plot::heatmaps(path, "CROSS-ATTENTION, LAST DECODER LAYER (" + task + ")", maps, static_cast<int>(T),
-                 static_cast<int>(S), rows, cols, titles);
+  plot::heatmaps(path, "CROSS-ATTENTION PER HEAD (" + task + ")", grid, static_cast<int>(T), static_cast<int>(S),
+                 rows, cols, titles);
 }
 
 }  // namespace

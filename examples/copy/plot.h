@@ -144,32 +144,41 @@ inline void line_chart(const std::string& path, const std::string& title, const 
   c.save(path);
 }
 
-// Heatmaps side by side: maps[k] is rows x cols in [0, 1] (white -> dark blue), with
-// the row and column tokens printed along the edges.
-inline void heatmaps(const std::string& path, const std::string& title, const std::vector<std::vector<double>>& maps,
-                     int rows, int cols, const std::vector<std::string>& row_labels,
-                     const std::vector<std::string>& col_labels, const std::vector<std::string>& map_titles) {
-  const int cell = 28, pad = 40, top = 56;
-  const int mw = cols * cell, mh = rows * cell;
-  const int W = pad + static_cast<int>(maps.size()) * (mw + pad), H = top + mh + 60;
+// A grid of heatmaps: grid[r][k] is map k of row r (rows x cols values in [0, 1],
+// white -> dark blue), each grid row titled, with the row and column tokens printed
+// along the edges of every map.
+inline void heatmaps(const std::string& path, const std::string& title,
+                     const std::vector<std::vector<std::vector<double>>>& grid, int rows, int cols,
+                     const std::vector<std::string>& row_labels, const std::vector<std::string>& col_labels,
+                     const std::vector<std::string>& grid_titles) {
+  const int cell = 24, pad = 44, top = 48, band = 40;
+  const int mw = cols * cell, mh = rows * cell, per_row = mh + band + 28;
+  std::size_t most = 0;
+  for (const auto& r : grid) most = std::max(most, r.size());
+  const int W = pad + static_cast<int>(most) * (mw + pad), H = top + static_cast<int>(grid.size()) * per_row + 30;
   Canvas c(W, H);
   const Color ink{40, 40, 40};
   c.text(pad, 12, title, ink, 3);
-  for (std::size_t k = 0; k < maps.size(); ++k) {
-    int ox = pad + static_cast<int>(k) * (mw + pad);
-    c.text(ox, top - 16, map_titles[k], ink);
-    for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < cols; ++j) {
-        double v = std::clamp(maps[k][static_cast<std::size_t>(i * cols + j)], 0.0, 1.0);
-        Color col{static_cast<uint8_t>(255 - 225 * v), static_cast<uint8_t>(255 - 180 * v), static_cast<uint8_t>(255 - 90 * v)};
-        c.rect(ox + j * cell, top + i * cell, ox + (j + 1) * cell - 1, top + (i + 1) * cell - 1, col);
-      }
-    for (int i = 0; i < rows && i < static_cast<int>(row_labels.size()); ++i)
-      c.text(ox - 12 - 8 * static_cast<int>(row_labels[i].size() - 1), top + i * cell + 9, row_labels[i], ink);
-    for (int j = 0; j < cols && j < static_cast<int>(col_labels.size()); ++j)
-      c.text(ox + j * cell + 9, top + mh + 6, col_labels[j], ink);
+  for (std::size_t r = 0; r < grid.size(); ++r) {
+    int oy = top + static_cast<int>(r) * per_row + band;
+    c.text(pad, oy - 34, grid_titles[r], ink);
+    for (std::size_t k = 0; k < grid[r].size(); ++k) {
+      int ox = pad + static_cast<int>(k) * (mw + pad);
+      c.text(ox, oy - 16, "HEAD " + std::to_string(k + 1), ink);
+      for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j) {
+          double v = std::clamp(grid[r][k][static_cast<std::size_t>(i * cols + j)], 0.0, 1.0);
+          Color col{static_cast<uint8_t>(255 - 225 * v), static_cast<uint8_t>(255 - 180 * v),
+                    static_cast<uint8_t>(255 - 90 * v)};
+          c.rect(ox + j * cell, oy + i * cell, ox + (j + 1) * cell - 1, oy + (i + 1) * cell - 1, col);
+        }
+      for (int i = 0; i < rows && i < static_cast<int>(row_labels.size()); ++i)
+        c.text(ox - 12 - 8 * static_cast<int>(row_labels[i].size() - 1), oy + i * cell + 7, row_labels[i], ink);
+      for (int j = 0; j < cols && j < static_cast<int>(col_labels.size()); ++j)
+        c.text(ox + j * cell + 7, oy + mh + 6, col_labels[j], ink);
+    }
   }
-  c.text(pad, H - 22, "ROWS: OUTPUT POSITION (QUERY)   COLUMNS: SOURCE TOKEN (KEY)", ink);
+  c.text(pad, H - 22, "ROWS: OUTPUT TOKEN (QUERY)   COLUMNS: SOURCE TOKEN (KEY)", ink);
   c.save(path);
 }
 
