@@ -6,7 +6,8 @@
 //   build/examples/copy_task --preset annotated  # d_model 512, as The Annotated Transformer
 //
 // Writes to --out: metrics.json, loss.png, attention.png, model.safetensors (the state
-// dict, loadable in PyTorch) and checkpoint.safetensors (resumable with --resume).
+// dict, loadable in PyTorch), eval.safetensors (held-out sources and our decodes, for
+// tools/check_copy_model.py) and checkpoint.safetensors (resumable with --resume).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -185,6 +186,15 @@ int main(int argc, char** argv) {
     plot::line_chart(out + "/loss.png", "TRAINING LOSS (" + task_name(c.task) + ")", loss_x, loss_y, "STEP", "LOSS");
     draw_attention(out + "/attention.png", run.model, ev.batch, task_name(c.task));
     nn::save(*run.model, out + "/model.safetensors");
+    // The held-out set and our decodes, for tools/check_copy_model.py to compare with PyTorch.
+    TensorMap eval_set;
+    eval_set.insert("src", ev.batch.src);
+    eval_set.insert("target", ev.batch.tgt_out);
+    eval_set.insert("decoded", ev.decoded);
+    save_safetensors(out + "/eval.safetensors", eval_set,
+                     {{"d_model", std::to_string(c.d_model)}, {"heads", std::to_string(c.heads)},
+                      {"layers", std::to_string(c.layers)}, {"d_ff", std::to_string(c.d_ff)},
+                      {"vocab", std::to_string(c.vocab)}});
     nlohmann::json metrics = {
         {"task", task_name(c.task)}, {"exact_sequence_accuracy", ev.exact}, {"token_accuracy", ev.token},
         {"eval_sequences", c.eval}, {"steps", c.steps}, {"train_seconds", train_secs},
