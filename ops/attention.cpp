@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "attograd/nn_ops.h"
+#include "kernels/flash_attention.h"
 #include "op_util.h"
 
 namespace ag {
@@ -32,6 +33,37 @@ Tensor additive_mask(const Tensor& bool_mask, DType dtype) {
                   full(Shape{}, -std::numeric_limits<double>::infinity(), dtype));
 }
 
+namespace {
+
+bool can_fuse(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaOptions& opt) {
+  if (!opt.fused || opt.need_weights || opt.dropout_p > 0) return false;
+  if (q.dim() != k.dim() || q.dim() != v.dim()) return false;
+  for (int64_t i = 0; i + 2 < q.dim(); ++i)
+    if (q.shape()[i] != k.shape()[i] || q.shape()[i] != v.shape()[i]) return false;
+  return !(opt.attn_mask.defined() && wants_grad(opt.attn_mask));
+}
+
+// The fused primitive: out = softmax(q k^T * scale + masks) v, with its own backward
+// (flash_attention.cpp) that recomputes scores tile by tile from the saved logsumexp.
+Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaOptions& opt, double scale) {
+  K::FlashConfig cfg;
+  cfg.scale = scale;
+  cfg.causal = opt.causal;
+  cfg.bool_mask = opt.attn_mask.defined() && opt.attn_mask.dtype() == DType::b8;
+  const Tensor& mask = opt.attn_mask;
+  K::FlashForward f = K::flash_attention_forward(q, k, v, mask, cfg);
+  bool need = wants_grad(q) || wants_grad(k) || wants_grad(v);
+  return record("scaled_dot_product_attention", f.out, {q, k, v},
+                [sq = save_if(need, q), sk = save_if(need, k), sv = save_if(need, v), sm = save_if(need, mask),
+                 so = save_if(need, f.out), sl = save_if(need, f.lse), cfg](const Tensor& g, NeedsGrad) {
+                  K::FlashGrads gr = K::flash_attention_backward(sq.get(), sk.get(), sv.get(), sm.get(), cfg,
+                                                                 so.get(), sl.get(), g);
+                  return Grads{gr.dq, gr.dk, gr.dv};
+                });
+}
+
+}  // namespace
+
 // scores (..., L, S) = q k^T * scale; masked entries become -inf; softmax over S;
 // a row with every key masked is all -inf and softmax makes it zeros.
 std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Tensor& k,
@@ -48,26 +80,33 @@ std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Te
   const int64_t L = q.shape()[q.dim() - 2], S = k.shape()[k.dim() - 2];
   const double scale = opt.scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
 
+  AG_CHECK(q.dtype() == k.dtype() && k.dtype() == v.dtype(), DTypeError, op, ": dtypes of query ", q.dtype(),
+           ", key ", k.dtype(), " and value ", v.dtype(), " differ");
+  if (opt.attn_mask.defined()) {
+    const Tensor& m = opt.attn_mask;
+    Shape scores_shape = broadcast_shapes(Shape(std::vector<int64_t>(q.shape().begin(), q.shape().end() - 2)),
+                                          Shape(std::vector<int64_t>(k.shape().begin(), k.shape().end() - 2)), op);
+    scores_shape.push_back(L);
+    scores_shape.push_back(S);
+    Shape b;
+    try {
+      b = broadcast_shapes(m.shape(), scores_shape, op);
+    } catch (const ShapeError&) {
+      b = Shape{};
+    }
+    AG_CHECK(b == scores_shape, ShapeError, op, ": attn_mask shape ", m.shape(),
+             " cannot be broadcast to the scores' shape ", scores_shape, " (query ", q.shape(), ", key ",
+             k.shape(), ")");
+    AG_CHECK(m.dtype() == DType::b8 || m.dtype() == q.dtype(), DTypeError, op, ": float attn_mask has dtype ",
+             m.dtype(), ", the scores have ", q.dtype());
+  }
+  if (can_fuse(q, k, v, opt)) return {fused_attention(q, k, v, opt, scale), Tensor{}};
+
   Tensor scores = matmul(q, transpose(k, -2, -1)) * scale;  // (..., L, S)
   const double ninf = -std::numeric_limits<double>::infinity();
   if (opt.attn_mask.defined()) {
     const Tensor& m = opt.attn_mask;
-    Shape b;
-    try {
-      b = broadcast_shapes(m.shape(), scores.shape(), op);
-    } catch (const ShapeError&) {
-      b = Shape{};
-    }
-    AG_CHECK(b == scores.shape(), ShapeError, op, ": attn_mask shape ", m.shape(),
-             " cannot be broadcast to the scores' shape ", scores.shape(), " (query ", q.shape(),
-             ", key ", k.shape(), ")");
-    if (m.dtype() == DType::b8) {
-      scores = masked_fill(scores, logical_not(m), ninf);
-    } else {
-      AG_CHECK(m.dtype() == scores.dtype(), DTypeError, op, ": float attn_mask has dtype ", m.dtype(),
-               ", the scores have ", scores.dtype());
-      scores = scores + m;
-    }
+    scores = m.dtype() == DType::b8 ? masked_fill(scores, logical_not(m), ninf) : scores + m;
   }
   if (opt.causal) scores = masked_fill(scores, logical_not(causal_mask(L, S)), ninf);
   Tensor weights = softmax(scores, -1);

@@ -30,6 +30,10 @@ struct SdpaOptions {
   std::optional<double> scale;  // default 1/sqrt(d)
   bool need_weights = false;
   Generator* generator = nullptr;  // for dropout
+  // Use the fused kernel (tiles of keys, online softmax, no (L, S) matrix) when it
+  // applies: no weights requested, no dropout, q, k, v with the same batch dims, and a
+  // mask that needs no gradient. false forces the composite path (for comparisons).
+  bool fused = true;
 };
 // q (..., L, d), k (..., S, d), v (..., S, dv) -> (output (..., L, dv), weights
 // (..., L, S) or undefined). A query row with every key masked gives zeros.

@@ -1,0 +1,12 @@
+#pragma once
+// parallel_for over [0, n): a small persistent pool of get_num_threads() - 1 workers
+// plus the calling thread. fn(begin, end) gets one contiguous chunk per thread. Work
+// that is too small to pay for the hand-off (grain) runs inline. Internal header.
+#include <cstdint>
+#include <functional>
+
+namespace ag::detail {
+
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+}  // namespace ag::detail

@@ -1,0 +1,247 @@
+// Fused scaled dot-product attention on the CPU (the flash-attention idea, notes 002
+// and 004): for each block of queries, walk the keys tile by tile with an online
+// softmax (running row max m and sum l), so the (L, S) score matrix never exists.
+// The forward saves only the output and each row's logsumexp; the backward recomputes
+// every score tile from them.
+//
+// Legend (per batch slice): L queries, S keys, d head dim, dv value dim;
+// Br x Bc is one tile of scores.
+#include <cblas.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/flash_attention.h"
+#include "kernels/strided.h"
+#include "parallel.h"
+
+namespace ag::kernels {
+namespace {
+
+constexpr int64_t Br = 64, Bc = 64;
+
+template <class T>
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
+          int64_t ldb, T beta, T* C, int64_t ldc) {
+  auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  else
+    cblas_dgemm(CblasRowMajor, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// One batch slice's operands: row pointers with row strides (unit column stride).
+template <class T>
+struct Slice {
+  const T *q, *k, *v;
+  int64_t qs, ks, vs;
+  const void* mask;   // element (i, j) at mask + i * ml + j * mc, or null
+  int64_t ml, mc;
+};
+
+// Scores of one tile: S[r, c] = scale * q_{i0+r} . k_{j0+c}, then the masks (-inf where
+// not allowed, the float mask added).
+template <class T>
+void score_tile(const Slice<T>& s, const FlashConfig& cfg, int64_t i0, int64_t rows, int64_t j0, int64_t cols,
+                int64_t d, T* S) {
+  gemm<T>(false, true, rows, cols, d, static_cast<T>(cfg.scale), s.q + i0 * s.qs, s.qs, s.k + j0 * s.ks, s.ks,
+          T(0), S, Bc);
+  const T ninf = -std::numeric_limits<T>::infinity();
+  for (int64_t r = 0; r < rows; ++r) {
+    T* row = S + r * Bc;
+    const int64_t i = i0 + r;
+    if (s.mask) {
+      for (int64_t c = 0; c < cols; ++c) {
+        int64_t off = i * s.ml + (j0 + c) * s.mc;
+        if (cfg.bool_mask) {
+          if (!static_cast<const bool*>(s.mask)[off]) row[c] = ninf;
+        } else {
+          row[c] += static_cast<const T*>(s.mask)[off];
+        }
+      }
+    }
+    if (cfg.causal)
+      for (int64_t c = std::max<int64_t>(0, i + 1 - j0); c < cols; ++c) row[c] = ninf;
+  }
+}
+
+// Keys a query block [i0, i0 + rows) can see: all, or up to the diagonal when causal.
+int64_t key_end(const FlashConfig& cfg, int64_t i0, int64_t rows, int64_t S) {
+  return cfg.causal ? std::min(S, i0 + rows) : S;
+}
+
+template <class T>
+void forward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv, T* out,
+                   T* lse) {
+  const T ninf = -std::numeric_limits<T>::infinity();
+  std::vector<T> tile(Br * Bc), m(Br), l(Br);
+  for (int64_t i0 = 0; i0 < L; i0 += Br) {
+    const int64_t rows = std::min(Br, L - i0);
+    T* acc = out + i0 * dv;  // (rows, dv), accumulated in place
+    std::fill(acc, acc + rows * dv, T(0));
+    std::fill(m.begin(), m.end(), ninf);
+    std::fill(l.begin(), l.end(), T(0));
+    const int64_t kend = key_end(cfg, i0, rows, S);
+    for (int64_t j0 = 0; j0 < kend; j0 += Bc) {
+      const int64_t cols = std::min(Bc, kend - j0);
+      score_tile(s, cfg, i0, rows, j0, cols, d, tile.data());
+      for (int64_t r = 0; r < rows; ++r) {
+        T* row = tile.data() + r * Bc;
+        T mx = ninf;
+        for (int64_t c = 0; c < cols; ++c) mx = std::max(mx, row[c]);
+        const T m_new = std::max(m[r], mx);
+        if (m_new == ninf) {  // nothing visible yet in this row
+          std::fill(row, row + cols, T(0));
+          continue;
+        }
+        T sum = 0;
+        for (int64_t c = 0; c < cols; ++c) sum += row[c] = std::exp(row[c] - m_new);
+        const T alpha = std::exp(m[r] - m_new);  // 0 when m was -inf
+        if (alpha != T(1))
+          for (int64_t c = 0; c < dv; ++c) acc[r * dv + c] *= alpha;
+        l[r] = alpha * l[r] + sum;
+        m[r] = m_new;
+      }
+      gemm<T>(false, false, rows, dv, cols, T(1), tile.data(), Bc, s.v + j0 * s.vs, s.vs, T(1), acc, dv);
+    }
+    for (int64_t r = 0; r < rows; ++r) {  // a row with no visible key: zeros, lse -inf
+      const T inv = l[r] > 0 ? T(1) / l[r] : T(0);
+      for (int64_t c = 0; c < dv; ++c) acc[r * dv + c] *= inv;
+      lse[i0 + r] = l[r] > 0 ? m[r] + std::log(l[r]) : ninf;
+    }
+  }
+}
+
+template <class T>
+void backward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv,
+                    const T* out, const T* lse, const T* dout, T* dq, T* dk, T* dvv) {
+  std::vector<T> tile(Br * Bc), dp(Br * Bc), D(static_cast<std::size_t>(L));
+  for (int64_t i = 0; i < L; ++i) {  // D_i = dO_i . O_i
+    T acc = 0;
+    for (int64_t c = 0; c < dv; ++c) acc += dout[i * dv + c] * out[i * dv + c];
+    D[i] = acc;
+  }
+  std::fill(dq, dq + L * d, T(0));
+  std::fill(dk, dk + S * d, T(0));
+  std::fill(dvv, dvv + S * dv, T(0));
+  const T scale = static_cast<T>(cfg.scale);
+  const T ninf = -std::numeric_limits<T>::infinity();
+  for (int64_t i0 = 0; i0 < L; i0 += Br) {
+    const int64_t rows = std::min(Br, L - i0);
+    const int64_t kend = key_end(cfg, i0, rows, S);
+    for (int64_t j0 = 0; j0 < kend; j0 += Bc) {
+      const int64_t cols = std::min(Bc, kend - j0);
+      score_tile(s, cfg, i0, rows, j0, cols, d, tile.data());
+      for (int64_t r = 0; r < rows; ++r) {  // P = exp(S - lse): the softmax, recomputed
+        T* row = tile.data() + r * Bc;
+        const T z = lse[i0 + r];
+        for (int64_t c = 0; c < cols; ++c) row[c] = (z == ninf || row[c] == ninf) ? T(0) : std::exp(row[c] - z);
+      }
+      // dV_j += P^T dO_i
+      gemm<T>(true, false, cols, dv, rows, T(1), tile.data(), Bc, dout + i0 * dv, dv, T(1), dvv + j0 * dv, dv);
+      // dP = dO_i V_j^T
+      gemm<T>(false, true, rows, cols, dv, T(1), dout + i0 * dv, dv, s.v + j0 * s.vs, s.vs, T(0), dp.data(), Bc);
+      for (int64_t r = 0; r < rows; ++r)  // dS = P * (dP - D_i), into dp
+        for (int64_t c = 0; c < cols; ++c) dp[r * Bc + c] = tile[r * Bc + c] * (dp[r * Bc + c] - D[i0 + r]);
+      // dQ_i += scale dS K_j;  dK_j += scale dS^T Q_i
+      gemm<T>(false, false, rows, d, cols, scale, dp.data(), Bc, s.k + j0 * s.ks, s.ks, T(1), dq + i0 * d, d);
+      gemm<T>(true, false, cols, d, rows, scale, dp.data(), Bc, s.q + i0 * s.qs, s.qs, T(1), dk + j0 * d, d);
+    }
+  }
+}
+
+// Batch slice b's element offset for a tensor with batch strides `st` over `batch`.
+int64_t batch_offset(int64_t b, const Shape& batch, const Strides& st) {
+  int64_t off = 0;
+  for (int64_t i = batch.size() - 1; i >= 0; --i) {
+    off += (b % batch[i]) * st[i];
+    b /= batch[i];
+  }
+  return off;
+}
+
+Strides batch_part(const Tensor& t, int64_t nbatch) {
+  Strides st;
+  for (int64_t i = 0; i < nbatch; ++i) st.push_back(t.strides()[i]);
+  return st;
+}
+
+template <class T>
+Slice<T> slice_at(int64_t b, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                  const Shape& batch, const Strides& mst) {
+  const int64_t nb = batch.size();
+  Slice<T> s{};
+  s.q = q.data<T>() + batch_offset(b, batch, batch_part(q, nb));
+  s.k = k.data<T>() + batch_offset(b, batch, batch_part(k, nb));
+  s.v = v.data<T>() + batch_offset(b, batch, batch_part(v, nb));
+  s.qs = q.strides()[nb], s.ks = k.strides()[nb], s.vs = v.strides()[nb];
+  if (mask.defined()) {
+    Strides mb;
+    for (int64_t i = 0; i < nb; ++i) mb.push_back(mst[i]);
+    int64_t off = batch_offset(b, batch, mb);
+    s.mask = static_cast<const char*>(mask.raw_data()) + off * static_cast<int64_t>(itemsize(mask.dtype()));
+    s.ml = mst[nb], s.mc = mst[nb + 1];
+  }
+  return s;
+}
+
+// Last dim contiguous (BLAS needs a unit column stride); a copy only when it is not.
+Tensor unit_rows(const Tensor& t) { return t.strides()[t.dim() - 1] == 1 || t.size(-1) == 1 ? t : contiguous(t); }
+
+}  // namespace
+
+FlashForward flash_attention_forward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const Tensor& mask,
+                                     const FlashConfig& cfg) {
+  Tensor q = unit_rows(q_in), k = unit_rows(k_in), v = unit_rows(v_in);
+  const int64_t L = q.size(-2), S = k.size(-2), d = q.size(-1), dv = v.size(-1);
+  Shape batch(std::vector<int64_t>(q.shape().begin(), q.shape().end() - 2));
+  Shape out_shape = batch, lse_shape = batch;
+  out_shape.push_back(L), out_shape.push_back(dv), lse_shape.push_back(L);
+  FlashForward r{empty(out_shape, q.dtype()), empty(lse_shape, q.dtype())};
+  Shape full = batch;
+  full.push_back(L), full.push_back(S);
+  Strides mst = mask.defined() ? broadcast_strides(mask, full) : Strides{};
+  const int64_t n = numel(batch);
+  dispatch_float(q.dtype(), "flash_attention", [&]<class T>() {
+    T* out = r.out.data<T>();
+    T* lse = r.lse.data<T>();
+    detail::parallel_for(n, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b)
+        forward_slice(slice_at<T>(b, q, k, v, mask, batch, mst), cfg, L, S, d, dv, out + b * L * dv, lse + b * L);
+    });
+  });
+  return r;
+}
+
+FlashGrads flash_attention_backward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const Tensor& mask,
+                                    const FlashConfig& cfg, const Tensor& out, const Tensor& lse,
+                                    const Tensor& dout_in) {
+  Tensor q = unit_rows(q_in), k = unit_rows(k_in), v = unit_rows(v_in), dout = contiguous(dout_in);
+  const int64_t L = q.size(-2), S = k.size(-2), d = q.size(-1), dv = v.size(-1);
+  Shape batch(std::vector<int64_t>(q.shape().begin(), q.shape().end() - 2));
+  Shape full = batch;
+  full.push_back(L), full.push_back(S);
+  Strides mst = mask.defined() ? broadcast_strides(mask, full) : Strides{};
+  auto shaped = [&](int64_t a, int64_t b) {
+    Shape s = batch;
+    s.push_back(a), s.push_back(b);
+    return empty(s, q.dtype());
+  };
+  FlashGrads g{shaped(L, d), shaped(S, d), shaped(S, dv)};
+  const int64_t n = numel(batch);
+  dispatch_float(q.dtype(), "flash_attention_backward", [&]<class T>() {
+    const T* po = out.data<T>();
+    const T* pl = lse.data<T>();
+    const T* pd = dout.data<T>();
+    T *gq = g.dq.data<T>(), *gk = g.dk.data<T>(), *gv = g.dv.data<T>();
+    detail::parallel_for(n, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b)
+        backward_slice(slice_at<T>(b, q, k, v, mask, batch, mst), cfg, L, S, d, dv, po + b * L * dv, pl + b * L,
+                       pd + b * L * dv, gq + b * L * d, gk + b * S * d, gv + b * S * dv);
+    });
+  });
+  return g;
+}
+
+}  // namespace ag::kernels

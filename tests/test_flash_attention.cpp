@@ -1,0 +1,118 @@
+// The fused attention kernel against the composite path (matmul, masks, softmax,
+// matmul): forward values and gradients in float64, masks included, and float64
+// gradcheck of the fused path itself. Shapes cross the 64 x 64 tile edges.
+#include <doctest/doctest.h>
+
+#include <attograd/attograd.h>
+
+#include <cmath>
+
+using namespace ag;
+
+namespace {
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  REQUIRE(a.shape() == b.shape());
+  auto x = a.to_vector<double>(), y = b.to_vector<double>();
+  double m = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
+  return m;
+}
+
+struct Case {
+  const char* name;
+  Shape q, k, v;
+  int mask;  // 0 none, 1 bool (with fully masked query rows), 2 float (with -inf)
+  bool causal;
+};
+
+Tensor make_mask(int kind, int64_t L, int64_t S, Generator& g) {
+  if (kind == 0) return {};
+  Tensor r = rand({L, S}, DType::f64, &g);
+  Tensor allowed = gt(r, 0.3);
+  allowed.select(0, 1).fill_(0.0);  // query 1 sees no key at all
+  if (kind == 1) return allowed;
+  return where(allowed, r, -INFINITY);
+}
+
+}  // namespace
+
+TEST_CASE("fused attention equals the composite path, values and gradients") {
+  const Case cases[] = {
+      {"small, no mask", {2, 3, 5, 4}, {2, 3, 7, 4}, {2, 3, 7, 6}, 0, false},
+      {"causal, L = S across tiles", {1, 2, 130, 8}, {1, 2, 130, 8}, {1, 2, 130, 8}, 0, true},
+      {"bool mask with an empty row", {2, 1, 70, 4}, {2, 1, 90, 4}, {2, 1, 90, 3}, 1, false},
+      {"float mask with -inf, causal", {1, 2, 66, 4}, {1, 2, 80, 4}, {1, 2, 80, 4}, 2, true},
+      {"3-D", {3, 65, 8}, {3, 65, 8}, {3, 65, 5}, 0, false},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    Generator g(11);
+    Tensor q = randn(c.q, DType::f64, &g).requires_grad_(), k = randn(c.k, DType::f64, &g).requires_grad_(),
+           v = randn(c.v, DType::f64, &g).requires_grad_();
+    SdpaOptions o;
+    o.attn_mask = make_mask(c.mask, c.q[c.q.size() - 2], c.k[c.k.size() - 2], g);
+    o.causal = c.causal;
+    Shape out_shape = c.q;  // (..., L, dv)
+    out_shape[out_shape.size() - 1] = c.v[c.v.size() - 1];
+    Tensor up = randn(out_shape, DType::f64, &g);
+    auto run = [&](bool fused) {
+      SdpaOptions oo = o;
+      oo.fused = fused;
+      Tensor out = scaled_dot_product_attention(q, k, v, oo).first;
+      auto gr = grad({sum(out * up)}, {q, k, v});
+      return std::make_tuple(out, gr[0], gr[1], gr[2]);
+    };
+    auto [o1, q1, k1, v1] = run(true);
+    auto [o2, q2, k2, v2] = run(false);
+    CHECK(o1.grad_fn()->name == std::string("scaled_dot_product_attention"));  // the fused node
+    CHECK(max_abs_diff(o1, o2) < 1e-12);
+    CHECK(max_abs_diff(q1, q2) < 1e-11);
+    CHECK(max_abs_diff(k1, k2) < 1e-11);
+    CHECK(max_abs_diff(v1, v2) < 1e-11);
+    if (c.mask != 0) {  // the fully masked query row: zero output, zero gradient
+      CHECK(max_abs_diff(o1.select(-2, 1), zeros_like(o1.select(-2, 1))) == 0.0);
+      CHECK(max_abs_diff(q1.select(-2, 1), zeros_like(q1.select(-2, 1))) == 0.0);
+    }
+  }
+}
+
+TEST_CASE("fused attention passes float64 gradcheck, on head-split views") {
+  Generator g(5);
+  // (B, L, h*d) projections split into heads by a transposed view, as MultiheadAttention does.
+  Tensor x = randn({2, 5, 6}, DType::f64, &g).requires_grad_();
+  Tensor y = randn({2, 4, 6}, DType::f64, &g).requires_grad_();
+  Tensor mask = gt(rand({5, 4}, DType::f64, &g), 0.2);
+  auto fn = [&](const std::vector<Tensor>& in) {
+    Tensor q = in[0].reshape({2, 5, 2, 3}).transpose(1, 2), k = in[1].reshape({2, 4, 2, 3}).transpose(1, 2);
+    SdpaOptions o;
+    o.attn_mask = mask;
+    return scaled_dot_product_attention(q, k, k, o).first;
+  };
+  CHECK(fn({x, y}).grad_fn()->name == std::string("scaled_dot_product_attention"));
+  auto r = gradcheck(fn, {x, y}, {.name = "fused attention"});
+  CHECK_MESSAGE(r.ok, r.message);
+  auto rc = gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        SdpaOptions o;
+        o.causal = true;
+        return scaled_dot_product_attention(in[0], in[1], in[1], o).first;
+      },
+      {x, y}, {.name = "fused attention, causal, L > S"});
+  CHECK_MESSAGE(rc.ok, rc.message);
+}
+
+TEST_CASE("the composite path is used when weights, dropout or a mask gradient are asked for") {
+  Tensor q = randn({1, 3, 2}, DType::f64), k = randn({1, 4, 2}, DType::f64);
+  SdpaOptions o;
+  o.need_weights = true;
+  auto [out, w] = scaled_dot_product_attention(q, k, k, o);
+  CHECK(w.defined());
+  CHECK(w.shape() == Shape{1, 3, 4});
+  Tensor fm = zeros({3, 4}, DType::f64).requires_grad_();
+  SdpaOptions om;
+  om.attn_mask = fm;
+  Tensor qq = q.detach().requires_grad_();
+  sum(scaled_dot_product_attention(qq, k, k, om).first).backward();
+  CHECK(fm.grad().defined());  // gradient reached the float mask through the composite path
+}

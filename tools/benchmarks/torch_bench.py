@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""PyTorch's side of tools/bench: the twin of ag_bench.cpp, with the same command line
+and the same one-line JSON output.
+
+    /usr/bin/python3 tools/benchmarks/torch_bench.py --workload N --threads T --reps R --warmup W
+
+Workloads (float32, same shapes and model as ag_bench):
+  1  copy-task training step, d_model 64, 4 heads, d_ff 256, 2+2 layers, batch 80, length 10
+  2  the same at d_model 512, 8 heads, d_ff 2048
+  3  nn.MultiheadAttention forward + backward, B 16, L = S = 256, E 256, 8 heads
+  4  nn.MultiheadAttention forward + backward, B 1, L = S = 4096, E 256, 4 heads, causal
+  5  torch.matmul 1024 x 1024 x 1024 (for reference; the target compares attograd with
+     a direct cblas_sgemm, which ag_bench measures)
+  6  greedy decoding of 1000 copy-task sequences without a KV cache (nn.Transformer has
+     none), as tools/check_copy_model.py decodes
+
+Threads: OMP_NUM_THREADS and OPENBLAS_NUM_THREADS are set to T before torch is imported
+(this Debian build calls OpenBLAS, whose pool torch.set_num_threads does not size), then
+torch.set_num_threads(T).
+
+Memory: rss_before_kb is the resident set after `import torch`, before the workload
+builds anything; peak_rss_kb is resource.getrusage's ru_maxrss; peak_delta_kb their
+difference. Exits with status 3 when PyTorch cannot be imported.
+"""
+import argparse
+import json
+import math
+import os
+import resource
+import sys
+import time
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--workload", type=int, required=True, choices=range(1, 7))
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--warmup", type=int, default=1)
+    return p.parse_args()
+
+
+ARGS = parse_args()
+os.environ["OMP_NUM_THREADS"] = str(ARGS.threads)
+os.environ["OPENBLAS_NUM_THREADS"] = str(ARGS.threads)
+try:
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+except ImportError as e:
+    print(f"torch_bench: PyTorch is not installed for {sys.executable} ({e}); "
+          "Debian: apt-get install python3-torch", file=sys.stderr)
+    sys.exit(3)
+
+
+def current_rss_kb():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * (os.sysconf("SC_PAGESIZE") // 1024)
+
+
+def run_reps(main, companions=()):
+    """Warm-up, then ARGS.reps timed calls of main (and of each companion right after it)."""
+    for _ in range(ARGS.warmup):
+        main()
+        for _, f in companions:
+            f()
+    times, extra = [], {name: [] for name, _ in companions}
+    for _ in range(ARGS.reps):
+        t0 = time.perf_counter()
+        main()
+        times.append(time.perf_counter() - t0)
+        for name, f in companions:
+            t0 = time.perf_counter()
+            f()
+            extra[name].append(time.perf_counter() - t0)
+    return times, extra
+
+
+# ---- the copy-task model (examples/copy/seq2seq.h) -----------------------------------
+# B batch, S source length, T target length, E d_model, V vocabulary.
+VOCAB, LEN, BATCH = 11, 10, 80
+
+
+def sinusoidal_positions(max_len, E):
+    pe = torch.zeros(max_len, E)  # (max_len, E)
+    pos = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)
+    i = torch.arange(0, E, 2, dtype=torch.float64)
+    angle = pos / torch.pow(10000.0, i / E)
+    pe[:, 0::2] = torch.sin(angle).float()
+    pe[:, 1::2] = torch.cos(angle).float()
+    return pe
+
+
+class Seq2Seq(nn.Module):
+    def __init__(self, vocab, d_model, heads, layers, d_ff, dropout=0.1, max_len=64):
+        super().__init__()
+        self.d_model = d_model
+        self.src_embed = nn.Embedding(vocab, d_model)
+        self.tgt_embed = nn.Embedding(vocab, d_model)
+        self.register_buffer("pe", sinusoidal_positions(max_len, d_model))
+        self.drop = nn.Dropout(dropout)
+        self.transformer = nn.Transformer(d_model, heads, layers, layers, d_ff, dropout=dropout, batch_first=True)
+        self.generator = nn.Linear(d_model, vocab)
+        nn.init.normal_(self.src_embed.weight, 0.0, 1.0 / math.sqrt(d_model))
+        nn.init.normal_(self.tgt_embed.weight, 0.0, 1.0 / math.sqrt(d_model))
+
+    def embed(self, table, ids):  # (B, n) -> (B, n, E)
+        return self.drop(table(ids) * math.sqrt(self.d_model) + self.pe[: ids.shape[1]])
+
+    def forward(self, src, tgt_in):  # (B, S), (B, T) -> (B, T, V)
+        T = tgt_in.shape[1]
+        causal = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # True = masked
+        src_pad = src == 0  # PyTorch's key_padding_mask: True = padding
+        h = self.transformer(self.embed(self.src_embed, src), self.embed(self.tgt_embed, tgt_in),
+                             tgt_mask=causal, src_key_padding_mask=src_pad,
+                             tgt_key_padding_mask=tgt_in == 0, memory_key_padding_mask=src_pad)
+        return self.generator(h)
+
+    @torch.no_grad()
+    def greedy_decode(self, src, steps, start=1):  # (B, S) -> (B, steps)
+        pad = src == 0
+        memory = self.transformer.encoder(self.embed(self.src_embed, src), src_key_padding_mask=pad)
+        ys = torch.full((src.shape[0], 1), start, dtype=torch.long)
+        for _ in range(steps):
+            T = ys.shape[1]
+            causal = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+            h = self.transformer.decoder(self.embed(self.tgt_embed, ys), memory, tgt_mask=causal,
+                                         memory_key_padding_mask=pad)
+            nxt = self.generator(h[:, -1]).argmax(-1, keepdim=True)
+            ys = torch.cat([ys, nxt], 1)
+        return ys[:, 1:]
+
+
+def copy_batch(B, gen):
+    """Copy task of examples/copy/data.h at full length: src = [1, c...], tgt = src."""
+    src = torch.randint(2, VOCAB, (B, LEN), generator=gen)
+    src[:, 0] = 1
+    return src, src[:, :-1], src[:, 1:]  # src (B, S), tgt_in (B, T), tgt_out (B, T)
+
+
+# ---- 1, 2: copy-task training step -------------------------------------------------
+def copy_training(d_model, heads, d_ff):
+    torch.manual_seed(1)
+    model = Seq2Seq(VOCAB, d_model, heads, 2, d_ff)
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+    warmup, factor = 200, 2.0  # Noam, as optim::NoamScheduler(opt, d_model, 2.0, 200)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: factor * d_model ** -0.5 * min(max(s, 1) ** -0.5, max(s, 1) * warmup ** -1.5))
+    gen = torch.Generator().manual_seed(7920)
+
+    def step():
+        src, tgt_in, tgt_out = copy_batch(BATCH, gen)
+        logits = model(src, tgt_in)
+        loss = F.cross_entropy(logits.reshape(-1, VOCAB), tgt_out.reshape(-1), ignore_index=0)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        return loss.item()
+
+    times, extra = run_reps(step)
+    return times, extra, {"d_model": d_model, "heads": heads, "d_ff": d_ff, "batch": BATCH, "len": LEN}
+
+
+# ---- 3, 4: MultiheadAttention forward + backward ----------------------------------
+def mha(B, L, E, heads, causal):
+    torch.manual_seed(0)
+    attn = nn.MultiheadAttention(E, heads, batch_first=True)
+    x = torch.randn(B, L, E, requires_grad=True)  # (B, L, E)
+    dout = torch.ones(B, L, E)
+    mask = torch.triu(torch.ones(L, L, dtype=torch.bool), diagonal=1) if causal else None  # (L, S)
+
+    def step():
+        attn.zero_grad(set_to_none=True)
+        x.grad = None
+        out, _ = attn(x, x, x, attn_mask=mask, need_weights=False)  # (B, L, E)
+        out.backward(dout)
+
+    times, extra = run_reps(step)
+    return times, extra, {"B": B, "L": L, "E": E, "heads": heads, "causal": causal}
+
+
+# ---- 5: matmul -------------------------------------------------------------------------
+def matmul():
+    n = 1024
+    torch.manual_seed(0)
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    times, extra = run_reps(lambda: torch.matmul(a, b))
+    return times, extra, {"n": n}
+
+
+# ---- 6: greedy decoding without a cache ---------------------------------------------
+def decoding():
+    torch.manual_seed(1)
+    model = Seq2Seq(VOCAB, 64, 4, 2, 256)
+    model.eval()
+    n, steps = 1000, LEN - 1
+    src, _, _ = copy_batch(n, torch.Generator().manual_seed(12345))
+    times, extra = run_reps(lambda: model.greedy_decode(src, steps))
+    return times, extra, {"sequences": n, "steps": steps, "tokens": n * steps}
+
+
+def main():
+    torch.set_num_threads(ARGS.threads)
+    rss_before = current_rss_kb()
+    w = ARGS.workload
+    if w == 1:
+        times, extra, info = copy_training(64, 4, 256)
+    elif w == 2:
+        times, extra, info = copy_training(512, 8, 2048)
+    elif w == 3:
+        times, extra, info = mha(16, 256, 256, 8, False)
+    elif w == 4:
+        times, extra, info = mha(1, 4096, 256, 4, True)
+    elif w == 5:
+        times, extra, info = matmul()
+    else:
+        times, extra, info = decoding()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    info["torch_version"] = torch.__version__
+    print(json.dumps({"framework": "pytorch", "workload": w, "threads": ARGS.threads, "reps": ARGS.reps,
+                      "warmup": ARGS.warmup, "times": times, "extra": extra, "info": info,
+                      "rss_before_kb": rss_before, "peak_rss_kb": peak, "peak_delta_kb": peak - rss_before}))
+
+
+if __name__ == "__main__":
+    main()
