@@ -1,5 +1,6 @@
-// Normalization and regularization, composed from primitives.
+// Normalization and regularization: fused primitives (kernels/fused.cpp).
 #include "attograd/nn_ops.h"
+#include "kernels/fused.h"
 #include "op_util.h"
 
 namespace ag {
@@ -20,24 +21,32 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   if (bias.defined())
     AG_CHECK(bias.shape() == normalized_shape, ShapeError, "layer_norm: bias shape ", bias.shape(),
              " differs from normalized_shape ", normalized_shape);
-  std::vector<int64_t> dims;
-  for (int64_t i = x.dim() - n; i < x.dim(); ++i) dims.push_back(i);
-  Tensor mu = mean(x, dims, true);
-  Tensor xc = x - mu;
-  Tensor y = xc * rsqrt(mean(square(xc), dims, true) + eps);
-  if (weight.defined()) y = y * weight;
-  if (bias.defined()) y = y + bias;
-  return y;
+  // Fused primitive (kernels/fused.cpp); it equals the composite
+  //   xc = x - mean(x);  y = xc * rsqrt(mean(xc^2) + eps) * weight + bias
+  // (tests/test_fused.cpp checks both values and gradients against it).
+  const int64_t len = numel(normalized_shape);
+  K::LayerNormForward f = K::layer_norm_forward(x, weight, bias, len, eps);
+  bool need = wants_grad(x) || wants_grad(weight) || wants_grad(bias);
+  return record("layer_norm", f.y, {x, weight, bias},
+                [sx = save_if(need, x), sm = save_if(need, f.mean), sr = save_if(need, f.rstd),
+                 sw = save_if(need, weight), normalized_shape](const Tensor& g, NeedsGrad needs) {
+                  K::LayerNormGrads gr = K::layer_norm_backward(sx.get(), sm.get(), sr.get(), sw.get(), g,
+                                                                normalized_shape, needs[0], needs[1], needs[2]);
+                  return Grads{gr.dx, gr.dw, gr.db};
+                });
 }
 
 // Inverted dropout: kept elements are scaled by 1/(1-p) so the expectation is x.
+// out = x * mask with mask drawn in the same pass.   dx = g * mask
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
   AG_CHECK(p >= 0 && p <= 1, ValueError, "dropout: p must be in [0, 1], got ", p);
   if (!training || p == 0) return x;
   check_float(x, "dropout");
   if (p == 1) return x * 0.0;
-  Tensor keep = bernoulli(x.shape(), 1.0 - p, x.dtype(), gen);
-  return x * (keep * (1.0 / (1.0 - p)));
+  K::DropoutForward f = K::dropout_forward(x, p, gen ? *gen : default_generator());
+  return record("dropout", f.y, {x}, [sm = save_if(wants_grad(x), f.mask)](const Tensor& g, NeedsGrad) {
+    return Grads{g * sm.get()};
+  });
 }
 
 }  // namespace ag

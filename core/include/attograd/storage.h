@@ -30,4 +30,8 @@ class Storage {
 
 using StoragePtr = std::shared_ptr<Storage>;
 
+// Buffers of freed tensors are cached by size class for reuse (see core/storage.cpp;
+// ATTOGRAD_NO_BUFFER_CACHE=1 turns the cache off). This returns them to the system.
+void empty_buffer_cache();
+
 }  // namespace ag

@@ -24,10 +24,10 @@ Tensor padding_mask(const Tensor& lengths, int64_t S);
 Tensor additive_mask(const Tensor& bool_mask, DType dtype = DType::f32);
 
 struct SdpaOptions {
-  Tensor attn_mask;      // bool (true = may attend) or float (added), broadcastable to (..., L, S)
+  Tensor attn_mask = {};  // bool (true = may attend) or float (added), broadcastable to (..., L, S)
   bool causal = false;   // also apply causal_mask(L, S)
   double dropout_p = 0;  // on the weights, when > 0
-  std::optional<double> scale;  // default 1/sqrt(d)
+  std::optional<double> scale = {};  // default 1/sqrt(d)
   bool need_weights = false;
   Generator* generator = nullptr;  // for dropout
   // Use the fused kernel (tiles of keys, online softmax, no (L, S) matrix) when it
