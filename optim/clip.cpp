@@ -14,11 +14,15 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, doubl
   for (const Tensor& p : params) {
     Tensor g = p.grad();
     if (!g.defined()) continue;
-    for (double v : g.to_vector<double>()) {
-      double a = std::abs(v);
-      if (std::isinf(norm_type)) acc = std::isnan(a) ? a : std::max(acc, a);
-      else acc += norm_type == 2.0 ? a * a : norm_type == 1.0 ? a : std::pow(a, norm_type);
-    }
+    g = g.contiguous();
+    dispatch_float(g.dtype(), "clip_grad_norm_", [&]<class T>() {
+      const T* p = g.data<T>();
+      for (int64_t i = 0, n = g.numel(); i < n; ++i) {
+        double a = std::abs(static_cast<double>(p[i]));
+        if (std::isinf(norm_type)) acc = std::isnan(a) || std::isnan(acc) ? NAN : std::max(acc, a);
+        else acc += norm_type == 2.0 ? a * a : norm_type == 1.0 ? a : std::pow(a, norm_type);
+      }
+    });
   }
   double total = std::isinf(norm_type) ? acc : std::pow(acc, 1.0 / norm_type);
   if (!std::isfinite(total)) {

@@ -51,8 +51,12 @@ Tensor softmax(const Tensor& x, int64_t dim, bool log) {
         for (int64_t i = 0; i < n; ++i) out[i] = log ? ninf : T(0);
         continue;
       }
-      auto yo = xrow(out, n);
-      xt::noalias(yo) = xt::exp(xrow(in, n) - m);
+      if (n >= 64) {  // xtensor's vectorized exp pays for its setup on long rows only
+        auto yo = xrow(out, n);
+        xt::noalias(yo) = xt::exp(xrow(in, n) - m);
+      } else {
+        for (int64_t i = 0; i < n; ++i) out[i] = std::exp(in[i] - m);
+      }
       double s = 0;
       for (int64_t i = 0; i < n; ++i) s += out[i];
       if (log) {
