@@ -78,3 +78,19 @@ TEST_CASE("fused dropout: kept fraction, scale, a repeatable mask and its gradie
   CHECK(max_abs_diff(x.grad(), y.detach() * 2.0) < 1e-6);  // dx = g * mask, and y = x * mask with x = 1
   CHECK(max_abs_diff(dropout(x, 0.3, false), x) == 0.0);   // eval: identity
 }
+
+TEST_CASE("large kernels give the same bits on 1 and 2 threads") {
+  Generator g(4);
+  Tensor a = randn({300, 1000}, DType::f32, &g), b = randn({300, 1000}, DType::f32, &g);
+  Tensor w = randn({1000}, DType::f32, &g), bias = randn({1000}, DType::f32, &g);
+  auto run = [&] {
+    return std::vector<Tensor>{a * b + a, exp(a), softmax(a, -1), log_softmax(a, 0), layer_norm(a, {1000}, w, bias)};
+  };
+  const int before = get_num_threads();
+  set_num_threads(1);
+  auto one = run();
+  set_num_threads(2);
+  auto two = run();
+  set_num_threads(before);
+  for (std::size_t i = 0; i < one.size(); ++i) CHECK(max_abs_diff(one[i], two[i]) == 0.0);
+}

@@ -26,7 +26,7 @@ Tensor zip_rows(const Tensor& a, const Tensor& b, const char* name, F&& f) {
   O* o = out.data<O>();
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
-  for_each_row<3>(shape, st, [&](const auto& off, int64_t n, const auto& inc) {
+  for_each_row_parallel<3>(shape, st, [&](const auto& off, int64_t n, const auto& inc) {
     int64_t i = 0;
     if constexpr (Simd) {
       using B = xsimd::batch<T>;

@@ -5,8 +5,36 @@
 
 #include "attograd/generator.h"
 #include "kernels/fused.h"
+#include "kernels/strided.h"
 
 namespace ag::kernels {
+
+namespace {
+
+// Rows [i0, i1) of (rows, n) contiguous x: y, and each row's mean and 1/std.
+template <class T>
+void layer_norm_rows(const T* px, const T* w, const T* b, T* py, T* pm, T* pr, int64_t i0, int64_t i1, int64_t n,
+                     double eps) {
+  for (int64_t i = i0; i < i1; ++i) {
+    const T* row = px + i * n;
+    double s = 0;
+    for (int64_t j = 0; j < n; ++j) s += row[j];
+    const double mu = s / static_cast<double>(n);
+    double v = 0;
+    for (int64_t j = 0; j < n; ++j) v += (row[j] - mu) * (row[j] - mu);
+    const double rstd = 1.0 / std::sqrt(v / static_cast<double>(n) + eps);
+    pm[i] = static_cast<T>(mu);
+    pr[i] = static_cast<T>(rstd);
+    T* out = py + i * n;
+    const T tm = static_cast<T>(mu), tr = static_cast<T>(rstd);
+    for (int64_t j = 0; j < n; ++j) {
+      T h = (row[j] - tm) * tr;
+      out[j] = (w ? h * w[j] : h) + (b ? b[j] : T(0));
+    }
+  }
+}
+
+}  // namespace
 
 LayerNormForward layer_norm_forward(const Tensor& x_in, const Tensor& weight, const Tensor& bias, int64_t n,
                                     double eps) {
@@ -15,27 +43,12 @@ LayerNormForward layer_norm_forward(const Tensor& x_in, const Tensor& weight, co
   const int64_t rows = n ? x.numel() / n : 0;
   LayerNormForward r{empty(x.shape(), x.dtype()), empty(Shape{rows}, x.dtype()), empty(Shape{rows}, x.dtype())};
   dispatch_float(x.dtype(), "layer_norm", [&]<class T>() {
-    const T* px = x.data<T>();
     const T* w = wc.defined() ? wc.data<T>() : nullptr;
     const T* b = bc.defined() ? bc.data<T>() : nullptr;
-    T *py = r.y.data<T>(), *pm = r.mean.data<T>(), *pr = r.rstd.data<T>();
-    for (int64_t i = 0; i < rows; ++i) {
-      const T* row = px + i * n;
-      double s = 0;
-      for (int64_t j = 0; j < n; ++j) s += row[j];
-      const double mu = s / static_cast<double>(n);
-      double v = 0;
-      for (int64_t j = 0; j < n; ++j) v += (row[j] - mu) * (row[j] - mu);
-      const double rstd = 1.0 / std::sqrt(v / static_cast<double>(n) + eps);
-      pm[i] = static_cast<T>(mu);
-      pr[i] = static_cast<T>(rstd);
-      T* out = py + i * n;
-      const T tm = static_cast<T>(mu), tr = static_cast<T>(rstd);
-      for (int64_t j = 0; j < n; ++j) {
-        T h = (row[j] - tm) * tr;
-        out[j] = (w ? h * w[j] : h) + (b ? b[j] : T(0));
-      }
-    }
+    const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1));
+    detail::parallel_for(rows, grain, [&](int64_t i0, int64_t i1) {
+      layer_norm_rows(x.data<T>(), w, b, r.y.data<T>(), r.mean.data<T>(), r.rstd.data<T>(), i0, i1, n, eps);
+    });
   });
   return r;
 }

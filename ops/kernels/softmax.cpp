@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kernels/kernels.h"
+#include "kernels/strided.h"
 #include "kernels/xt_rows.h"
 
 namespace ag::kernels {
@@ -30,6 +31,64 @@ Tensor dim_back(const Tensor& y, const Shape& shape, int64_t dim) {
   return Tensor(y.storage(), shape, st, y.offset(), y.dtype());
 }
 
+// Rows [r0, r1) of (rows, n) contiguous x into y.
+template <class T>
+void softmax_rows(const T* px, T* py, int64_t r0, int64_t r1, int64_t n, bool log) {
+  const T ninf = -std::numeric_limits<T>::infinity();
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* in = px + r * n;
+    T* out = py + r * n;
+    T m = ninf;
+    for (int64_t i = 0; i < n; ++i) m = in[i] > m || std::isnan(in[i]) ? in[i] : m;
+    if (m == ninf) {
+      for (int64_t i = 0; i < n; ++i) out[i] = log ? ninf : T(0);
+      continue;
+    }
+    if (n >= 64) {  // xtensor's vectorized exp pays for its setup on long rows only
+      auto yo = xrow(out, n);
+      xt::noalias(yo) = xt::exp(xrow(in, n) - m);
+    } else {
+      for (int64_t i = 0; i < n; ++i) out[i] = std::exp(in[i] - m);
+    }
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += out[i];
+    if (log) {
+      T ls = static_cast<T>(std::log(s));
+      for (int64_t i = 0; i < n; ++i) out[i] = (in[i] - m) - ls;
+    } else {
+      T inv = static_cast<T>(1.0 / s);
+      for (int64_t i = 0; i < n; ++i) out[i] *= inv;
+    }
+  }
+}
+
+// Rows [r0, r1) of the gradient, from y = softmax(x) (or log_softmax) and g = dL/dy.
+template <class T>
+void softmax_backward_rows(const T* py, const T* pg, T* px, int64_t r0, int64_t r1, int64_t n, bool log) {
+  const T ninf = -std::numeric_limits<T>::infinity();
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* yr = py + r * n;
+    const T* gr = pg + r * n;
+    T* xr = px + r * n;
+    double dot = 0;
+    bool all_masked = true;
+    for (int64_t i = 0; i < n; ++i) {
+      all_masked = all_masked && (log ? yr[i] == ninf : yr[i] == T(0));
+      dot += log ? static_cast<double>(gr[i]) : static_cast<double>(gr[i]) * yr[i];
+    }
+    if (log && all_masked) {
+      for (int64_t i = 0; i < n; ++i) xr[i] = 0;
+      continue;
+    }
+    const T d = static_cast<T>(dot);
+    if (log) for (int64_t i = 0; i < n; ++i) xr[i] = gr[i] - std::exp(yr[i]) * d;
+    else for (int64_t i = 0; i < n; ++i) xr[i] = yr[i] * (gr[i] - d);
+  }
+}
+
+// Rows per thread chunk: about kParallelGrain elements.
+int64_t row_grain(int64_t n) { return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)); }
+
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t dim, bool log) {
@@ -41,32 +100,7 @@ Tensor softmax(const Tensor& x, int64_t dim, bool log) {
   dispatch_float(x.dtype(), "softmax", [&]<class T>() {
     const T* px = xc.data<T>();
     T* py = y.data<T>();
-    const T ninf = -std::numeric_limits<T>::infinity();
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* in = px + r * n;
-      T* out = py + r * n;
-      T m = ninf;
-      for (int64_t i = 0; i < n; ++i) m = in[i] > m || std::isnan(in[i]) ? in[i] : m;
-      if (m == ninf) {
-        for (int64_t i = 0; i < n; ++i) out[i] = log ? ninf : T(0);
-        continue;
-      }
-      if (n >= 64) {  // xtensor's vectorized exp pays for its setup on long rows only
-        auto yo = xrow(out, n);
-        xt::noalias(yo) = xt::exp(xrow(in, n) - m);
-      } else {
-        for (int64_t i = 0; i < n; ++i) out[i] = std::exp(in[i] - m);
-      }
-      double s = 0;
-      for (int64_t i = 0; i < n; ++i) s += out[i];
-      if (log) {
-        T ls = static_cast<T>(std::log(s));
-        for (int64_t i = 0; i < n; ++i) out[i] = (in[i] - m) - ls;
-      } else {
-        T inv = static_cast<T>(1.0 / s);
-        for (int64_t i = 0; i < n; ++i) out[i] *= inv;
-      }
-    }
+    detail::parallel_for(rows, row_grain(n), [&](int64_t r0, int64_t r1) { softmax_rows(px, py, r0, r1, n, log); });
   });
   return x.dim() == 0 ? y : dim_back(y, x.shape(), dim);
 }
@@ -85,25 +119,8 @@ Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t dim, bool log)
     const T* py = yc.data<T>();
     const T* pg = gc.data<T>();
     T* px = gx.data<T>();
-    const T ninf = -std::numeric_limits<T>::infinity();
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* yr = py + r * n;
-      const T* gr = pg + r * n;
-      T* xr = px + r * n;
-      double dot = 0;
-      bool all_masked = true;
-      for (int64_t i = 0; i < n; ++i) {
-        all_masked = all_masked && (log ? yr[i] == ninf : yr[i] == T(0));
-        dot += log ? static_cast<double>(gr[i]) : static_cast<double>(gr[i]) * yr[i];
-      }
-      if (log && all_masked) {
-        for (int64_t i = 0; i < n; ++i) xr[i] = 0;
-        continue;
-      }
-      const T d = static_cast<T>(dot);
-      if (log) for (int64_t i = 0; i < n; ++i) xr[i] = gr[i] - std::exp(yr[i]) * d;
-      else for (int64_t i = 0; i < n; ++i) xr[i] = yr[i] * (gr[i] - d);
-    }
+    detail::parallel_for(rows, row_grain(n),
+                         [&](int64_t r0, int64_t r1) { softmax_backward_rows(py, pg, px, r0, r1, n, log); });
   });
   return dim_back(gx, y.shape(), dim);
 }

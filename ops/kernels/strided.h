@@ -6,6 +6,7 @@
 
 #include "attograd/shape.h"
 #include "attograd/tensor.h"
+#include "parallel.h"
 
 namespace ag::kernels {
 
@@ -62,6 +63,32 @@ void for_each_row(const Shape& shape_in, const std::array<Strides, N>& st_in, F&
       counter[d] = 0;
     }
   }
+}
+
+// Elements per thread below which a kernel stays on one thread: handing work to the
+// pool costs a few microseconds, more than small tensors take.
+inline constexpr int64_t kParallelGrain = int64_t{1} << 15;
+
+// for_each_row, except that when every operand is laid out contiguously over `shape`
+// (the whole tensor is one row) and it is large, chunks of it run on the thread pool.
+// Rows never overlap, so results do not depend on the number of threads.
+template <std::size_t N, class F>
+void for_each_row_parallel(const Shape& shape, const std::array<Strides, N>& st, F&& row) {
+  const int64_t n = numel(shape);
+  bool flat = n >= 2 * kParallelGrain;
+  const Strides cs = contiguous_strides(shape);
+  for (std::size_t k = 0; flat && k < N; ++k)
+    for (int64_t d = 0; flat && d < shape.size(); ++d) flat = shape[d] == 1 || st[k][d] == cs[d];
+  if (!flat) {
+    for_each_row<N>(shape, st, row);
+    return;
+  }
+  detail::parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
+    std::array<int64_t, N> off, inc;
+    off.fill(b);
+    inc.fill(1);
+    row(off, e - b, inc);
+  });
 }
 
 }  // namespace ag::kernels

@@ -15,7 +15,7 @@ Tensor map_rows(const Tensor& x, XF&& xf, SF&& sf) {
   std::array<Strides, 2> st{out.strides(), x.strides()};
   T* o = out.data<T>();
   const T* a = x.data<T>();
-  for_each_row<2>(x.shape(), st, [&](const auto& off, int64_t n, const auto& inc) {
+  for_each_row_parallel<2>(x.shape(), st, [&](const auto& off, int64_t n, const auto& inc) {
     if (inc[0] == 1 && inc[1] == 1) {
       auto xo = xrow(o + off[0], n);
       auto xa = xrow(a + off[1], n);
