@@ -9,6 +9,7 @@
 // dict, loadable in PyTorch), eval.safetensors (held-out sources and our decodes, for
 // tools/check_copy_model.py) and checkpoint.safetensors (resumable with --resume).
 #include <CLI/CLI.hpp>
+#include <attograd/log.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 

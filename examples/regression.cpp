@@ -1,5 +1,6 @@
 // The README's twenty-line example: a small MLP learns to sum its three inputs.
 #include <attograd/attograd.h>
+#include <attograd/log.h>
 #include <iostream>
 using namespace ag;
 

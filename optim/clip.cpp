@@ -4,7 +4,7 @@
 
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
-#include "attograd/runtime.h"
+#include "attograd/log.h"
 
 namespace ag::optim {
 

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>
+#include <attograd/log.h>
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,9 @@
 #pragma once
-// Logging and threads.
-#include <spdlog/logger.h>
+// Logging and threads. The logger is spdlog's; include <attograd/log.h> to call it
+// (kept out of this header and the umbrella because spdlog's headers are slow to compile).
+namespace spdlog {
+class logger;
+}
 
 namespace ag {
 

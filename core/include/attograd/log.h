@@ -1,0 +1,5 @@
+#pragma once
+// ag::log() with spdlog's API: ag::log().info("step {} loss {:.4f}", step, loss);
+#include <spdlog/spdlog.h>
+
+#include "attograd/runtime.h"
