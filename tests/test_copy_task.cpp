@@ -10,7 +10,7 @@ TEST_CASE("a tiny Transformer learns the copy task end to end") {
   Config c;
   c.d_model = 32, c.heads = 2, c.layers = 1, c.d_ff = 64, c.dropout = 0.0;
   c.len = 8, c.min_len = 5;  // variable lengths, so padding masks are trained and evaluated
-  c.batch = 32, c.steps = 400, c.warmup = 100, c.lr_factor = 2.0, c.seed = 7;
+  c.batch = 32, c.steps = 600, c.warmup = 100, c.lr_factor = 2.0, c.seed = 7;
   Run run(c);
   double first = 0, last = 0;
   for (int64_t s = 0; s < c.steps; ++s) {

@@ -15,8 +15,8 @@ struct Config {
   int64_t vocab = 11, len = 10, min_len = 10;
   int64_t d_model = 64, heads = 4, layers = 2, d_ff = 256;
   double dropout = 0.1;
-  int64_t batch = 80, steps = 600, warmup = 200;
-  double lr_factor = 2.0, clip = 1.0, label_smoothing = 0.0;
+  int64_t batch = 80, steps = 1000, warmup = 200;
+  double lr_factor = 1.0, clip = 1.0, label_smoothing = 0.0;
   uint64_t seed = 1;
   int64_t eval = 1000;
 };

@@ -6,13 +6,12 @@
 //
 // Legend (per batch slice): L queries, S keys, d head dim, dv value dim;
 // Br x Bc is one tile of scores.
-#include <cblas.h>
-
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "kernels/flash_attention.h"
+#include "kernels/gemm.h"
 #include "kernels/strided.h"
 #include "parallel.h"
 
@@ -21,15 +20,6 @@ namespace {
 
 constexpr int64_t Br = 64, Bc = 64;
 
-template <class T>
-void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
-          int64_t ldb, T beta, T* C, int64_t ldc) {
-  auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  else
-    cblas_dgemm(CblasRowMajor, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
 
 // One batch slice's operands: row pointers with row strides (unit column stride).
 template <class T>
@@ -71,11 +61,19 @@ int64_t key_end(const FlashConfig& cfg, int64_t i0, int64_t rows, int64_t S) {
   return cfg.causal ? std::min(S, i0 + rows) : S;
 }
 
+// Per-thread scratch, reused across the batch slices of a chunk (allocating it per
+// slice cost more than the math when decoding: thousands of 1-query slices).
+template <class T>
+struct Scratch {
+  std::vector<T> tile = std::vector<T>(Br * Bc), dp = std::vector<T>(Br * Bc), m = std::vector<T>(Br),
+                 l = std::vector<T>(Br), D;
+};
+
 template <class T>
 void forward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv, T* out,
-                   T* lse) {
+                   T* lse, Scratch<T>& sc) {
   const T ninf = -std::numeric_limits<T>::infinity();
-  std::vector<T> tile(Br * Bc), m(Br), l(Br);
+  std::vector<T>&tile = sc.tile, &m = sc.m, &l = sc.l;
   for (int64_t i0 = 0; i0 < L; i0 += Br) {
     const int64_t rows = std::min(Br, L - i0);
     T* acc = out + i0 * dv;  // (rows, dv), accumulated in place
@@ -115,8 +113,9 @@ void forward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_t
 
 template <class T>
 void backward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv,
-                    const T* out, const T* lse, const T* dout, T* dq, T* dk, T* dvv) {
-  std::vector<T> tile(Br * Bc), dp(Br * Bc), D(static_cast<std::size_t>(L));
+                    const T* out, const T* lse, const T* dout, T* dq, T* dk, T* dvv, Scratch<T>& sc) {
+  std::vector<T>&tile = sc.tile, &dp = sc.dp, &D = sc.D;
+  D.resize(static_cast<std::size_t>(L));
   for (int64_t i = 0; i < L; ++i) {  // D_i = dO_i . O_i
     T acc = 0;
     for (int64_t c = 0; c < dv; ++c) acc += dout[i * dv + c] * out[i * dv + c];
@@ -207,8 +206,10 @@ FlashForward flash_attention_forward(const Tensor& q_in, const Tensor& k_in, con
     T* out = r.out.data<T>();
     T* lse = r.lse.data<T>();
     detail::parallel_for(n, 1, [&](int64_t b0, int64_t b1) {
+      Scratch<T> sc;
       for (int64_t b = b0; b < b1; ++b)
-        forward_slice(slice_at<T>(b, q, k, v, mask, batch, mst), cfg, L, S, d, dv, out + b * L * dv, lse + b * L);
+        forward_slice(slice_at<T>(b, q, k, v, mask, batch, mst), cfg, L, S, d, dv, out + b * L * dv, lse + b * L,
+                      sc);
     });
   });
   return r;
@@ -236,9 +237,10 @@ FlashGrads flash_attention_backward(const Tensor& q_in, const Tensor& k_in, cons
     const T* pd = dout.data<T>();
     T *gq = g.dq.data<T>(), *gk = g.dk.data<T>(), *gv = g.dv.data<T>();
     detail::parallel_for(n, 1, [&](int64_t b0, int64_t b1) {
+      Scratch<T> sc;
       for (int64_t b = b0; b < b1; ++b)
         backward_slice(slice_at<T>(b, q, k, v, mask, batch, mst), cfg, L, S, d, dv, po + b * L * dv, pl + b * L,
-                       pd + b * L * dv, gq + b * L * d, gk + b * S * d, gv + b * S * dv);
+                       pd + b * L * dv, gq + b * L * d, gk + b * S * d, gv + b * S * dv, sc);
     });
   });
   return g;

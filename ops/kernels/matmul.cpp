@@ -2,8 +2,7 @@
 // they are laid out: row-major, or column-major (a transposed view) with the transpose
 // flag. Only a layout BLAS cannot express is copied. When b has no batch dims and a's
 // batch rows are evenly strided, the batch folds into one (B*M, K) @ (K, N) call.
-#include <cblas.h>
-
+#include "kernels/gemm.h"
 #include "kernels/kernels.h"
 
 namespace ag::kernels {
@@ -29,15 +28,6 @@ MatView as_blas(int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
   return v;
 }
 
-template <class T>
-void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
-          int64_t ldb, T* C, int64_t ldc) {
-  auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, TA, TB, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
-  else
-    cblas_dgemm(CblasRowMajor, TA, TB, M, N, K, 1.0, A, lda, B, ldb, 0.0, C, ldc);
-}
 
 // Strides of the batch dims of t aligned to `batch` (0 where broadcast).
 Strides batch_strides(const Tensor& t, const Shape& batch) {
@@ -94,7 +84,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
         expect *= batch[i];
       }
       if (even) {
-        gemm<T>(false, vb.trans, nb * M, N, K, pa, va.ld, pb, vb.ld, pc, N);
+        gemm<T>(false, vb.trans, nb * M, N, K, T(1), pa, va.ld, pb, vb.ld, T(0), pc, N);
         return;
       }
     }
@@ -102,7 +92,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     for (int64_t i = 0; i < nb; ++i) {
       int64_t oa = 0, ob = 0;
       for (int64_t d = 0; d < batch.size(); ++d) oa += idx[d] * sa[d], ob += idx[d] * sb[d];
-      gemm<T>(va.trans, vb.trans, M, N, K, pa + oa, va.ld, pb + ob, vb.ld, pc + i * M * N, N);
+      gemm<T>(va.trans, vb.trans, M, N, K, T(1), pa + oa, va.ld, pb + ob, vb.ld, T(0), pc + i * M * N, N);
       for (int64_t d = batch.size() - 1; d >= 0; --d) {
         if (++idx[d] < batch[d]) break;
         idx[d] = 0;
