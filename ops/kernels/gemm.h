@@ -11,7 +11,7 @@
 
 namespace ag::kernels {
 
-inline constexpr int64_t kSmallGemm = 4096;  // M * N * K multiply-adds
+inline constexpr int64_t kSmallGemm = 512;  // M * N * K multiply-adds; OpenBLAS has fast small kernels above
 
 template <class T>
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
