@@ -5,6 +5,8 @@
 
 #include <attograd/attograd.h>
 
+#include "test_util.h"
+
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -21,27 +23,15 @@ using ag::DType;
 using ag::Shape;
 using ag::Tensor;
 
+using test_util::error_of;
+using test_util::contains;
+
 namespace {
 
 Tensor f64(const std::vector<double>& v, const Shape& s) { return Tensor::from_vector(v, s); }
 Tensor f64(const std::vector<double>& v) { return Tensor::from_vector(v); }
 Tensor leaf(const std::vector<double>& v, const Shape& s) { return f64(v, s).requires_grad_(); }
 Tensor leaf(const std::vector<double>& v) { return f64(v).requires_grad_(); }
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-// Runs f and returns the message of the E it throws ("" when it throws nothing).
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
-}
 
 ag::SdpaOptions causal() {  // set by name: a designated initializer would warn
   ag::SdpaOptions o;

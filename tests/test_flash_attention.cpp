@@ -5,19 +5,15 @@
 
 #include <attograd/attograd.h>
 
+#include "test_util.h"
+
 #include <cmath>
 
 using namespace ag;
 
-namespace {
+using test_util::max_abs_diff;
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  REQUIRE(a.shape() == b.shape());
-  auto x = a.to_vector<double>(), y = b.to_vector<double>();
-  double m = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
+namespace {
 
 struct Case {
   const char* name;

@@ -4,19 +4,15 @@
 
 #include <attograd/attograd.h>
 
+#include "test_util.h"
+
 #include <cmath>
 
 using namespace ag;
 
-namespace {
+using test_util::max_abs_diff;
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  REQUIRE(a.shape() == b.shape());
-  auto x = a.to_vector<double>(), y = b.to_vector<double>();
-  double m = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
+namespace {
 
 // The layer norm formula written with primitives (biased variance, as PyTorch).
 Tensor layer_norm_composite(const Tensor& x, int64_t n_dims, const Tensor& w, const Tensor& b, double eps) {

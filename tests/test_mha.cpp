@@ -8,6 +8,8 @@
 
 #include <attograd/attograd.h>
 
+#include "test_util.h"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -16,6 +18,9 @@
 
 namespace fs = std::filesystem;
 using namespace ag;
+
+using test_util::error_of;
+using test_util::contains;
 
 namespace {
 
@@ -35,18 +40,6 @@ double rel_err(const Tensor& got, const Tensor& want) {
   }
   return scale > 0 ? worst / scale : worst;
 }
-
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 Tensor bool_tensor(const std::vector<int>& v, const Shape& shape) {
   return ne(Tensor::from_vector<int64_t>(std::vector<int64_t>(v.begin(), v.end()), shape), 0.0);

@@ -5,6 +5,8 @@
 
 #include <attograd/attograd.h>
 
+#include "test_util.h"
+
 #include <cmath>
 #include <filesystem>
 #include <numbers>
@@ -15,20 +17,10 @@
 namespace fs = std::filesystem;
 using namespace ag;
 
+using test_util::error_of;
+using test_util::contains;
+
 namespace {
-
-// The message of the E that f throws, or "<no error>".
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 std::string tmp_path(const std::string& name) {
   fs::path dir = fs::path(AG_TMP_DIR) / "nn";
