@@ -112,3 +112,45 @@ TEST_CASE("the composite path is used when weights, dropout or a mask gradient a
   sum(scaled_dot_product_attention(qq, k, k, om).first).backward();
   CHECK(fm.grad().defined());  // gradient reached the float mask through the composite path
 }
+
+TEST_CASE("fused attention with dropout: gradcheck, repeatable masks, unbiased on average") {
+  Generator g(21);
+  Tensor q = randn({1, 2, 70, 3}, DType::f64, &g).requires_grad_(), k = randn({1, 2, 67, 3}, DType::f64, &g),
+         v = randn({1, 2, 67, 2}, DType::f64, &g).requires_grad_();
+  Tensor mask = gt(rand({70, 67}, DType::f64, &g), 0.1);
+  Generator drop_gen(3);
+  auto fn = [&](const std::vector<Tensor>& in) {
+    drop_gen.manual_seed(3);  // the same mask on every evaluation
+    SdpaOptions o;
+    o.attn_mask = mask;
+    o.causal = true;
+    o.dropout_p = 0.25;
+    o.generator = &drop_gen;
+    return scaled_dot_product_attention(in[0], k, in[1], o).first;
+  };
+  Tensor a = fn({q, v}), b = fn({q, v});
+  CHECK(a.grad_fn()->name == std::string("scaled_dot_product_attention"));  // fused, dropout included
+  CHECK(max_abs_diff(a, b) == 0.0);
+  auto r = gradcheck(fn, {q, v}, {.name = "fused attention with dropout"});
+  CHECK_MESSAGE(r.ok, r.message);
+
+  // E[dropout(weights)] = weights: the mean over many masks approaches the plain output.
+  NoGradGuard no_grad;
+  Tensor qs = randn({1, 1, 4, 3}, DType::f64, &g), ks = randn({1, 1, 5, 3}, DType::f64, &g),
+         vs = randn({1, 1, 5, 2}, DType::f64, &g);
+  Tensor plain = scaled_dot_product_attention(qs, ks, vs).first;
+  Tensor acc = zeros_like(plain);
+  Generator seeds(8);
+  const int n = 4000;
+  for (int i = 0; i < n; ++i) {
+    SdpaOptions o;
+    o.dropout_p = 0.5;
+    o.generator = &seeds;
+    acc = acc + scaled_dot_product_attention(qs, ks, vs, o).first;
+  }
+  CHECK(max_abs_diff(acc / static_cast<double>(n), plain) < 0.06);
+  SdpaOptions once;
+  once.dropout_p = 0.5;
+  once.generator = &seeds;
+  CHECK(max_abs_diff(scaled_dot_product_attention(qs, ks, vs, once).first, plain) > 1e-3);  // it does drop
+}

@@ -65,13 +65,39 @@ int64_t key_end(const FlashConfig& cfg, int64_t i0, int64_t rows, int64_t S) {
 // slice cost more than the math when decoding: thousands of 1-query slices).
 template <class T>
 struct Scratch {
-  std::vector<T> tile = std::vector<T>(Br * Bc), dp = std::vector<T>(Br * Bc), m = std::vector<T>(Br),
-                 l = std::vector<T>(Br), D;
+  std::vector<T> tile = std::vector<T>(Br * Bc), dp = std::vector<T>(Br * Bc), z = std::vector<T>(Br * Bc),
+                 pz = std::vector<T>(Br * Bc), m = std::vector<T>(Br), l = std::vector<T>(Br), D;
 };
+
+// Dropout factors Z of one tile (0 or 1/(1-p)), a pure function of (seed, slice, i, j):
+// a 32-bit integer finalizer over the element's index, keyed by the seed.
+uint32_t mix32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
+  return x;
+}
+
+template <class T>
+void dropout_tile(const FlashConfig& cfg, uint64_t slice, int64_t L, int64_t S, int64_t i0, int64_t rows, int64_t j0,
+                  int64_t cols, T* z) {
+  const uint32_t k0 = static_cast<uint32_t>(cfg.seed), k1 = static_cast<uint32_t>(cfg.seed >> 32);
+  const uint64_t keep = static_cast<uint64_t>((1.0 - cfg.dropout_p) * 4294967296.0);
+  const T scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const uint64_t idx = (slice * static_cast<uint64_t>(L) + static_cast<uint64_t>(i0 + r)) * static_cast<uint64_t>(S) +
+                           static_cast<uint64_t>(j0 + c);
+      const uint32_t h = mix32(mix32(static_cast<uint32_t>(idx) ^ k0) + (k1 ^ static_cast<uint32_t>(idx >> 32) * 0x9e3779b9U));
+      z[r * Bc + c] = h < keep ? scale : T(0);
+    }
+}
 
 template <class T>
 void forward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv, T* out,
-                   T* lse, Scratch<T>& sc) {
+                   T* lse, Scratch<T>& sc, uint64_t slice) {
   const T ninf = -std::numeric_limits<T>::infinity();
   std::vector<T>&tile = sc.tile, &m = sc.m, &l = sc.l;
   for (int64_t i0 = 0; i0 < L; i0 += Br) {
@@ -101,6 +127,11 @@ void forward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_t
         l[r] = alpha * l[r] + sum;
         m[r] = m_new;
       }
+      if (cfg.dropout_p > 0) {  // the softmax statistics above use the weights before dropout
+        dropout_tile(cfg, slice, L, S, i0, rows, j0, cols, sc.z.data());
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < cols; ++c) tile[r * Bc + c] *= sc.z[r * Bc + c];
+      }
       gemm<T>(false, false, rows, dv, cols, T(1), tile.data(), Bc, s.v + j0 * s.vs, s.vs, T(1), acc, dv);
     }
     for (int64_t r = 0; r < rows; ++r) {  // a row with no visible key: zeros, lse -inf
@@ -113,7 +144,8 @@ void forward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_t
 
 template <class T>
 void backward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv,
-                    const T* out, const T* lse, const T* dout, T* dq, T* dk, T* dvv, Scratch<T>& sc) {
+                    const T* out, const T* lse, const T* dout, T* dq, T* dk, T* dvv, Scratch<T>& sc,
+                    uint64_t slice) {
   std::vector<T>&tile = sc.tile, &dp = sc.dp, &D = sc.D;
   D.resize(static_cast<std::size_t>(L));
   for (int64_t i = 0; i < L; ++i) {  // D_i = dO_i . O_i
@@ -137,10 +169,22 @@ void backward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_
         const T z = lse[i0 + r];
         for (int64_t c = 0; c < cols; ++c) row[c] = (z == ninf || row[c] == ninf) ? T(0) : std::exp(row[c] - z);
       }
-      // dV_j += P^T dO_i
-      gemm<T>(true, false, cols, dv, rows, T(1), tile.data(), Bc, dout + i0 * dv, dv, T(1), dvv + j0 * dv, dv);
-      // dP = dO_i V_j^T
+      // With dropout Z: O = (P Z) V, so dV_j += (P Z)^T dO_i and dP = Z (dO_i V_j^T); the
+      // identity D_i = sum_j P_ij dP_ij = dO_i . O_i still holds.
+      const bool drop = cfg.dropout_p > 0;
+      if (drop) {
+        dropout_tile(cfg, slice, L, S, i0, rows, j0, cols, sc.z.data());
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < cols; ++c) sc.pz[r * Bc + c] = tile[r * Bc + c] * sc.z[r * Bc + c];
+      }
+      // dV_j += (P Z)^T dO_i
+      gemm<T>(true, false, cols, dv, rows, T(1), drop ? sc.pz.data() : tile.data(), Bc, dout + i0 * dv, dv, T(1),
+              dvv + j0 * dv, dv);
+      // dP = dO_i V_j^T (times Z with dropout)
       gemm<T>(false, true, rows, cols, dv, T(1), dout + i0 * dv, dv, s.v + j0 * s.vs, s.vs, T(0), dp.data(), Bc);
+      if (drop)
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < cols; ++c) dp[r * Bc + c] *= sc.z[r * Bc + c];
       for (int64_t r = 0; r < rows; ++r)  // dS = P * (dP - D_i), into dp
         for (int64_t c = 0; c < cols; ++c) dp[r * Bc + c] = tile[r * Bc + c] * (dp[r * Bc + c] - D[i0 + r]);
       // dQ_i += scale dS K_j;  dK_j += scale dS^T Q_i
@@ -209,7 +253,7 @@ FlashForward flash_attention_forward(const Tensor& q_in, const Tensor& k_in, con
       Scratch<T> sc;
       for (int64_t b = b0; b < b1; ++b)
         forward_slice(slice_at<T>(b, q, k, v, mask, batch, mst), cfg, L, S, d, dv, out + b * L * dv, lse + b * L,
-                      sc);
+                      sc, static_cast<uint64_t>(b));
     });
   });
   return r;
@@ -240,7 +284,7 @@ FlashGrads flash_attention_backward(const Tensor& q_in, const Tensor& k_in, cons
       Scratch<T> sc;
       for (int64_t b = b0; b < b1; ++b)
         backward_slice(slice_at<T>(b, q, k, v, mask, batch, mst), cfg, L, S, d, dv, po + b * L * dv, pl + b * L,
-                       pd + b * L * dv, gq + b * L * d, gk + b * S * d, gv + b * S * dv, sc);
+                       pd + b * L * dv, gq + b * L * d, gk + b * S * d, gv + b * S * dv, sc, static_cast<uint64_t>(b));
     });
   });
   return g;

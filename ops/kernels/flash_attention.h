@@ -10,6 +10,10 @@ struct FlashConfig {
   double scale = 1.0;
   bool causal = false;
   bool bool_mask = false;
+  // Dropout on the attention weights: weight (i, j) of batch slice b is kept when
+  // hash(seed, b, i, j) < (1 - p) * 2^32, so the backward regenerates the same mask.
+  double dropout_p = 0.0;
+  uint64_t seed = 0;
 };
 
 struct FlashForward {

@@ -31,8 +31,10 @@ struct SdpaOptions {
   bool need_weights = false;
   Generator* generator = nullptr;  // for dropout
   // Use the fused kernel (tiles of keys, online softmax, no (L, S) matrix) when it
-  // applies: no weights requested, no dropout, q, k, v with the same batch dims, and a
-  // mask that needs no gradient. false forces the composite path (for comparisons).
+  // applies: no weights requested, q, k, v with the same batch dims, a mask that needs
+  // no gradient, and no dropout unless S >= 32. Its dropout mask comes from a hash of
+  // one generator draw, so it differs from the composite path's. false forces the
+  // composite path.
   bool fused = true;
 };
 // q (..., L, d), k (..., S, d), v (..., S, dv) -> (output (..., L, dv), weights
