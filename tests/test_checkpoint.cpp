@@ -4,6 +4,8 @@
 
 #include <attograd/attograd.h>
 
+#include "test_util.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -19,27 +21,15 @@ namespace optim = ag::optim;
 using ag::Shape;
 using ag::Tensor;
 
+using test_util::map_diff;
+using test_util::read_bytes;
+using test_util::write_bytes;
+
 namespace {
 
 // ---- files ------------------------------------------------------------------------------
 
-// A fresh folder per test case so cases (and parallel ctest runs) do not collide.
-std::string tmp_dir(const std::string& name) {
-  fs::path dir = fs::path(AG_TMP_DIR) / "checkpoint" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), std::streamsize(bytes.size()));
-}
+std::string tmp_dir(const std::string& name) { return test_util::tmp_dir("checkpoint", name); }
 
 uint64_t header_length(const std::string& file) {
   uint64_t n = 0;
@@ -106,18 +96,6 @@ ag::TensorMap clone_map(const ag::TensorMap& m) {
   ag::TensorMap out;
   for (auto& [k, t] : m) out.insert(k, t.clone());
   return out;
-}
-
-// "" when equal: same names, shapes, dtypes and bit-identical values.
-std::string map_diff(const ag::TensorMap& a, const ag::TensorMap& b) {
-  if (a.size() != b.size()) return "sizes " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
-  for (auto& [k, t] : a) {
-    if (!b.contains(k)) return "'" + k + "' missing";
-    const Tensor& u = b.at(k);
-    if (!(t.shape() == u.shape()) || t.dtype() != u.dtype()) return "'" + k + "' differs in shape or dtype";
-    if (t.to_vector<double>() != u.to_vector<double>()) return "'" + k + "' differs in value";
-  }
-  return "";
 }
 
 struct Snapshot {

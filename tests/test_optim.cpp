@@ -8,6 +8,8 @@
 
 #include <attograd/attograd.h>
 
+#include "test_util.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -22,6 +24,8 @@ using ag::DType;
 using ag::Shape;
 using ag::Tensor;
 namespace optim = ag::optim;
+
+using test_util::map_diff;
 
 namespace {
 
@@ -297,17 +301,6 @@ std::vector<std::vector<double>> run(const Hyper& h, DType dtype) {
   return out;
 }
 
-// Exact equality of two state dicts (names, shapes, dtypes, values); "" when equal.
-std::string state_diff(const ag::TensorMap& a, const ag::TensorMap& b) {
-  if (a.size() != b.size()) return "sizes " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
-  for (auto& [k, t] : a) {
-    if (!b.contains(k)) return "'" + k + "' missing";
-    const Tensor& u = b.at(k);
-    if (!(t.shape() == u.shape()) || t.dtype() != u.dtype()) return "'" + k + "' differs in shape or dtype";
-    if (t.to_vector<double>() != u.to_vector<double>()) return "'" + k + "' differs in value";
-  }
-  return "";
-}
 
 // A deep copy: state_dict() shares storage with the optimizer's live state.
 ag::TensorMap clone_map(const ag::TensorMap& m) {
@@ -507,7 +500,7 @@ TEST_CASE("optimizer state_dict / load_state_dict round trip by parameter name")
     auto b = make_optimizer(other, {{"decoder.bias", pb.b}, {"encoder.weight", pb.w}});
     b->load_state_dict(sd);
     CHECK(b->lr() == h.lr);
-    CHECK(state_diff(b->state_dict(), a->state_dict()) == "");
+    CHECK(map_diff(b->state_dict(), a->state_dict()) == "");
 
     // Continuing gives the same numbers as the uninterrupted optimizer, exactly.
     for (int k = 3; k < kSteps; ++k) {
@@ -537,7 +530,7 @@ TEST_CASE("optimizer load_state_dict rejects a bad state and changes nothing") {
     return m;
   };
   auto check_unchanged = [&] {
-    CHECK(state_diff(adam.state_dict(), before) == "");
+    CHECK(map_diff(adam.state_dict(), before) == "");
     CHECK(adam.lr() == 0.01);
   };
 

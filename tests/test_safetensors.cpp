@@ -3,6 +3,8 @@
 
 #include <attograd/attograd.h>
 
+#include "test_util.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -14,25 +16,12 @@ namespace fs = std::filesystem;
 using ag::Shape;
 using ag::Tensor;
 
+using test_util::read_bytes;
+using test_util::write_bytes;
+
 namespace {
 
-// A fresh folder per test case so cases (and parallel ctest runs) do not collide.
-std::string tmp_dir(const std::string& name) {
-  fs::path dir = fs::path(AG_TMP_DIR) / "safetensors" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), std::streamsize(bytes.size()));
-}
+std::string tmp_dir(const std::string& name) { return test_util::tmp_dir("safetensors", name); }
 
 std::string u64_le(uint64_t n) {
   std::string s(8, '\0');
