@@ -40,7 +40,7 @@ std::string row_text(const std::vector<int64_t>& v, int64_t i, int64_t n) {
 }
 
 // Cross-attention weights (h, T, S) of every decoder layer for example 0 of `src`,
-// teacher-forced on its target, using the layers' public submodules.
+// teacher-forced on its target.
 std::vector<Tensor> cross_attention(Seq2Seq& model, const Tensor& src, const Tensor& tgt_in) {
   NoGradGuard no_grad;
   model->eval();
@@ -49,23 +49,12 @@ std::vector<Tensor> cross_attention(Seq2Seq& model, const Tensor& src, const Ten
   nn::TransformerMasks m;
   m.tgt_causal = true;
   m.memory_padding_mask = ne(src, 0.0);
-  nn::AttentionArgs self_args, cross_args;
-  self_args.causal = true;
-  cross_args.padding_mask = m.memory_padding_mask;
-  cross_args.need_weights = true;
   std::vector<Tensor> maps;
   auto& layers = model->transformer->decoder->layers;
   for (std::size_t i = 0; i < layers->size(); ++i) {
-    auto layer = layers->at<nn::TransformerDecoderLayerImpl>(i);
-    Tensor h;  // what the layer's cross-attention sees as queries
-    if (layer->options.norm_first()) {
-      Tensor n1 = layer->norm1(x);
-      h = layer->norm2(x + layer->self_attn(n1, n1, n1, self_args).first);
-    } else {
-      h = layer->norm1(x + layer->self_attn(x, x, x, self_args).first);
-    }
-    maps.push_back(layer->multihead_attn(h, memory, memory, cross_args).second.select(0, 0));
-    x = layer->forward(x, memory, m);
+    auto [y, w] = layers->at<nn::TransformerDecoderLayerImpl>(i)->forward_with_cross_weights(x, memory, m);
+    maps.push_back(w.select(0, 0));
+    x = y;
   }
   return maps;
 }

@@ -79,17 +79,33 @@ Tensor TransformerDecoderLayerImpl::feed_forward(const Tensor& x) {
 }
 
 Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& memory, const TransformerMasks& m) {
+  return run(tgt, memory, m, false).first;
+}
+
+std::pair<Tensor, Tensor> TransformerDecoderLayerImpl::forward_with_cross_weights(const Tensor& tgt,
+                                                                                  const Tensor& memory,
+                                                                                  const TransformerMasks& m) {
+  return run(tgt, memory, m, true);
+}
+
+std::pair<Tensor, Tensor> TransformerDecoderLayerImpl::run(const Tensor& tgt, const Tensor& memory,
+                                                           const TransformerMasks& m, bool need_weights) {
   AttentionArgs self_args, cross_args;
   self_args.attn_mask = m.tgt_mask;
   self_args.padding_mask = m.tgt_padding_mask;
   self_args.causal = m.tgt_causal;
   cross_args.attn_mask = m.memory_mask;
   cross_args.padding_mask = m.memory_padding_mask;
+  cross_args.need_weights = need_weights;
   const bool nf = options.norm_first();
+  Tensor weights;  // (B, h, T, S) when asked for
   Tensor x = residual(tgt, norm1, nf, [&](const Tensor& h) { return dropout1(self_attn(h, h, h, self_args).first); });
-  x = residual(x, norm2, nf,
-               [&](const Tensor& h) { return dropout2(multihead_attn(h, memory, memory, cross_args).first); });
-  return residual(x, norm3, nf, [&](const Tensor& h) { return feed_forward(h); });
+  x = residual(x, norm2, nf, [&](const Tensor& h) {
+    auto [o, w] = multihead_attn(h, memory, memory, cross_args);
+    weights = w;
+    return dropout2(o);
+  });
+  return {residual(x, norm3, nf, [&](const Tensor& h) { return feed_forward(h); }), weights};
 }
 
 // With causal self-attention, position t's keys and values in every layer depend only on

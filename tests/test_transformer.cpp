@@ -139,3 +139,19 @@ TEST_CASE("Transformer rejects bad shapes with every shape named") {
   CHECK_THROWS_WITH_AS(model(randn({2, 5, 8}), randn({3, 4, 8})), doctest::Contains("[3, 4, 8]"), ShapeError);
   CHECK_THROWS_WITH_AS(nn::Transformer(nn::TransformerOptions(8, 3)), doctest::Contains("divisible"), ShapeError);
 }
+
+TEST_CASE("a decoder layer returns its cross-attention weights next to the same output") {
+  manual_seed(6);
+  nn::TransformerDecoderLayer layer(nn::TransformerLayerOptions(8, 2).dim_feedforward(16).dropout(0.0));
+  layer->to(DType::f64);
+  NoGradGuard no_grad;
+  Tensor tgt = randn({2, 4, 8}, DType::f64), memory = randn({2, 5, 8}, DType::f64);
+  nn::TransformerMasks m;
+  m.tgt_causal = true;
+  m.memory_padding_mask = padding_mask(Tensor::from_vector(std::vector<int64_t>{5, 3}), 5);
+  auto [out, w] = layer->forward_with_cross_weights(tgt, memory, m);
+  CHECK(max_err(out, layer(tgt, memory, m)) < 1e-12);
+  REQUIRE(w.shape() == Shape{2, 2, 4, 5});
+  CHECK(max_err(sum(w, {-1}), ones({2, 2, 4}, DType::f64)) < 1e-12);        // each row is a distribution
+  CHECK(max_err(w.select(0, 1).narrow(-1, 3, 2), zeros({2, 4, 2}, DType::f64)) < 1e-15);  // padded keys get 0
+}

@@ -57,11 +57,10 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
     for (std::size_t j = 0; j < ids.size(); ++j) std::memcpy(dst + j * row, src + ids[j] * row, row);
     return out;
   }
+  Shape one = x.shape();  // one slice along dim
+  one[dim] = 1;
   for (std::size_t j = 0; j < ids.size(); ++j) {
-    Tensor src(x.storage(), x.shape(), x.strides(), x.offset() + ids[j] * x.strides()[dim], x.dtype());
-    Shape one = x.shape();
-    one[dim] = 1;
-    Tensor from(x.storage(), one, x.strides(), src.offset(), x.dtype());
+    Tensor from(x.storage(), one, x.strides(), x.offset() + ids[j] * x.strides()[dim], x.dtype());
     Tensor to(out.storage(), one, out.strides(), static_cast<int64_t>(j) * out.strides()[dim], x.dtype());
     copy(from, to);
   }

@@ -62,6 +62,9 @@ class TransformerDecoderLayerImpl : public Module {
   explicit TransformerDecoderLayerImpl(const TransformerLayerOptions& options);
   // tgt (B, T, E), memory (B, S, E) -> (B, T, E)
   Tensor forward(const Tensor& tgt, const Tensor& memory, const TransformerMasks& masks = {});
+  // forward, plus the cross-attention weights per head (B, h, T, S), for inspection.
+  std::pair<Tensor, Tensor> forward_with_cross_weights(const Tensor& tgt, const Tensor& memory,
+                                                       const TransformerMasks& masks = {});
   // One new position: tgt (B, 1, E) given the cache of the positions before it.
   Tensor forward_step(const Tensor& tgt, const Tensor& memory, KVCache::Layer& cache,
                       const Tensor& memory_padding_mask = {});
@@ -74,6 +77,8 @@ class TransformerDecoderLayerImpl : public Module {
 
  private:
   Tensor feed_forward(const Tensor& x);
+  std::pair<Tensor, Tensor> run(const Tensor& tgt, const Tensor& memory, const TransformerMasks& masks,
+                                bool need_weights);
 };
 AG_MODULE(TransformerDecoderLayer);
 
