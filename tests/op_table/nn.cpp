@@ -1,0 +1,108 @@
+// Op table lines: Network ops: softmax family, attention with its mask builders, normalization, dropout.
+#include "op_table.h"
+
+namespace op_table {
+namespace {
+// Attention options set member by member: designated initializers that leave out
+// attn_mask or scale trip GCC's -Wmissing-field-initializers.
+SdpaOptions with_mask(const Tensor& m) {
+  SdpaOptions o;
+  o.attn_mask = m;
+  return o;
+}
+SdpaOptions causal() {
+  SdpaOptions o;
+  o.causal = true;
+  return o;
+}
+}  // namespace
+
+AG_OP_TABLE(nn) {
+  return {
+      // ---- softmax family ----
+      {"softmax dim -1", {{2, 3, 4}}, [](auto& x) { return softmax(x[0], -1); }},
+      {"softmax dim 0", {{2, 3, 4}}, [](auto& x) { return softmax(x[0], 0); }},
+      {"softmax dim 1 non-contiguous", {{2, 3, 4}}, [](auto& x) { return softmax(x[0], 1); }, transposed},
+      {"log_softmax dim -1", {{2, 3, 4}}, [](auto& x) { return log_softmax(x[0], -1); }},
+      {"log_softmax dim 0", {{2, 3, 4}}, [](auto& x) { return log_softmax(x[0], 0); }},
+      {"log_softmax dim 1 non-contiguous", {{2, 3, 4}}, [](auto& x) { return log_softmax(x[0], 1); },
+       transposed},
+
+      // ---- attention (with causal_mask / padding_mask / additive_mask) ----
+      {"scaled_dot_product_attention", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
+       [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2]).first; }},
+      {"scaled_dot_product_attention bool mask", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
+       [](auto& x) {
+         Tensor m = bools({1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 0}, {3, 4});  // (L, S)
+         return scaled_dot_product_attention(x[0], x[1], x[2], with_mask(m)).first;
+       }},
+      {"scaled_dot_product_attention float mask (an input too)", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}, {3, 4}},
+       [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], with_mask(x[3])).first; }},
+      {"scaled_dot_product_attention additive_mask", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
+       [](auto& x) {
+         Tensor m = additive_mask(bools({1, 1, 0, 0, 1, 0, 1, 0}, {2, 1, 4}), DType::f64);  // (B, 1, S)
+         return scaled_dot_product_attention(x[0], x[1], x[2], with_mask(m)).first;
+       }},
+      {"scaled_dot_product_attention causal", {{2, 3, 2}, {2, 3, 2}, {2, 3, 3}},
+       [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], causal()).first; }},
+      {"scaled_dot_product_attention fully masked row", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
+       [](auto& x) {
+         Tensor m = bools({1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1}, {3, 4});  // query 1 sees no key
+         return scaled_dot_product_attention(x[0], x[1], x[2], with_mask(m)).first;
+       }},
+      {"scaled_dot_product_attention padding_mask and causal_mask", {{2, 3, 2}, {2, 3, 2}, {2, 3, 3}},
+       [](auto& x) {
+         // (B, 1, S) & (L, S) -> (B, L, S); batch 1 has one real token.
+         Tensor pad = padding_mask(i64({3, 1}, {2}), 3).unsqueeze(1);
+         Tensor m = logical_and(pad, causal_mask(3, 3));
+         return scaled_dot_product_attention(x[0], x[1], x[2], with_mask(m)).first;
+       }},
+      {"scaled_dot_product_attention padding_mask length 0 (all rows masked)",
+       {{2, 2, 2}, {2, 3, 2}, {2, 3, 2}},
+       [](auto& x) {
+         Tensor m = padding_mask(i64({2, 0}, {2}), 3).unsqueeze(1);  // (B, 1, S)
+         return scaled_dot_product_attention(x[0], x[1], x[2], with_mask(m)).first;
+       }},
+      {"scaled_dot_product_attention weights and scale", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
+       [](auto& x) {
+         SdpaOptions o;
+         o.scale = 0.7;
+         o.need_weights = true;
+         return scaled_dot_product_attention(x[0], x[1], x[2], o).second;
+       }},
+      {"scaled_dot_product_attention heads non-contiguous", {{1, 2, 3, 2}, {1, 2, 3, 2}, {1, 2, 3, 2}},
+       [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], causal()).first; },
+       transposed},
+      {"scaled_dot_product_attention dropout", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
+       [](auto& x) {
+         static Generator gen;
+         gen.manual_seed(11);  // the same mask on every evaluation
+         SdpaOptions o;
+         o.dropout_p = 0.3;
+         o.generator = &gen;
+         return scaled_dot_product_attention(x[0], x[1], x[2], o).first;
+       }},
+
+      // ---- normalization and dropout ----
+      {"layer_norm", {{3, 4}}, [](auto& x) { return layer_norm(x[0], {4}); }},
+      {"layer_norm weight and bias", {{3, 4}, {4}, {4}},
+       [](auto& x) { return layer_norm(x[0], {4}, x[1], x[2]); }},
+      {"layer_norm weight only", {{3, 4}, {4}}, [](auto& x) { return layer_norm(x[0], {4}, x[1]); }},
+      {"layer_norm bias only", {{3, 4}, {4}}, [](auto& x) { return layer_norm(x[0], {4}, {}, x[1]); }},
+      {"layer_norm 2-D normalized_shape", {{2, 2, 3}, {2, 3}, {2, 3}},
+       [](auto& x) { return layer_norm(x[0], {2, 3}, x[1], x[2]); }},
+      {"layer_norm non-contiguous", {{3, 4}, {4}, {4}},
+       [](auto& x) { return layer_norm(x[0], {4}, x[1], x[2]); },
+       transposed},
+      {"dropout p=0.3", {{3, 4}},
+       [](auto& x) {
+         static Generator gen;
+         gen.manual_seed(7);  // the same mask on every evaluation
+         return dropout(x[0], 0.3, true, &gen);
+       }},
+      {"dropout eval (identity)", {{3, 4}}, [](auto& x) { return dropout(x[0], 0.3, false); }},
+      {"dropout p=1", {{3, 4}}, [](auto& x) { return dropout(x[0], 1.0, true); }},
+  };
+}
+
+}  // namespace op_table
