@@ -123,62 +123,6 @@ Tensor Tensor::sum(const std::vector<int64_t>& d, bool k) const { return ag::sum
 Tensor Tensor::mean() const { return ag::mean(*this); }
 Tensor Tensor::mean(const std::vector<int64_t>& d, bool k) const { return ag::mean(*this, d, k); }
 
-// ---- in-place ----
-// In-place writes are not recorded. On a tensor that requires grad they would make the
-// graph wrong, so they are refused while grad mode is on (use NoGradGuard, as
-// optimizers do). Every write bumps the storage version so saved tensors notice.
-static void check_inplace(const Tensor& t, const char* op) {
-  AG_CHECK(!(grad_enabled() && t.requires_grad()), AutogradError, op,
-           ": in-place write to a tensor that requires grad (shape ", t.shape(),
-           "); wrap it in NoGradGuard or use the out-of-place op");
-}
-
-Tensor& Tensor::fill_(double value) {
-  check_inplace(*this, "fill_");
-  kernels::fill(*this, value);
-  storage()->bump_version();
-  return *this;
-}
-
-Tensor& Tensor::copy_(const Tensor& src) {
-  check_inplace(*this, "copy_");
-  AG_CHECK(broadcast_shapes(src.shape(), shape(), "copy_") == shape(), ShapeError,
-           "copy_: source shape ", src.shape(), " cannot be broadcast to ", shape());
-  kernels::copy(src, *this);
-  storage()->bump_version();
-  return *this;
-}
-
-Tensor& Tensor::add_(const Tensor& other, double alpha) {
-  check_inplace(*this, "add_");
-  NoGradGuard guard;
-  Tensor o = alpha == 1.0 ? other : kernels::binary_scalar(kernels::Binary::mul, other, alpha, false);
-  Tensor r = kernels::binary(kernels::Binary::add, *this, o, "add_");
-  AG_CHECK(r.shape() == shape(), ShapeError, "add_: shape ", other.shape(),
-           " cannot be broadcast to ", shape());
-  kernels::copy(r, *this);
-  storage()->bump_version();
-  return *this;
-}
-
-Tensor& Tensor::mul_(double value) {
-  check_inplace(*this, "mul_");
-  kernels::copy(kernels::binary_scalar(kernels::Binary::mul, *this, value, false), *this);
-  storage()->bump_version();
-  return *this;
-}
-
-Tensor& Tensor::masked_fill_(const Tensor& mask, double value) {
-  check_inplace(*this, "masked_fill_");
-  NoGradGuard guard;
-  Tensor r = ag::masked_fill(*this, mask, value);
-  AG_CHECK(r.shape() == shape(), ShapeError, "masked_fill_: mask shape ", mask.shape(),
-           " cannot be broadcast to ", shape());
-  kernels::copy(r, *this);
-  storage()->bump_version();
-  return *this;
-}
-
 // ---- autograd fields ----
 bool Tensor::requires_grad() const { return checked().requires_grad; }
 

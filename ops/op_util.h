@@ -33,8 +33,12 @@ inline void check_float(const Tensor& t, const char* op) {
 }
 
 // A new TensorImpl over x's storage with the given layout (no graph).
+// Marked as a view: an in-place op inside the graph refuses it (its base would not see
+// the write in its own graph).
 inline Tensor alias(const Tensor& x, const Shape& shape, const Strides& strides, int64_t offset) {
-  return Tensor(x.storage(), shape, strides, offset, x.dtype());
+  Tensor v(x.storage(), shape, strides, offset, x.dtype());
+  v.impl()->is_view = true;
+  return v;
 }
 
 // Sorted, unique, wrapped dims; `all` when dims is empty.

@@ -21,6 +21,7 @@ struct TensorImpl {
   Strides strides;  // in elements
   int64_t offset = 0;  // in elements
   DType dtype = DType::f32;
+  bool is_view = false;  // made by a view op over another tensor's storage
 
   bool requires_grad = false;
   std::shared_ptr<Node> grad_fn;  // null for leaves; never points back at this impl
@@ -88,12 +89,29 @@ class Tensor {
   Tensor mean() const;
   Tensor mean(const std::vector<int64_t>& dims, bool keepdim = false) const;
 
-  // ---- in-place (not recorded; they bump the version counter) ----
+  // ---- in-place (ops/inplace.cpp) ----
+  // Each bumps the storage version, so tensors saved for backward notice the write.
+  // Inside the graph (self, or an operand, requires grad and grad mode is on) the op is
+  // recorded and self becomes its result, as in PyTorch; a leaf that requires grad and
+  // a view refuse there (AutogradError). Under NoGradGuard they write plainly (how
+  // optimizers update parameters).
   Tensor& fill_(double value);
   Tensor& zero_() { return fill_(0.0); }
   Tensor& copy_(const Tensor& src);  // broadcasts src into self, converting dtype
   Tensor& add_(const Tensor& other, double alpha = 1.0);
+  Tensor& add_(double value);
+  Tensor& sub_(const Tensor& other, double alpha = 1.0);
+  Tensor& sub_(double value);
+  Tensor& mul_(const Tensor& other);
   Tensor& mul_(double value);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(double value);
+  Tensor& neg_();
+  Tensor& exp_();
+  Tensor& relu_();
+  Tensor& sigmoid_();
+  Tensor& tanh_();
+  Tensor& clamp_(std::optional<double> min, std::optional<double> max);
   Tensor& masked_fill_(const Tensor& mask, double value);
 
   // ---- autograd ----
