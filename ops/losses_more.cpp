@@ -31,7 +31,18 @@ void check_same_dtype(const Tensor& input, const Tensor& other, const char* what
            " (shape ", other.shape(), ") differs from input dtype ", input.dtype(), " (shape ", input.shape(), ")");
 }
 
-// PyTorch's (x, t) -> (t - 1) max(log1p(-x), -100) - t max(log(x), -100), in x's dtype.
+// weight / pos_weight must broadcast to the input's shape (the loss keeps that shape).
+void check_broadcasts_to(const Tensor& w, const Tensor& input, const char* what, const char* op) {
+  if (!w.defined()) return;
+  const Shape &ws = w.shape(), &xs = input.shape();
+  bool ok = ws.size() <= xs.size();
+  for (int64_t i = 1; ok && i <= ws.size(); ++i)
+    ok = ws[ws.size() - i] == 1 || ws[ws.size() - i] == xs[xs.size() - i];
+  AG_CHECK(ok, ShapeError, op, ": ", what, " shape ", ws, " cannot be broadcast to input shape ", xs);
+}
+
+// PyTorch 1.13 (x, t) -> (t - 1) max(log(1 - x), -100) - t max(log(x), -100), in x's dtype
+// (log(1 - x), not log1p(-x): a float 1e-10 with target 0 gives 0, as PyTorch).
 template <class T>
 Tensor bce_values(const Tensor& x, const Tensor& t) {
   std::vector<T> xs = x.to_vector<T>(), ts = t.to_vector<T>(), out(xs.size());
@@ -40,7 +51,7 @@ Tensor bce_values(const Tensor& x, const Tensor& t) {
     AG_CHECK(xv >= T(0) && xv <= T(1), ValueError,
              "binary_cross_entropy: all elements of input should be between 0 and 1, got ", xv,
              " (input shape ", x.shape(), ")");
-    out[i] = (tv - T(1)) * std::max(T(std::log1p(-xv)), T(-100)) - tv * std::max(T(std::log(xv)), T(-100));
+    out[i] = (tv - T(1)) * std::max(T(std::log(T(1) - xv)), T(-100)) - tv * std::max(T(std::log(xv)), T(-100));
   }
   return Tensor::from_vector(out, x.shape());
 }
@@ -117,12 +128,8 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
   check_same_dtype(input, target, "target", "binary_cross_entropy");
   check_same_dtype(input, weight, "weight", "binary_cross_entropy");
   Tensor loss = bce_pointwise(input, target);
-  if (weight.defined()) {
-    AG_CHECK(broadcast_shapes(weight.shape(), input.shape(), "binary_cross_entropy") == input.shape(),
-             ShapeError, "binary_cross_entropy: weight shape ", weight.shape(),
-             " cannot be broadcast to input shape ", input.shape());
-    loss = loss * weight;
-  }
+  check_broadcasts_to(weight, input, "weight", "binary_cross_entropy");
+  if (weight.defined()) loss = loss * weight;
   return reduce(loss, reduction);
 }
 
@@ -136,11 +143,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   check_same_dtype(input, target, "target", op);
   check_same_dtype(input, weight, "weight", op);
   check_same_dtype(input, pos_weight, "pos_weight", op);
-  for (const Tensor* w : {&weight, &pos_weight})
-    if (w->defined())
-      AG_CHECK(broadcast_shapes(w->shape(), input.shape(), op) == input.shape(), ShapeError, op, ": ",
-               w == &weight ? "weight" : "pos_weight", " shape ", w->shape(), " cannot be broadcast to input shape ",
-               input.shape());
+  check_broadcasts_to(weight, input, "weight", op);
+  check_broadcasts_to(pos_weight, input, "pos_weight", op);
   Tensor m = relu(neg(input));
   Tensor softplus_neg = log(exp(neg(m)) + exp(neg(input) - m)) + m;  // log(1 + exp(-x))
   Tensor lw = pos_weight.defined() ? (pos_weight - 1.0) * target + 1.0 : Tensor{};
