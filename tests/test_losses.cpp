@@ -57,6 +57,25 @@ TEST_CASE("cross_entropy: class weights with ignore_index and label_smoothing (t
   CHECK(std::isnan(cross_entropy(logits(), i64({-100, -100, -100}, {3}), {.weight = class_w()}).item<double>()));
 }
 
+TEST_CASE("cross_entropy: weights + label_smoothing in (N, C, d) and unbatched (C) layouts (torch 1.13)") {
+  Tensor z = reshape(sin(tc::iota(12, DType::f64)) * 2.0, {2, 3, 2});  // torch.arange(12).sin() * 2
+  Tensor w = f64({0.5, 2.0, 3.0}, {3});
+  CHECK(tc::diff(cross_entropy(z, i64({0, -100, 2, 1}, {2, 2}), {.label_smoothing = 0.25, .weight = w}),
+                 {2.265248720195197}, 1e-13) == "");
+  CHECK(tc::diff(cross_entropy(z, i64({0, 2, 2, 1}, {2, 2}),
+                               {.ignore_index = 2, .label_smoothing = 0.25, .reduction = Reduction::sum, .weight = w}),
+                 {4.365723442363311}, 1e-13) == "");
+  // An ignore_index that is not -100 makes -100 an out-of-range target, as in torch.
+  CHECK_THROWS_AS(cross_entropy(z, i64({0, -100, 2, 1}, {2, 2}), {.ignore_index = 2}), IndexError);
+  Tensor p = softmax(reshape(cos(tc::iota(12, DType::f64)), {2, 3, 2}), 1);
+  CHECK(tc::diff(cross_entropy(z, p, {.label_smoothing = 0.1, .weight = w}), {3.285563723223994}, 1e-13) == "");
+  Tensor u = f64({0.3, -1.0, 2.0, 0.5}, {4});
+  CHECK(tc::diff(cross_entropy(u, i64({3}, {}), {.label_smoothing = 0.1, .weight = class_w()}),
+                 {1.8027953465158826}, 1e-14) == "");
+  CHECK(std::isnan(
+      cross_entropy(u, i64({3}, {}), {.ignore_index = 3, .label_smoothing = 0.1, .weight = class_w()}).item<double>()));
+}
+
 TEST_CASE("nll_loss: class weights, by hand and torch 1.13") {
   // -(0.5 * z[0, 0] + 3 * z[2, 3]) / (0.5 + 3) = -(0.5 - 6) / 3.5 (row 1 ignored);
   // torch 1.13: F.nll_loss(z, t, weight=w) = 1.5714285714285714.
