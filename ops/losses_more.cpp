@@ -146,9 +146,14 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   check_broadcasts_to(weight, input, "weight", op);
   check_broadcasts_to(pos_weight, input, "pos_weight", op);
   Tensor m = relu(neg(input));
-  Tensor softplus_neg = log(exp(neg(m)) + exp(neg(input) - m)) + m;  // log(1 + exp(-x))
-  Tensor lw = pos_weight.defined() ? (pos_weight - 1.0) * target + 1.0 : Tensor{};
-  Tensor loss = rsub(1.0, target) * input + (lw.defined() ? lw * softplus_neg : softplus_neg);
+  Tensor log_sum = log(exp(neg(m)) + exp(neg(input) - m));  // log(1 + exp(-x)) - m
+  Tensor loss;  // summed in PyTorch's order, so that values agree to the last bit
+  if (pos_weight.defined()) {
+    Tensor lw = (pos_weight - 1.0) * target + 1.0;
+    loss = rsub(1.0, target) * input + lw * (log_sum + m);
+  } else {
+    loss = rsub(1.0, target) * input + m + log_sum;
+  }
   if (weight.defined()) loss = loss * weight;
   return reduce(loss, reduction);
 }
