@@ -214,3 +214,20 @@ TEST_CASE("scatter family: backward closures are recorded ops (double backward r
       if (g.defined()) CHECK(g.requires_grad());
   }
 }
+
+TEST_CASE("index_select and gather backwards: recorded, negative indices wrapped") {
+  // index_select / gather accept negative indices here; their backward (index_add /
+  // scatter_add into zeros) gets them wrapped. x = [0, 1, 2, 3]; ids [-1, 0, -1].
+  Tensor x = iota(4, {4}).requires_grad_();
+  Tensor y = index_select(x, 0, i64({-1, 0, -1}, {3}));
+  CHECK(tc::diff(y, {3, 0, 3}) == "");
+  y.backward(f64({1, 2, 4}, {3}));
+  CHECK(tc::diff(x.grad(), {2, 0, 0, 5}) == "");
+  Tensor z = iota(6, {2, 3}).requires_grad_();
+  Tensor w = gather(z, 1, i64({-1, 0, 1, -3}, {2, 2}));
+  CHECK(tc::diff(w, {2, 0, 4, 3}) == "");
+  w.backward(f64({1, 2, 4, 8}, {2, 2}));
+  CHECK(tc::diff(z.grad(), {2, 0, 1, 8, 4, 0}) == "");
+  for (const Tensor& t : {index_select(x, 0, i64({1}, {1})), gather(z, 0, i64({1, 0}, {1, 2}))})
+    CHECK(closure_grads(t)[0].requires_grad());
+}
