@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tensor_checks.h"
+#include "test_util.h"
 
 using namespace ag;
 
@@ -99,6 +100,28 @@ TEST_CASE("einsum matches torch 1.13") {
   CHECK(einsum("i,j->ij", {zeros({0}, DType::f64), ones({2}, DType::f64)}).shape() == Shape{0, 2});
 }
 
+TEST_CASE("einsum matches the ops_einsum fixture (torch 1.13): outputs and operand gradients") {
+  // tests/fixtures/ops_einsum.safetensors (tools/make_fixtures.py, seed 12): eight
+  // equations; gradients of sum(output * upstream), a 0-d output stored as [1].
+  const test_util::Fixture f = test_util::load_fixture("ops_einsum");
+  for (int i = 0; i < 8; ++i) {
+    const std::string e = "e" + std::to_string(i);
+    const std::string& eq = f.meta(e);
+    INFO("equation ", e, ": ", eq);
+    std::vector<Tensor> ops;
+    for (int j = 0; f.contains(e + ".input." + std::to_string(j)); ++j)
+      ops.push_back(f.at(e + ".input." + std::to_string(j)).detach().requires_grad_());
+    REQUIRE(!ops.empty());
+    Tensor out = einsum(eq, ops);
+    const Tensor& up = f.at(e + ".upstream");
+    Tensor flat = out.dim() == 0 ? out.reshape({1}) : out;
+    CHECK(tc::diff(flat, f.at(e + ".output"), 1e-9) == "");
+    std::vector<Tensor> g = grad({sum(flat * up)}, ops);
+    for (std::size_t j = 0; j < ops.size(); ++j)
+      CHECK(tc::diff(g[j], f.at(e + ".grad.input." + std::to_string(j)), 1e-9) == "");
+  }
+}
+
 TEST_CASE("einsum gradients (torch 1.13)") {
   // d/dx of einsum('ii->i', x) . [1, 2, 3] puts [1, 2, 3] on the diagonal.
   Tensor x = ar({3, 3}).requires_grad_();
@@ -109,6 +132,17 @@ TEST_CASE("einsum gradients (torch 1.13)") {
   einsum("ij,jk->ik", {a, b}).backward(ones({2, 2}, DType::f64));
   CHECK(tc::diff(a.grad(), {3, 7, 11, 3, 7, 11}) == "");
   CHECK(tc::diff(b.grad(), {3, 3, 5, 5, 7, 7}) == "");
+  // Double backward by hand: f = einsum('ij,ij->', x, x) = sum(x^2), df/dx = 2x, and the
+  // gradient of <df/dx, v> is 2v; through a diagonal, d/dx <2 diag(x) v> likewise.
+  Tensor xx = ar({2, 3}, 0.5, -1).requires_grad_();
+  Tensor vv = ar({2, 3}, 1, 1);
+  Tensor dx = grad({einsum("ij,ij->", {xx, xx})}, {xx}, {}, {}, true)[0];
+  CHECK(tc::diff(dx, ar({2, 3}, 1, -2), 1e-15) == "");
+  CHECK(tc::diff(grad({sum(dx * vv)}, {xx})[0], ar({2, 3}, 2, 2), 1e-15) == "");
+  Tensor sq = ar({2, 2}).requires_grad_();
+  Tensor dd = grad({sum(square(einsum("ii->i", {sq})))}, {sq}, {}, {}, true)[0];  // 2 diag(x) on the diagonal
+  CHECK(tc::diff(dd, {0, 0, 0, 6}, 1e-15) == "");
+  CHECK(tc::diff(grad({sum(dd)}, {sq})[0], {2, 0, 0, 2}, 1e-15) == "");
   // The diagonal's backward is itself recorded (double backward ready).
   Tensor d = einsum("ii->i", {ar({3, 3}).requires_grad_()});
   Tensor g = ones({3}, DType::f64).requires_grad_();
