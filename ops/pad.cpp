@@ -13,10 +13,14 @@ namespace {
 
 const char* mode_name(PadMode mode) {
   switch (mode) {
-    case PadMode::constant: return "constant";
-    case PadMode::reflect: return "reflect";
-    case PadMode::replicate: return "replicate";
-    case PadMode::circular: return "circular";
+    case PadMode::constant:
+      return "constant";
+    case PadMode::reflect:
+      return "reflect";
+    case PadMode::replicate:
+      return "replicate";
+    case PadMode::circular:
+      return "circular";
   }
   return "?";
 }
@@ -37,8 +41,8 @@ Tensor constant_pad(const Tensor& x, const std::vector<int64_t>& p, double value
   for (int64_t i = 0; i < k; ++i) {
     const int64_t d = n - 1 - i, l = p[std::size_t(2 * i)], r = p[std::size_t(2 * i + 1)];
     out[d] = x.shape()[d] + l + r;
-    AG_CHECK(out[d] >= 0, ShapeError, "pad: padding (", l, ", ", r, ") of dimension ", d,
-             " leaves a negative size ", out[d], " (input shape ", x.shape(), ")");
+    AG_CHECK(out[d] >= 0, ShapeError, "pad: padding (", l, ", ", r, ") of dimension ", d, " leaves a negative size ",
+             out[d], " (input shape ", x.shape(), ")");
   }
   Tensor y = full(out, value, x.dtype());
   dst = y;
@@ -78,8 +82,7 @@ Tensor pad_dim(const Tensor& y, int64_t d, int64_t l, int64_t r, PadMode mode) {
   }
   // reflect / replicate: pad from the whole dim, then crop (PyTorch's index maps).
   const bool reflect = mode == PadMode::reflect;
-  if (pl > 0)
-    parts.push_back(reflect ? flip(narrow(y, d, 1, pl), {d}) : expand_dim(narrow(y, d, 0, 1), d, pl));
+  if (pl > 0) parts.push_back(reflect ? flip(narrow(y, d, 1, pl), {d}) : expand_dim(narrow(y, d, 0, 1), d, pl));
   parts.push_back(y);
   if (pr > 0)
     parts.push_back(reflect ? flip(narrow(y, d, size - 1 - pr, pr), {d})
@@ -92,14 +95,14 @@ Tensor pad_dim(const Tensor& y, int64_t d, int64_t l, int64_t r, PadMode mode) {
 
 Tensor pad(const Tensor& x, const std::vector<int64_t>& p, PadMode mode, double value) {
   const int64_t n = x.dim(), np = static_cast<int64_t>(p.size());
-  AG_CHECK(np % 2 == 0, ValueError, "pad: padding length must be divisible by 2, got ", np, " values ",
-           list_str(p), " for input shape ", x.shape());
-  AG_CHECK(np <= 2 * n, ValueError, "pad: padding length too large: ", np, " values ", list_str(p),
-           " for input shape ", x.shape(), " (at most 2 per dim)");
+  AG_CHECK(np % 2 == 0, ValueError, "pad: padding length must be divisible by 2, got ", np, " values ", list_str(p),
+           " for input shape ", x.shape());
+  AG_CHECK(np <= 2 * n, ValueError, "pad: padding length too large: ", np, " values ", list_str(p), " for input shape ",
+           x.shape(), " (at most 2 per dim)");
   if (mode == PadMode::constant) return constant_pad(x, p, value);
   const char* name = mode_name(mode);
-  AG_CHECK(value == 0.0, ValueError, "pad: padding mode \"", name, "\" doesn't take in value argument (got ",
-           value, ")");
+  AG_CHECK(value == 0.0, ValueError, "pad: padding mode \"", name, "\" doesn't take in value argument (got ", value,
+           ")");
   const int64_t k = np / 2;
   AG_CHECK(k >= 1 && k <= 3 && (n == k + 1 || n == k + 2), ShapeError,
            "pad: only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now: ", name,
@@ -122,21 +125,20 @@ Tensor pad(const Tensor& x, const std::vector<int64_t>& p, PadMode mode, double 
     const char* letter = i == 0 ? "W" : i == 1 ? "H" : "D";
     if (mode == PadMode::reflect)
       AG_CHECK(l < size && r < size, ValueError, "pad: Argument #", 4 + 2 * i,
-               ": Padding size should be less than the corresponding input dimension, but got: padding (", l,
-               ", ", r, ") at dimension ", d, " of input ", x.shape());
+               ": Padding size should be less than the corresponding input dimension, but got: padding (", l, ", ", r,
+               ") at dimension ", d, " of input ", x.shape());
     if (mode == PadMode::circular) {
       AG_CHECK(l <= size && r <= size, ValueError,
-               "pad: Padding value causes wrapping around more than once: padding (", l, ", ", r,
-               ") at dimension ", d, " of input ", x.shape());
-      AG_CHECK(out >= 0, ShapeError, "pad: Negative padding value is resulting in an empty dimension: padding (",
-               l, ", ", r, ") at dimension ", d, " of input ", x.shape());
+               "pad: Padding value causes wrapping around more than once: padding (", l, ", ", r, ") at dimension ", d,
+               " of input ", x.shape());
+      AG_CHECK(out >= 0, ShapeError, "pad: Negative padding value is resulting in an empty dimension: padding (", l,
+               ", ", r, ") at dimension ", d, " of input ", x.shape());
       const int64_t m = size - std::max<int64_t>(-l, 0) - std::max<int64_t>(-r, 0);
-      AG_CHECK(out == 0 || (l <= m && r <= m), ValueError, "pad: circular padding (", l, ", ", r,
-               ") at dimension ", d, " wraps the ", m, " elements left after cropping more than once (input ",
-               x.shape(), ")");
+      AG_CHECK(out == 0 || (l <= m && r <= m), ValueError, "pad: circular padding (", l, ", ", r, ") at dimension ", d,
+               " wraps the ", m, " elements left after cropping more than once (input ", x.shape(), ")");
     } else {
-      AG_CHECK(out >= 1, ShapeError, "pad: input (", letter, ": ", size, ") is too small. Calculated output ",
-               letter, ": ", out, " (", name, " padding ", list_str(p), " of input ", x.shape(), ")");
+      AG_CHECK(out >= 1, ShapeError, "pad: input (", letter, ": ", size, ") is too small. Calculated output ", letter,
+               ": ", out, " (", name, " padding ", list_str(p), " of input ", x.shape(), ")");
     }
     y = pad_dim(y, d, l, r, mode);
   }

@@ -2,12 +2,13 @@
 // unflatten, movedim (pad is in ops/pad.cpp). Most are composites of views, cat,
 // expand and index_select; flip, tril/triu, diagonal and diag record a backward that is
 // itself one of these ops, so every gradient is differentiable again.
+#include "attograd/ops/shaping.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
 #include <string>
 
-#include "attograd/ops/shaping.h"
 #include "kernels/shaping.h"
 #include "op_util.h"
 #include "shaping_util.h"
@@ -48,13 +49,11 @@ Tensor diagonal_alias(const Tensor& t, int64_t offset, int64_t d1, int64_t d2) {
 
 // zeros(shape) with g written on its diagonal (offset, d1, d2): diagonal's backward and
 // diag's 1-D forward. Recorded with backward diagonal(gg), so it differentiates again.
-Tensor diagonal_embed(const char* name, const Tensor& g, const Shape& shape, int64_t offset, int64_t d1,
-                      int64_t d2) {
+Tensor diagonal_embed(const char* name, const Tensor& g, const Shape& shape, int64_t offset, int64_t d1, int64_t d2) {
   Tensor out = zeros(shape, g.dtype());
   K::copy(g, diagonal_alias(out, offset, d1, d2));
-  return record(name, out, {g}, [offset, d1, d2](const Tensor& gg, NeedsGrad) {
-    return Grads{diagonal(gg, offset, d1, d2)};
-  });
+  return record(name, out, {g},
+                [offset, d1, d2](const Tensor& gg, NeedsGrad) { return Grads{diagonal(gg, offset, d1, d2)}; });
 }
 
 // Inserts dim d+1 of size r and merges it into d: each slice along d repeated r times
@@ -73,9 +72,8 @@ Tensor triangle(const char* name, const Tensor& x, int64_t k, bool lower) {
   AG_CHECK(x.dim() >= 2, IndexError, name, ": expected a tensor with at least 2 dims (..., R, C), got shape ",
            x.shape());
   Tensor out = K::triangle(x, k, lower);
-  return record(name, out, {x}, [k, lower](const Tensor& g, NeedsGrad) {
-    return Grads{lower ? tril(g, k) : triu(g, k)};
-  });
+  return record(name, out, {x},
+                [k, lower](const Tensor& g, NeedsGrad) { return Grads{lower ? tril(g, k) : triu(g, k)}; });
 }
 
 }  // namespace
@@ -130,15 +128,16 @@ Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats) {
   const int64_t m = static_cast<int64_t>(repeats.size()), n = x.dim();
   AG_CHECK(m >= n, ShapeError,
            "repeat: number of dimensions of repeat dims can not be smaller than number of dimensions of "
-           "tensor (repeats ", list_str(repeats), ", input shape ", x.shape(), ")");
+           "tensor (repeats ",
+           list_str(repeats), ", input shape ", x.shape(), ")");
   std::vector<int64_t> padded, out;
   for (int64_t i = 0; i < m; ++i) {
     padded.push_back(i < m - n ? 1 : x.shape()[i - (m - n)]);
     out.push_back(padded.back() * repeats[std::size_t(i)]);
   }
   for (int64_t s : out)
-    AG_CHECK(s >= 0, ValueError, "repeat: trying to create tensor with negative dimension ", s, ": ",
-             list_str(out), " (repeats ", list_str(repeats), ", input shape ", x.shape(), ")");
+    AG_CHECK(s >= 0, ValueError, "repeat: trying to create tensor with negative dimension ", s, ": ", list_str(out),
+             " (repeats ", list_str(repeats), ", input shape ", x.shape(), ")");
   Tensor y = reshape(x, Shape(padded));
   bool copied = false;
   for (int64_t d = 0; d < m; ++d) {
@@ -174,14 +173,13 @@ Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<i
   AG_CHECK(repeats.dim() <= 1, ShapeError, "repeat_interleave: repeats must be 0-dim or 1-dim tensor, got shape ",
            repeats.shape());
   std::vector<int64_t> r = repeats.to_vector<int64_t>();
-  for (int64_t v : r)
-    AG_CHECK(v >= 0, ValueError, "repeat_interleave: repeats can not be negative, got ", list_str(r));
+  for (int64_t v : r) AG_CHECK(v >= 0, ValueError, "repeat_interleave: repeats can not be negative, got ", list_str(r));
   if (r.size() == 1) return repeat_interleave(x, r[0], dim);
   Tensor y = dim ? x : flatten(x);
   int64_t d = dim ? wrap_dim_nonscalar(*dim, x.dim(), "repeat_interleave") : 0;
   AG_CHECK(static_cast<int64_t>(r.size()) == y.shape()[d], ShapeError,
-           "repeat_interleave: repeats must have the same size as input along dim: ", r.size(),
-           " repeats for dim ", d, " of shape ", y.shape());
+           "repeat_interleave: repeats must have the same size as input along dim: ", r.size(), " repeats for dim ", d,
+           " of shape ", y.shape());
   std::vector<int64_t> index;
   for (std::size_t i = 0; i < r.size(); ++i) index.insert(index.end(), std::size_t(r[i]), int64_t(i));
   return index_select(y, d, Tensor::from_vector(index));
@@ -194,8 +192,8 @@ Tensor triu(const Tensor& x, int64_t k) { return triangle("triu", x, k, false); 
 // out = a strided view of x's diagonal.   dx = zeros(x.shape) with g on that diagonal
 Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
   int64_t d1 = wrap_dim(dim1, x.dim(), "diagonal"), d2 = wrap_dim(dim2, x.dim(), "diagonal");
-  AG_CHECK(d1 != d2, ValueError, "diagonal: diagonal dimensions cannot be identical ", dim1, ", ", dim2,
-           " (shape ", x.shape(), ")");
+  AG_CHECK(d1 != d2, ValueError, "diagonal: diagonal dimensions cannot be identical ", dim1, ", ", dim2, " (shape ",
+           x.shape(), ")");
   return record("diagonal", diagonal_alias(x, offset, d1, d2), {x},
                 [xs = x.shape(), offset, d1, d2](const Tensor& g, NeedsGrad) {
                   return Grads{diagonal_embed("diagonal_backward", g, xs, offset, d1, d2)};
@@ -203,8 +201,7 @@ Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
 }
 
 Tensor diag(const Tensor& x, int64_t diagonal_index) {
-  AG_CHECK(x.dim() == 1 || x.dim() == 2, ShapeError, "diag: matrix or a vector expected, got shape ",
-           x.shape());
+  AG_CHECK(x.dim() == 1 || x.dim() == 2, ShapeError, "diag: matrix or a vector expected, got shape ", x.shape());
   const int64_t k = diagonal_index;
   if (x.dim() == 2) {
     // PyTorch 1.13 accepts offsets up to the matrix edge (an empty diagonal) and fails beyond.
@@ -222,8 +219,8 @@ Tensor unflatten(const Tensor& x, int64_t dim, const std::vector<int64_t>& sizes
   AG_CHECK(!sizes.empty(), ValueError, "unflatten: sizes must be non-empty");
   const int64_t n = x.shape()[d];
   auto mismatch = [&] {
-    return detail::cat("unflatten: Provided sizes ", list_str(sizes), " don't multiply up to the size of dim ", d,
-                       " (", n, ") in the input tensor of shape ", x.shape());
+    return detail::cat("unflatten: Provided sizes ", list_str(sizes), " don't multiply up to the size of dim ", d, " (",
+                       n, ") in the input tensor of shape ", x.shape());
   };
   std::vector<int64_t> s = sizes;
   int64_t known = 1, infer = -1;
@@ -247,8 +244,10 @@ Tensor unflatten(const Tensor& x, int64_t dim, const std::vector<int64_t>& sizes
   }
   Shape out;
   for (int64_t i = 0; i < x.dim(); ++i) {
-    if (i != d) out.push_back(x.shape()[i]);
-    else for (int64_t v : s) out.push_back(v);
+    if (i != d)
+      out.push_back(x.shape()[i]);
+    else
+      for (int64_t v : s) out.push_back(v);
   }
   return reshape(x, out);
 }
@@ -257,17 +256,17 @@ Tensor unflatten(const Tensor& x, int64_t dim, const std::vector<int64_t>& sizes
 // in order in the free slots.
 Tensor movedim(const Tensor& x, const std::vector<int64_t>& source, const std::vector<int64_t>& destination) {
   const int64_t n = x.dim();
-  AG_CHECK(source.size() == destination.size(), ValueError,
-           "movedim: Invalid source or destination dims: source (", list_str(source),
-           " dims) should contain the same number of dims as destination (", list_str(destination), " dims)");
+  AG_CHECK(source.size() == destination.size(), ValueError, "movedim: Invalid source or destination dims: source (",
+           list_str(source), " dims) should contain the same number of dims as destination (", list_str(destination),
+           " dims)");
   const std::size_t slots = std::size_t(std::max<int64_t>(n, 1));
   std::vector<int64_t> perm(slots, -1);
   std::vector<bool> src_used(slots, false), dst_used(slots, false);
   for (std::size_t i = 0; i < source.size(); ++i) {
     int64_t s = wrap_dim(source[i], n, "movedim"), d = wrap_dim(destination[i], n, "movedim");
     AG_CHECK(!src_used[std::size_t(s)], ValueError, "movedim: repeated dim in `source` (", list_str(source), ")");
-    AG_CHECK(!dst_used[std::size_t(d)], ValueError, "movedim: repeated dim in `destination` (",
-             list_str(destination), ")");
+    AG_CHECK(!dst_used[std::size_t(d)], ValueError, "movedim: repeated dim in `destination` (", list_str(destination),
+             ")");
     src_used[std::size_t(s)] = dst_used[std::size_t(d)] = true;
     perm[std::size_t(d)] = s;
   }

@@ -20,8 +20,10 @@ Tensor triangle(const Tensor& x, int64_t diagonal, bool lower) {
         T* row = p + (b * R + i) * C;
         // Zeroed columns: j > i + diagonal (lower) or j < i + diagonal (upper).
         int64_t edge = std::clamp<int64_t>(i + k + (lower ? 1 : 0), 0, C);
-        if (lower) std::fill(row + edge, row + C, T(0));
-        else std::fill(row, row + edge, T(0));
+        if (lower)
+          std::fill(row + edge, row + C, T(0));
+        else
+          std::fill(row, row + edge, T(0));
       }
     }
   });

@@ -57,6 +57,11 @@ AG_OP_TABLE(shaping) {
       {"unflatten non-contiguous", {{4, 3}}, [](auto& x) { return unflatten(x[0], -2, {2, 1, 2}); }, transposed},
       {"movedim", {{2, 3, 4}}, [](auto& x) { return movedim(x[0], 0, -1); }},
       {"movedim vector", {{2, 3, 4, 5}}, [](auto& x) { return movedim(x[0], {0, 1}, {2, 0}); }},
+      {"pad reflect of a broadcast input", {{1, 2, 1}},
+       [](auto& x) { return pad(x[0].expand({2, 2, 3}), {2, 1}, PadMode::reflect); }},
+      {"tril of a broadcast input", {{1, 4}}, [](auto& x) { return tril(x[0].expand({3, 4}), 1); }},
+      {"flip of a broadcast input", {{3, 1}}, [](auto& x) { return flip(x[0].expand({3, 2}), {0, 1}); }},
+      {"roll of a broadcast input", {{1, 3}}, [](auto& x) { return roll(x[0].expand({2, 3}), {1, 2}, {0, 1}); }},
       {"flatten 0-d", {Shape{}}, [](auto& x) { return flatten(x[0]) * 2.0; }},
       {"mul by linspace", {{5}}, [](auto& x) { return x[0] * linspace(-1.0, 1.0, 5, DType::f64); }},
   };

@@ -26,15 +26,23 @@ Tensor roll(const Tensor& x, int64_t shift, std::optional<int64_t> dim = {});
 //   input (reflect needs each pad < that dim's size); negative pads crop.
 // circular: pads the last k dims of a (k+2)-D input (N, C, ...) with wrap-around.
 enum class PadMode { constant, reflect, replicate, circular };
-Tensor pad(const Tensor& x, const std::vector<int64_t>& pad, PadMode mode = PadMode::constant,
-           double value = 0.0);
+Tensor pad(const Tensor& x, const std::vector<int64_t>& pad, PadMode mode = PadMode::constant, double value = 0.0);
 // pad(x, PadFuncOptions({1, 2}).mode(PadMode::reflect)), as LibTorch's
 // nn::functional::PadFuncOptions.
 struct PadFuncOptions {
   PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}  // implicit, as in LibTorch
-  PadFuncOptions& pad(std::vector<int64_t> v) { pad_ = std::move(v); return *this; }
-  PadFuncOptions& mode(PadMode m) { mode_ = m; return *this; }
-  PadFuncOptions& value(double v) { value_ = v; return *this; }
+  PadFuncOptions& pad(std::vector<int64_t> v) {
+    pad_ = std::move(v);
+    return *this;
+  }
+  PadFuncOptions& mode(PadMode m) {
+    mode_ = m;
+    return *this;
+  }
+  PadFuncOptions& value(double v) {
+    value_ = v;
+    return *this;
+  }
   const std::vector<int64_t>& pad() const { return pad_; }
   PadMode mode() const { return mode_; }
   double value() const { return value_; }
