@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "tensor_checks.h"
+#include "test_util.h"
 
 using namespace ag;
 
@@ -319,6 +320,24 @@ TEST_CASE("shaping ops: each recorded backward is itself differentiable (gradche
       };
       Tensor gg = randn(gx.shape(), DType::f64).requires_grad_();
       CHECK(gradcheck(closure2, {gg}, {.name = name}).ok);
+    }
+  }
+}
+
+TEST_CASE("pad: the ops_pad fixture (PyTorch 1.13 F.pad, 1-D/2-D/3-D padding of 3-D/4-D/5-D inputs)") {
+  const test_util::Fixture f = test_util::load_fixture("ops_pad");
+  for (std::string nd : {"1d", "2d", "3d"}) {
+    const Tensor& input = f.at(nd + ".input");
+    const std::vector<int64_t> p = f.at(nd + ".pad").to_vector<int64_t>();
+    for (auto [name, mode] : {std::pair<std::string, PadMode>{"constant", PadMode::constant},
+                              {"reflect", PadMode::reflect},
+                              {"replicate", PadMode::replicate}}) {
+      INFO("ops_pad ", nd, ".", name);
+      Tensor x = input.detach().requires_grad_();
+      Tensor y = pad(x, p, mode, mode == PadMode::constant ? 1.5 : 0.0);
+      CHECK(tc::diff(y, f.at(nd + "." + name + ".out"), 1e-12) == "");
+      y.backward(f.at(nd + "." + name + ".upstream"));
+      CHECK(tc::diff(x.grad(), f.at(nd + "." + name + ".grad"), 1e-12) == "");
     }
   }
 }
