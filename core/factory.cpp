@@ -67,6 +67,39 @@ Tensor eye(int64_t n, int64_t m, DType dtype) {
   });
 }
 
+// PyTorch 1.13's CPU kernel: the first half counts up from start, the second half down
+// from end (so both ends are exact), each value one fused multiply-add (the kernel is
+// built with FMA contraction). Its vectorized loop handles runs of 2 * V elements (V = 8
+// f32 / 4 f64 lanes, AVX2) as vectors whose lane j is base + j * step with base from the
+// formula; we repeat that split so the values match bit for bit (for steps up to 32768,
+// beyond which PyTorch splits the range across threads).
+Tensor linspace(double start, double end, int64_t steps, DType dtype) {
+  AG_CHECK(steps >= 0, ValueError, "linspace: number of steps must be non-negative, got ", steps);
+  AG_CHECK(is_floating(dtype), DTypeError, "linspace: needs a floating dtype (f32, f64), got ", dtype);
+  Tensor t = kernels::empty(Shape{steps}, dtype);
+  dispatch_float(dtype, "linspace", [&]<class T>() {
+    T* p = t.data<T>();
+    const T s = static_cast<T>(start), e = static_cast<T>(end);
+    if (steps == 1) p[0] = s;
+    if (steps <= 1) return;
+    const T step = (e - s) / static_cast<T>(steps - 1);
+    const int64_t half = steps / 2;
+    auto at = [&](int64_t i) {
+      return i < half ? std::fma(step, static_cast<T>(i), s) : std::fma(-step, static_cast<T>(steps - i - 1), e);
+    };
+    constexpr int64_t V = sizeof(T) == 4 ? 8 : 4;
+    int64_t i = 0;
+    for (; i + 2 * V <= steps; i += 2 * V) {
+      for (int64_t b = i; b < i + 2 * V; b += V) {
+        const T base = at(b);
+        for (int64_t j = 0; j < V; ++j) p[b + j] = base + static_cast<T>(j) * step;
+      }
+    }
+    for (; i < steps; ++i) p[i] = at(i);
+  });
+  return t;
+}
+
 Tensor rand(const Shape& shape, DType dtype, Generator* gen) {
   return uniform(shape, 0.0, 1.0, dtype, gen);
 }

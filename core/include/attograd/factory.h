@@ -14,6 +14,9 @@ Tensor scalar_tensor(double value, DType dtype = DType::f32);  // shape []
 Tensor arange(double end, DType dtype = DType::i64);
 Tensor arange(double start, double end, double step = 1.0, DType dtype = DType::i64);
 Tensor eye(int64_t n, int64_t m = -1, DType dtype = DType::f32);
+// `steps` evenly spaced values from start to end inclusive (torch.linspace; f32 or f64,
+// bit for bit as PyTorch 1.13 on CPU; steps = 1 gives [start]).
+Tensor linspace(double start, double end, int64_t steps, DType dtype = DType::f32);
 
 Tensor rand(const Shape& shape, DType dtype = DType::f32, Generator* gen = nullptr);   // U[0, 1)
 Tensor randn(const Shape& shape, DType dtype = DType::f32, Generator* gen = nullptr);  // N(0, 1)
