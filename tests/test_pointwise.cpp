@@ -161,6 +161,23 @@ TEST_CASE("pointwise ops match torch 1.13 at 0, -0, +-1, +-0.5, +-2.5, 1e-310, +
   check_all_specials(false);
 }
 
+// d/dx at each special in f64 (1-element tensors, as the generator), within a few ulps:
+// backward formulas are PyTorch's, so NaN and infinities come out where PyTorch's do.
+TEST_CASE("pointwise gradients match torch 1.13 at the special values") {
+  for (const auto& e : pointwise_specials::kExpected) {
+    const SpecialOp& op = special_ops().at(e.op);
+    if (!e.has_grad || op.known) continue;
+    for (int k = 0; k < 15; ++k) {
+      Tensor x = f64({pointwise_specials::kSpecials[k]}).requires_grad_();
+      op.fn(x).backward(f64({1}));
+      const double got = vals(x.grad())[0];
+      INFO(e.op, " grad at x = ", pointwise_specials::kSpecials[k], ": got ", got, ", torch ", e.grad[k]);
+      const bool tiny = std::abs(got) < 1e-300 && std::abs(e.grad[k]) < 1e-300;
+      CHECK((tiny || ulps(got, e.grad[k]) <= 8));
+    }
+  }
+}
+
 // sign and gelu live in ops/elementwise.cpp and kernels/unary.cpp (see SpecialOp).
 TEST_CASE("sign and gelu (erf) match torch 1.13 at special values" * doctest::may_fail()) {
   check_all_specials(true);

@@ -49,6 +49,15 @@ for name, fn in OPS:
                 if u and abs(v - w) > 1e-300:
                     key = (name, str(dt)); worst[key] = max(worst.get(key, (0,))[0], u), s
         rows[dt] = vals
+    # d/dx at each special (f64, 1-element tensors); None for ops without a gradient
+    grads = None
+    if name not in ("isinf", "isnan", "sign", "isfinite"):
+        grads = []
+        for s in S:
+            x = torch.tensor([s], dtype=torch.float64, requires_grad=True)
+            fn(x).backward(torch.ones(1, dtype=torch.float64))
+            grads.append(x.grad.item())
+    rows["grad"] = grads
     out.append((name, rows))
 import sys
 for k, v in sorted(worst.items()): print("torch vector/scalar differ:", k, v, file=sys.stderr)
@@ -60,9 +69,12 @@ with open(sys.argv[1], "w") as f:
             "inline constexpr double kInf = std::numeric_limits<double>::infinity();\n"
             "inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();\n"
             "inline constexpr double kSpecials[15] = {" + ", ".join(lit(s) for s in S) + "};\n"
-            "struct Expected { const char* op; double f64[15]; double f32[15]; };\n"
+            "// grad: d/dx in f64 (all zeros for ops without a gradient, has_grad false).\n"
+            "struct Expected { const char* op; double f64[15]; double f32[15]; bool has_grad; double grad[15]; };\n"
             "inline const Expected kExpected[] = {\n")
     for name, rows in out:
-        f.write('    {"%s",\n     {%s},\n     {%s}},\n' % (name, ", ".join(lit(v) for v in rows[torch.float64]),
-                                                   ", ".join(lit(v) for v in rows[torch.float32])))
+        gr = rows["grad"]
+        f.write('    {"%s",\n     {%s},\n     {%s},\n     %s, {%s}},\n' % (name, ", ".join(lit(v) for v in rows[torch.float64]),
+                                                   ", ".join(lit(v) for v in rows[torch.float32]),
+                                                   "true" if gr else "false", ", ".join(lit(v) for v in (gr or [0.0] * 15))))
     f.write("};\n}  // namespace pointwise_specials\n")
