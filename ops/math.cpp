@@ -175,13 +175,14 @@ Tensor copysign(const Tensor& a, const Tensor& b) {
                 });
 }
 
-// PyTorch's stable form: equal infinities give themselves, else max + log1p(exp(-|a - b|)).
+// PyTorch 1.13's form: equal infinities give themselves, else max + log(1 + exp(-|a - b|))
+// (log, not log1p: logaddexp(0, -20) is 0 in f32, as in PyTorch).
 // da = g / (1 + exp(b - a))   db = g / (1 + exp(a - b))
 Tensor logaddexp(const Tensor& a, const Tensor& b) {
   Tensor out = PW::zip(a, b, "logaddexp", []<class T>(T x, T y) {
     if (std::isinf(x) && x == y) return x;
     T m = std::max(x, y);
-    return m + std::log1p(std::exp(-std::abs(x - y)));
+    return m + std::log(T(1) + std::exp(-std::abs(x - y)));
   });
   bool need = wants_grad(a) || wants_grad(b);
   return record("logaddexp", out, {a, b},

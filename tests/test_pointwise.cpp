@@ -171,7 +171,7 @@ TEST_CASE("pointwise gradients match torch 1.13 at the special values") {
       Tensor x = f64({pointwise_specials::kSpecials[k]}).requires_grad_();
       op.fn(x).backward(f64({1}));
       const double got = vals(x.grad())[0];
-      INFO(e.op, " grad at x = ", pointwise_specials::kSpecials[k], ": got ", got, ", torch ", e.grad[k]);
+      INFO(std::string(e.op), " grad at x = ", pointwise_specials::kSpecials[k], ": got ", got, ", torch ", e.grad[k]);
       const bool tiny = std::abs(got) < 1e-300 && std::abs(e.grad[k]) < 1e-300;
       CHECK((tiny || ulps(got, e.grad[k]) <= 8));
     }
@@ -224,6 +224,62 @@ TEST_CASE("activation gradients at their kinks follow PyTorch") {
 }
 
 // ---- binary ops -------------------------------------------------------------------------
+using BinaryFn = Tensor (*)(const Tensor&, const Tensor&);
+const std::map<std::string, std::pair<BinaryFn, bool>>& binary_ops() {  // op, exact
+  static const std::map<std::string, std::pair<BinaryFn, bool>> ops = {
+      {"atan2", {[](const Tensor& a, const Tensor& b) { return atan2(a, b); }, false}},
+      {"copysign", {[](const Tensor& a, const Tensor& b) { return copysign(a, b); }, true}},
+      {"logaddexp", {[](const Tensor& a, const Tensor& b) { return logaddexp(a, b); }, false}},
+      {"fmod", {[](const Tensor& a, const Tensor& b) { return fmod(a, b); }, true}},
+      {"remainder", {[](const Tensor& a, const Tensor& b) { return remainder(a, b); }, true}},
+      {"clamp min", {[](const Tensor& a, const Tensor& b) { return clamp(a, b, std::nullopt); }, true}},
+      {"clamp max", {[](const Tensor& a, const Tensor& b) { return clamp(a, std::nullopt, b); }, true}},
+      {"isclose", {[](const Tensor& a, const Tensor& b) { return isclose(a, b); }, true}},
+      {"isclose equal_nan", {[](const Tensor& a, const Tensor& b) { return isclose(a, b, 1e-5, 1e-8, true); }, true}},
+  };
+  return ops;
+}
+
+// a (15, 1) against b (15): every pair of specials through the broadcasting loop.
+template <class T>
+void check_binary_specials(const pointwise_specials::ExpectedBinary& e) {
+  using pointwise_specials::kSpecials;
+  auto [fn, exact] = binary_ops().at(e.op);
+  const double* want = sizeof(T) == 4 ? e.f32 : e.f64;
+  std::vector<T> s(15);
+  for (int k = 0; k < 15; ++k) s[size_t(k)] = static_cast<T>(kSpecials[k]);
+  std::vector<double> got = fn(Tensor::from_vector(s, {15, 1}), Tensor::from_vector(s)).template to_vector<double>();
+  for (int i = 0; i < 225; ++i) {
+    const T g = static_cast<T>(got[size_t(i)]), w = static_cast<T>(want[i]);
+    INFO(std::string(e.op), sizeof(T) == 4 ? " f32" : " f64", " (", kSpecials[i / 15], ", ", kSpecials[i % 15], "): got ", double(g),
+         ", torch ", double(w));
+    if (exact) {
+      CHECK(same({double(g)}, {double(w)}));
+    } else {
+      const bool tiny = std::abs(g) < std::numeric_limits<T>::min() && std::abs(w) < std::numeric_limits<T>::min();
+      CHECK((tiny || ulps(g, w) <= 4));
+    }
+  }
+}
+
+TEST_CASE("binary ops match torch 1.13 at every pair of special values, with gradients") {
+  using pointwise_specials::kSpecials;
+  for (const auto& e : pointwise_specials::kExpectedBinary) {
+    check_binary_specials<double>(e);
+    check_binary_specials<float>(e);
+    BinaryFn fn = binary_ops().at(e.op).first;
+    if (contains(e.op, "isclose")) continue;  // no gradient
+    for (int i = 0; i < 225; ++i) {
+      Tensor a = f64({kSpecials[i / 15]}).requires_grad_(), b = f64({kSpecials[i % 15]}).requires_grad_();
+      fn(a, b).backward(f64({1}));
+      INFO(std::string(e.op), " grads at (", kSpecials[i / 15], ", ", kSpecials[i % 15], "): got ", vals(a.grad())[0], ", ",
+           vals(b.grad())[0], "; torch ", e.grad_a[i], ", ", e.grad_b[i]);
+      CHECK(ulps(vals(a.grad())[0], e.grad_a[i]) <= 8);
+      CHECK(ulps(vals(b.grad())[0], e.grad_b[i]) <= 8);
+    }
+  }
+}
+
 TEST_CASE("copysign: values and PyTorch's gradients (zero where self is 0, none to other)") {
   Tensor a = leaf({0, -2, 3, 0}), b = leaf({-1, 1, -0.0, 1});
   Tensor y = copysign(a, b);

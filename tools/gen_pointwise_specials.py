@@ -78,3 +78,31 @@ with open(sys.argv[1], "w") as f:
                                                    ", ".join(lit(v) for v in rows[torch.float32]),
                                                    "true" if gr else "false", ", ".join(lit(v) for v in (gr or [0.0] * 15))))
     f.write("};\n}  // namespace pointwise_specials\n")
+
+# Binary ops over every pair (a, b) of S (a major): values f64, f32; gradients f64.
+BIN = [("atan2", torch.atan2), ("copysign", torch.copysign), ("logaddexp", torch.logaddexp),
+       ("fmod", torch.fmod), ("remainder", torch.remainder),
+       ("clamp min", lambda a, b: torch.clamp(a, min=b)), ("clamp max", lambda a, b: torch.clamp(a, max=b)),
+       ("isclose", torch.isclose), ("isclose equal_nan", lambda a, b: torch.isclose(a, b, equal_nan=True))]
+with open(sys.argv[1], "a") as f:
+    f.write("\nnamespace pointwise_specials {\n"
+            "// Binary ops at every pair (kSpecials[i], kSpecials[j]), index 15 i + j.\n"
+            "struct ExpectedBinary { const char* op; double f64[225]; double f32[225]; double grad_a[225]; double grad_b[225]; };\n"
+            "inline const ExpectedBinary kExpectedBinary[] = {\n")
+    for name, fn in BIN:
+        rows = {}
+        for dt in (torch.float64, torch.float32):
+            a = torch.tensor([x for x in S for _ in S], dtype=dt)
+            b = torch.tensor([y for _ in S for y in S], dtype=dt)
+            # one element at a time: PyTorch's scalar path
+            rows[dt] = [fn(a[i:i+1], b[i:i+1]).double().item() for i in range(225)]
+        ga, gb = [], []
+        for i in range(225 if not name.startswith("isclose") else 0):
+            a = torch.tensor([S[i // 15]], dtype=torch.float64, requires_grad=True)
+            b = torch.tensor([S[i % 15]], dtype=torch.float64, requires_grad=True)
+            fn(a, b).backward(torch.ones(1, dtype=torch.float64))
+            ga.append(a.grad.item()); gb.append(b.grad.item() if b.grad is not None else 0.0)
+        f.write('    {"%s",\n     {%s},\n     {%s},\n     {%s},\n     {%s}},\n' % (
+            name, ", ".join(lit(v) for v in rows[torch.float64]), ", ".join(lit(v) for v in rows[torch.float32]),
+            ", ".join(lit(v) for v in ga or [0.0] * 225), ", ".join(lit(v) for v in gb or [0.0] * 225)))
+    f.write("};\n}  // namespace pointwise_specials\n")
