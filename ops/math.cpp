@@ -252,12 +252,14 @@ Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optio
   AG_CHECK(has_lo || has_hi, ValueError, "clamp: at least one of min or max must be given (input shape ",
            x.shape(), ")");
   const Tensor lo = has_lo ? *min : Tensor{}, hi = has_hi ? *max : Tensor{};
-  Tensor out, keep_x, to_lo, to_hi;  // out; bool masks over out's shape
+  const bool need = wants_grad(x) || wants_grad(lo) || wants_grad(hi);
+  Tensor out, keep_x, to_lo, to_hi;  // out; bool masks over out's shape (when needed)
   if (has_lo && has_hi) {
     out = PW::zip3(x, lo, hi, "clamp", []<class T>(T v, T l, T h) {
       if (std::isnan(l) || std::isnan(h)) return std::numeric_limits<T>::quiet_NaN();
       return std::min(std::max(v, l), h);
     });
+    if (!need) return out;
     keep_x = PW::zip3<bool>(x, lo, hi, "clamp", []<class T>(T v, T l, T h) { return v >= l && v <= h; });
     to_lo = PW::zip3<bool>(x, lo, hi, "clamp", []<class T>(T v, T l, T h) { return v < l && l < h; });
     to_hi = PW::zip3<bool>(x, lo, hi, "clamp", []<class T>(T v, T l, T h) { return v > h || h < l; });
@@ -268,6 +270,7 @@ Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optio
       if (std::isnan(v) || std::isnan(c)) return std::numeric_limits<T>::quiet_NaN();
       return is_lo ? std::max(v, c) : std::min(v, c);
     });
+    if (!need) return out;
     keep_x = PW::zip<bool>(x, b, "clamp", [is_lo]<class T>(T v, T c) { return is_lo ? v >= c : v <= c; });
     Tensor to_b = PW::zip<bool>(x, b, "clamp", [is_lo]<class T>(T v, T c) { return is_lo ? v < c : v > c; });
     (is_lo ? to_lo : to_hi) = to_b;
