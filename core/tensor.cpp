@@ -162,17 +162,4 @@ void Tensor::backward(const Tensor& grad, std::optional<bool> retain_graph, bool
   run_backward({*this}, {grad}, retain_graph.value_or(create_graph), create_graph);
 }
 
-bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
-  if (!(a.shape() == b.shape())) return false;
-  std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    if (std::isnan(x[i]) || std::isnan(y[i])) return false;
-    if (x[i] == y[i]) continue;  // equal infinities
-    // An infinity is close only to itself (|inf - y| <= rtol * inf would pass otherwise).
-    if (std::isinf(x[i]) || std::isinf(y[i])) return false;
-    if (!(std::abs(x[i] - y[i]) <= atol + rtol * std::abs(y[i]))) return false;
-  }
-  return true;
-}
-
 }  // namespace ag

@@ -106,8 +106,9 @@ TEST_CASE("allclose: |a - b| <= atol + rtol * |b|, NaN unequal, equal infinities
   CHECK_FALSE(ag::allclose(t({INFINITY}), t({-INFINITY})));
   CHECK_FALSE(ag::allclose(t({1.0}), t({INFINITY})));
   CHECK_FALSE(ag::allclose(t({INFINITY}), t({1.0})));
-  // shapes must match (no broadcasting); dtypes may differ
-  CHECK_FALSE(ag::allclose(ag::ones({2, 1}), ag::ones({2})));
+  // shapes broadcast as in torch.allclose (ShapeError when they cannot); dtypes may differ
+  CHECK(ag::allclose(ag::ones({2, 1}), ag::ones({2})));
+  CHECK_THROWS_AS(ag::allclose(ag::ones({2}), ag::ones({3})), ag::ShapeError);
   CHECK(ag::allclose(ag::ones({2}), ag::ones({2}, DType::f64)));
   CHECK(ag::allclose(tc::iota(6).view({2, 3}).t(), Tensor::from_vector(std::vector<float>{0, 3, 1, 4, 2, 5}, {3, 2})));
 }

@@ -138,8 +138,11 @@ class Tensor {
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
-// True when a and b have the same shape and |a - b| <= atol + rtol * |b| everywhere
-// (NaNs compare unequal; infinities of the same sign compare equal).
-bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
+// torch.allclose: a and b broadcast (ShapeError otherwise) and everywhere a == b or
+// |a - b| <= atol + rtol * |b| with |a - b| finite (so infinities equal only themselves);
+// NaNs are equal only with equal_nan. Mixed or integer dtypes compare in f64 (PyTorch
+// requires one dtype). Defined in ops/math.cpp beside isclose.
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
+              bool equal_nan = false);
 
 }  // namespace ag
