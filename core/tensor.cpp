@@ -133,9 +133,10 @@ static void check_inplace(const Tensor& t, const char* op) {
            "); wrap it in NoGradGuard or use the out-of-place op");
 }
 
-Tensor& Tensor::fill_(double value) {
+Tensor& Tensor::fill_(Scalar value) {
   check_inplace(*this, "fill_");
-  kernels::fill(*this, value);
+  if (value.is_floating_point()) kernels::fill(*this, value.to_double());
+  else kernels::copy(full(Shape{}, value, dtype()), *this);  // int64 exact, not via double
   storage()->bump_version();
   return *this;
 }
@@ -168,7 +169,7 @@ Tensor& Tensor::mul_(double value) {
   return *this;
 }
 
-Tensor& Tensor::masked_fill_(const Tensor& mask, double value) {
+Tensor& Tensor::masked_fill_(const Tensor& mask, Scalar value) {
   check_inplace(*this, "masked_fill_");
   NoGradGuard guard;
   Tensor r = ag::masked_fill(*this, mask, value);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attograd/dtype.h"
+#include "attograd/scalar.h"
 #include "attograd/shape.h"
 #include "attograd/storage.h"
 
@@ -89,12 +90,12 @@ class Tensor {
   Tensor mean(const std::vector<int64_t>& dims, bool keepdim = false) const;
 
   // ---- in-place (not recorded; they bump the version counter) ----
-  Tensor& fill_(double value);
+  Tensor& fill_(Scalar value);  // converted to dtype(), as a cast
   Tensor& zero_() { return fill_(0.0); }
   Tensor& copy_(const Tensor& src);  // broadcasts src into self, converting dtype
   Tensor& add_(const Tensor& other, double alpha = 1.0);
   Tensor& mul_(double value);
-  Tensor& masked_fill_(const Tensor& mask, double value);
+  Tensor& masked_fill_(const Tensor& mask, Scalar value);
 
   // ---- autograd ----
   bool requires_grad() const;
