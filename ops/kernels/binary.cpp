@@ -143,12 +143,6 @@ Tensor compare(Compare op, const Tensor& a, const Tensor& b, const char* name) {
   });
 }
 
-Tensor compare_scalar(Compare op, const Tensor& a, double s) {
-  Tensor b = empty(Shape{}, DType::f64);
-  fill(b, s);
-  return compare(op, convert(a, DType::f64), b, "compare");
-}
-
 Tensor logical(Logic op, const Tensor& a, const Tensor& b, const char* name) {
   AG_CHECK(a.dtype() == DType::b8 && b.dtype() == DType::b8, DTypeError, name,
            ": expected bool tensors, got ", a.dtype(), " and ", b.dtype());

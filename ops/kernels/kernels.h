@@ -34,7 +34,6 @@ Tensor binary_scalar(Binary op, const Tensor& a, double s, bool scalar_first);
 
 enum class Compare { eq, ne, lt, le, gt, ge };
 Tensor compare(Compare op, const Tensor& a, const Tensor& b, const char* name);
-Tensor compare_scalar(Compare op, const Tensor& a, double s);
 enum class Logic { and_, or_ };
 Tensor logical(Logic op, const Tensor& a, const Tensor& b, const char* name);
 Tensor logical_not(const Tensor& a);
