@@ -38,6 +38,12 @@ Tensor& apply_inplace(Tensor& self, const char* op, const std::vector<Tensor>& o
   }
   AG_CHECK(r.shape() == self.shape(), ShapeError, op, ": the result's shape ", r.shape(),
            " (operands broadcast) does not fit self's shape ", self.shape());
+  // PyTorch's can_cast: a floating result does not go into an integer or bool tensor,
+  // nor a number into a bool one.
+  bool castable = !(is_floating(r.dtype()) && !is_floating(self.dtype())) &&
+                  !(r.dtype() != DType::b8 && self.dtype() == DType::b8);
+  AG_CHECK(castable, DTypeError, op, ": result type ", r.dtype(), " can't be cast to the desired "
+           "output type ", self.dtype(), " (shape ", self.shape(), ")");
   K::copy(r, self);
   self.storage()->bump_version();
   if (in_graph && r.requires_grad()) {
@@ -53,7 +59,13 @@ Tensor everywhere() { return full(Shape{}, 1.0, DType::b8); }
 
 }  // namespace
 
-Tensor& Tensor::fill_(double value) {
+Tensor& Tensor::fill_(Scalar value) {
+  if (!(grad_enabled() && requires_grad())) {  // the common case: a plain write
+    if (value.is_floating_point()) K::fill(*this, value.to_double());
+    else K::copy(full(Shape{}, value, dtype()), *this);  // int64 exact, not via double
+    storage()->bump_version();
+    return *this;
+  }
   // where(true, value, x): the value everywhere, zero gradient to the old value.
   return apply_inplace(*this, "fill_", {}, [value](const Tensor& x) {
     return ag::where(everywhere(), full(Shape{}, value, x.dtype()), x);
@@ -78,7 +90,7 @@ Tensor& Tensor::add_(const Tensor& other, double alpha) {
     return alpha == 1.0 ? ag::add(x, other) : ag::add(x, ag::mul(other, alpha));
   });
 }
-Tensor& Tensor::add_(double value) {
+Tensor& Tensor::add_(Scalar value) {
   return apply_inplace(*this, "add_", {}, [value](const Tensor& x) { return ag::add(x, value); });
 }
 Tensor& Tensor::sub_(const Tensor& other, double alpha) {
@@ -86,19 +98,19 @@ Tensor& Tensor::sub_(const Tensor& other, double alpha) {
     return alpha == 1.0 ? ag::sub(x, other) : ag::sub(x, ag::mul(other, alpha));
   });
 }
-Tensor& Tensor::sub_(double value) {
+Tensor& Tensor::sub_(Scalar value) {
   return apply_inplace(*this, "sub_", {}, [value](const Tensor& x) { return ag::sub(x, value); });
 }
 Tensor& Tensor::mul_(const Tensor& other) {
   return apply_inplace(*this, "mul_", {other}, [&other](const Tensor& x) { return ag::mul(x, other); });
 }
-Tensor& Tensor::mul_(double value) {
+Tensor& Tensor::mul_(Scalar value) {
   return apply_inplace(*this, "mul_", {}, [value](const Tensor& x) { return ag::mul(x, value); });
 }
 Tensor& Tensor::div_(const Tensor& other) {
   return apply_inplace(*this, "div_", {other}, [&other](const Tensor& x) { return ag::div(x, other); });
 }
-Tensor& Tensor::div_(double value) {
+Tensor& Tensor::div_(Scalar value) {
   return apply_inplace(*this, "div_", {}, [value](const Tensor& x) { return ag::div(x, value); });
 }
 Tensor& Tensor::neg_() { return apply_inplace(*this, "neg_", {}, [](const Tensor& x) { return ag::neg(x); }); }
@@ -112,7 +124,7 @@ Tensor& Tensor::clamp_(std::optional<double> lo, std::optional<double> hi) {
   return apply_inplace(*this, "clamp_", {}, [lo, hi](const Tensor& x) { return ag::clamp(x, lo, hi); });
 }
 
-Tensor& Tensor::masked_fill_(const Tensor& mask, double value) {
+Tensor& Tensor::masked_fill_(const Tensor& mask, Scalar value) {
   return apply_inplace(*this, "masked_fill_", {}, [&mask, value](const Tensor& x) {
     return ag::masked_fill(x, mask, value);
   });

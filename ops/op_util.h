@@ -1,6 +1,7 @@
 #pragma once
 // Small helpers shared by the op files (internal).
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "attograd/autograd.h"
@@ -31,6 +32,11 @@ inline void check_float(const Tensor& t, const char* op) {
   AG_CHECK(t.is_floating_point(), DTypeError, op, ": expected a floating tensor (f32, f64), got ",
            t.dtype(), " with shape ", t.shape());
 }
+
+// a and b converted to result_type(a, b) with the differentiable to() (a no-op for an
+// operand already of that dtype). int_to_float: an integral or bool result type becomes
+// the default float dtype (true division). Defined in ops/promotion.cpp.
+std::pair<Tensor, Tensor> promote_pair(const Tensor& a, const Tensor& b, bool int_to_float = false);
 
 // A new TensorImpl over x's storage with the given layout (no graph).
 // Marked as a view: an in-place op inside the graph refuses it (its base would not see

@@ -442,7 +442,7 @@ TEST_CASE("NeedsGrad tells a closure which inputs need a gradient") {
 
 // ---- misc -----------------------------------------------------------------------------
 TEST_CASE("requires_grad_ on an integer tensor throws DTypeError") {
-  Tensor i = ag::arange(4.0);
+  Tensor i = ag::arange(4);  // i64
   CHECK_THROWS_AS(i.requires_grad_(), ag::DTypeError);
   CHECK_THROWS_AS(ag::zeros({2}, DType::b8).requires_grad_(), ag::DTypeError);
   // Turning it off on a non-leaf is refused too.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attograd/dtype.h"
+#include "attograd/scalar.h"
 #include "attograd/shape.h"
 #include "attograd/storage.h"
 
@@ -95,24 +96,24 @@ class Tensor {
   // recorded and self becomes its result, as in PyTorch; a leaf that requires grad and
   // a view refuse there (AutogradError). Under NoGradGuard they write plainly (how
   // optimizers update parameters).
-  Tensor& fill_(double value);
+  Tensor& fill_(Scalar value);  // converted to dtype(), as a cast
   Tensor& zero_() { return fill_(0.0); }
   Tensor& copy_(const Tensor& src);  // broadcasts src into self, converting dtype
   Tensor& add_(const Tensor& other, double alpha = 1.0);
-  Tensor& add_(double value);
+  Tensor& add_(Scalar value);
   Tensor& sub_(const Tensor& other, double alpha = 1.0);
-  Tensor& sub_(double value);
+  Tensor& sub_(Scalar value);
   Tensor& mul_(const Tensor& other);
-  Tensor& mul_(double value);
+  Tensor& mul_(Scalar value);
   Tensor& div_(const Tensor& other);
-  Tensor& div_(double value);
+  Tensor& div_(Scalar value);
   Tensor& neg_();
   Tensor& exp_();
   Tensor& relu_();
   Tensor& sigmoid_();
   Tensor& tanh_();
   Tensor& clamp_(std::optional<double> min, std::optional<double> max);
-  Tensor& masked_fill_(const Tensor& mask, double value);
+  Tensor& masked_fill_(const Tensor& mask, Scalar value);
 
   // ---- autograd ----
   bool requires_grad() const;
