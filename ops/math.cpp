@@ -25,7 +25,7 @@ Tensor unary_in(const char* name, const Tensor& x, F&& f, D d) {
 template <class F, class D>
 Tensor unary_out(const char* name, const Tensor& x, F&& f, D d) {
   Tensor y = PW::map(x, name, f);
-  return record(name, y, {x}, [sy = save_if(wants_grad(x), y), d](const Tensor& g, NeedsGrad) {
+  return record(name, y, {x}, [sy = save_output_if(wants_grad(x), y), d](const Tensor& g, NeedsGrad) {
     return Grads{d(g, sy.get())};
   });
 }
@@ -177,7 +177,8 @@ Tensor copysign(const Tensor& a, const Tensor& b) {
 
 // PyTorch 1.13's form: equal infinities give themselves, else max + log(1 + exp(-|a - b|))
 // (log, not log1p: logaddexp(0, -20) is 0 in f32, as in PyTorch).
-// da = g / (1 + exp(b - a))   db = g / (1 + exp(a - b))
+// da = g / (1 + exp(b - a)) = g sigmoid(a - b)   db = g sigmoid(b - a)
+// (sigmoid keeps the second derivative finite where exp(b - a) overflows)
 Tensor logaddexp(const Tensor& a, const Tensor& b) {
   Tensor out = PW::zip(a, b, "logaddexp", []<class T>(T x, T y) {
     if (std::isinf(x) && x == y) return x;
@@ -189,8 +190,8 @@ Tensor logaddexp(const Tensor& a, const Tensor& b) {
                 [sa = save_if(need, a), sb = save_if(need, b), as = a.shape(), bs = b.shape()](
                     const Tensor& g, NeedsGrad need) {
                   const Tensor &a = sa.get(), &b = sb.get();
-                  return Grads{need[0] ? sum_to(g / (exp(b - a) + 1.0), as) : Tensor{},
-                               need[1] ? sum_to(g / (exp(a - b) + 1.0), bs) : Tensor{}};
+                  return Grads{need[0] ? sum_to(g * sigmoid(a - b), as) : Tensor{},
+                               need[1] ? sum_to(g * sigmoid(b - a), bs) : Tensor{}};
                 });
 }
 

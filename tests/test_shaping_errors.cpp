@@ -25,7 +25,7 @@ TEST_CASE("tril / triu zero the dropped part whatever it holds; diagonal offsets
   CHECK(tc::diff(triu(m, big), {0, 0, 0, 0}) == "");
   CHECK(tc::diff(tril(m, -big), {0, 0, 0, 0}) == "");
   // Integer tensors keep their dtype (tril(torch.arange(4).reshape(2, 2)) -> [[0, 0], [2, 3]]).
-  Tensor t = tril(arange(4.0).reshape({2, 2}));
+  Tensor t = tril(arange(4).reshape({2, 2}));
   CHECK(t.dtype() == DType::i64);
   CHECK(tc::diff(t, {0, 0, 2, 3}) == "");
   // torch 1.13: torch.tril(torch.randn(5)) -> IndexError (dim -2 out of range)
@@ -71,7 +71,7 @@ TEST_CASE("pad: special values, dtypes, fresh memory") {
   // torch 1.13: F.pad(torch.arange(6.).reshape(2, 3), (1, 1), value=kNaN)
   CHECK(tc::diff(pad(x, {1, 1}, PadMode::constant, kNaN), {kNaN, 0, 1, 2, kNaN, kNaN, 3, 4, 5, kNaN}) == "");
   // torch 1.13: F.pad(torch.arange(6).reshape(2, 3), (1, 1), value=2.7) -> 2 (truncated)
-  Tensor xi = pad(arange(6.0).reshape({2, 3}), {1, 1}, PadMode::constant, 2.7);
+  Tensor xi = pad(arange(6).reshape({2, 3}), {1, 1}, PadMode::constant, 2.7);
   CHECK(xi.dtype() == DType::i64);
   CHECK(tc::diff(xi, {2, 0, 1, 2, 2, 2, 3, 4, 5, 2}) == "");
   // Empty pads, zero pads and pure crops still return new memory (as PyTorch does).
