@@ -17,8 +17,8 @@ static Tensor amax_op(const Tensor& x, const std::vector<int64_t>& dims_in, bool
   AG_CHECK(!dims_in.empty() || x.numel() > 0, ValueError, name,
            ": cannot reduce an empty tensor over all dims; give the dims (shape ", x.shape(), ")");
   for (int64_t d : dims)
-    AG_CHECK(x.shape()[d] > 0, IndexError, name, ": expected reduction dim ", d,
-             " to have non-zero size (shape ", x.shape(), ")");
+    AG_CHECK(x.shape()[d] > 0, IndexError, name, ": expected reduction dim ", d, " to have non-zero size (shape ",
+             x.shape(), ")");
   Tensor out = K::reduce(is_max ? K::Reduce::max : K::Reduce::min, x, dims, keepdim);
   if (!x.is_floating_point()) return out;
   bool need = wants_grad(x);
@@ -32,7 +32,9 @@ static Tensor amax_op(const Tensor& x, const std::vector<int64_t>& dims_in, bool
                 });
 }
 Tensor amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) { return amax_op(x, dims, keepdim, true); }
-Tensor amin(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) { return amax_op(x, dims, keepdim, false); }
+Tensor amin(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return amax_op(x, dims, keepdim, false);
+}
 
 // ---- std ---------------------------------------------------------------------------
 // y = sqrt(v) whose gradient is 0 where y == 0 (PyTorch's std_backward masks it) rather
@@ -64,8 +66,9 @@ std::pair<Tensor, Tensor> std_mean(const Tensor& x, const std::vector<int64_t>& 
 
 // ---- prod ----------------------------------------------------------------------------
 static int64_t count_zeros(const Tensor& x) {
-  return K::reduce(K::Reduce::sum, K::compare_scalar(K::Compare::eq, x, 0.0),
-                   normalize_dims({}, x.dim(), "prod"), false).item<int64_t>();
+  return K::reduce(K::Reduce::sum, K::compare_scalar(K::Compare::eq, x, 0.0), normalize_dims({}, x.dim(), "prod"),
+                   false)
+      .item<int64_t>();
 }
 
 // Product along dim with the dim kept: the last element of a running product.
@@ -99,14 +102,13 @@ static Tensor prod_along(const Tensor& x, int64_t dim) {
   Tensor out = prod_keep_kernel(x, dim);
   if (!x.is_floating_point()) return out;
   bool need = wants_grad(x);
-  return record("prod", out, {x},
-                [sx = save_if(need, x), sy = save_if(need, out), dim](const Tensor& g, NeedsGrad) {
-                  const Tensor& x = sx.get();
-                  if (x.numel() == 0) return Grads{zeros_like(x)};
-                  if (x.shape()[dim] == 1) return Grads{g};
-                  if (count_zeros(x) == 0) return Grads{g * (sy.get() / x)};
-                  return Grads{g * exclusive_prod(x, dim)};
-                });
+  return record("prod", out, {x}, [sx = save_if(need, x), sy = save_if(need, out), dim](const Tensor& g, NeedsGrad) {
+    const Tensor& x = sx.get();
+    if (x.numel() == 0) return Grads{zeros_like(x)};
+    if (x.shape()[dim] == 1) return Grads{g};
+    if (count_zeros(x) == 0) return Grads{g * (sy.get() / x)};
+    return Grads{g * exclusive_prod(x, dim)};
+  });
 }
 
 Tensor prod(const Tensor& x, int64_t dim, bool keepdim) {
@@ -159,8 +161,7 @@ Tensor any(const Tensor& x, int64_t dim, bool keepdim) {
 }
 Tensor all(const Tensor& x, int64_t dim, bool keepdim) {
   auto dims = normalize_dims({dim}, x.dim(), "all");
-  return K::compare_scalar(K::Compare::eq, count_nonzero(x, dims, keepdim),
-                           static_cast<double>(length_of(x, dims)));
+  return K::compare_scalar(K::Compare::eq, count_nonzero(x, dims, keepdim), static_cast<double>(length_of(x, dims)));
 }
 
 }  // namespace ag

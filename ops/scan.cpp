@@ -17,9 +17,8 @@ namespace ag {
 Tensor cumsum_dir(const Tensor& x, int64_t dim, bool reverse) {
   Tensor out = K::scan(K::Scan::sum, x, dim, reverse);
   if (!x.is_floating_point()) return out;
-  return record("cumsum", out, {x}, [dim, reverse](const Tensor& g, NeedsGrad) {
-    return Grads{cumsum_dir(g, dim, !reverse)};
-  });
+  return record("cumsum", out, {x},
+                [dim, reverse](const Tensor& g, NeedsGrad) { return Grads{cumsum_dir(g, dim, !reverse)}; });
 }
 
 Tensor cumsum(const Tensor& x, int64_t dim) { return cumsum_dir(x, wrap_dim(dim, x.dim(), "cumsum"), false); }
@@ -35,9 +34,9 @@ static Tensor cumprod_grad(const Tensor& g, const Tensor& x, const Tensor& y, in
   Tensor zeros_so_far = K::scan(K::Scan::sum, is_zero, dim, reverse);  // i64
   if (K::reduce(K::Reduce::sum, is_zero, normalize_dims({}, x.dim(), "cumprod"), false).item<int64_t>() == 0)
     return cumsum_dir(g * y, dim, !reverse) / x;
-  Tensor before = K::compare_scalar(K::Compare::eq, zeros_so_far, 0.0);      // k < z1
-  Tensor between = K::compare_scalar(K::Compare::eq, zeros_so_far, 1.0);     // z1 <= k < z2
-  Tensor first = K::logical(K::Logic::and_, is_zero, between, "cumprod");    // k = z1
+  Tensor before = K::compare_scalar(K::Compare::eq, zeros_so_far, 0.0);    // k < z1
+  Tensor between = K::compare_scalar(K::Compare::eq, zeros_so_far, 1.0);   // z1 <= k < z2
+  Tensor first = K::logical(K::Logic::and_, is_zero, between, "cumprod");  // k = z1
   Tensor x_before = where(before, x, 1.0);
   Tensor a = where(before, cumsum_dir(where(before, g * y, 0.0), dim, !reverse) / x_before, 0.0);
   Tensor y1 = cumprod_dir(where(first, 1.0, x), dim, reverse);
@@ -77,8 +76,7 @@ static Tensor lcse_dir(const Tensor& x, int64_t dim, bool reverse) {
                   Tensor log_abs = log(abs(g));
                   Tensor pos = where(K::compare_scalar(K::Compare::gt, g, 0.0), log_abs, lowest);
                   Tensor neg = where(K::compare_scalar(K::Compare::lt, g, 0.0), log_abs, lowest);
-                  return Grads{exp(lcse_dir(pos - y, dim, !reverse) + x) -
-                               exp(lcse_dir(neg - y, dim, !reverse) + x)};
+                  return Grads{exp(lcse_dir(pos - y, dim, !reverse) + x) - exp(lcse_dir(neg - y, dim, !reverse) + x)};
                 });
 }
 

@@ -22,8 +22,8 @@ Tensor argsort(const Tensor& x, int64_t dim, bool descending, bool /*stable*/) {
 std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted) {
   dim = wrap_dim(dim, x.dim(), "topk");
   const int64_t n = x.dim() == 0 ? 1 : x.shape()[dim];
-  AG_CHECK(k >= 0 && k <= n, IndexError, "topk: k = ", k, " is out of range for dim ", dim,
-           " of size ", n, " (shape ", x.shape(), ")");
+  AG_CHECK(k >= 0 && k <= n, IndexError, "topk: k = ", k, " is out of range for dim ", dim, " of size ", n, " (shape ",
+           x.shape(), ")");
   Tensor idx = K::topk_indices(x, k, dim, largest, sorted);
   if (x.dim() == 0) return {clone(x), idx.view(Shape{})};
   return {gather(x, dim, idx), idx};

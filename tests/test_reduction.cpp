@@ -1,9 +1,8 @@
 // Reductions, scans and sorting against PyTorch 1.13 at the cases the op table cannot
 // reach by central differences: ties, NaN, zeros, empty dims, -inf. Expected values are
 // literals printed by torch 1.13 (CPU, float64) for the expression in each comment.
-#include <doctest/doctest.h>
-
 #include <attograd/attograd.h>
+#include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
@@ -223,14 +222,13 @@ TEST_CASE("logcumsumexp: stable, -inf entries, gradient as PyTorch's (NaN at a l
   // torch: x = [-inf, 0, 1, -inf]; weighted x.logcumsumexp(0)
   //   -> [-inf, 0, 1.3132616875182228, 1.3132616875182228], grad [nan, 3.8826.., 5.1174.., 0]
   Tensor x = leaf({-kInf, 0, 1, -kInf});
-  CHECK(tc::diff(weighted_backward(logcumsumexp(x, 0)), {-kInf, 0, 1.3132616875182228, 1.3132616875182228},
-                 kTol) == "");
+  CHECK(tc::diff(weighted_backward(logcumsumexp(x, 0)), {-kInf, 0, 1.3132616875182228, 1.3132616875182228}, kTol) ==
+        "");
   CHECK(tc::diff(x.grad(), {kNan, 3.882589949589966, 5.117410050410034, 0}, 1e-10) == "");
   // Large values stay finite. torch: [1000, 1000, -1000] -> [1000, 1000.6931471805599, same];
   //   grad [3.5, 2.5, 0]
   Tensor big = leaf({1000, 1000, -1000});
-  CHECK(tc::diff(weighted_backward(logcumsumexp(big, 0)), {1000, 1000.6931471805599, 1000.6931471805599},
-                 kTol) == "");
+  CHECK(tc::diff(weighted_backward(logcumsumexp(big, 0)), {1000, 1000.6931471805599, 1000.6931471805599}, kTol) == "");
   CHECK(tc::diff(big.grad(), {3.5, 2.5, 0}, 1e-10) == "");
   // -inf after a finite entry. torch: [[0, -inf, 1], [2, -inf, -inf]] along 1
   //   -> [[0, 0, 1.3132..], [2, 2, 2]], grad [[3.8068242641099856, 0, 2.193175735890015], [15, 0, 0]]
@@ -307,8 +305,8 @@ TEST_CASE("topk: PyTorch 1.13's order on ties, NaN largest, sorted and unsorted"
   CHECK(ints(topk(fives, 3, -1, false).second) == std::vector<int64_t>{29, 27, 28});
 
   // 40 values in 0..4 with NaN at 7 and 21 (random.seed(3) in the torch script).
-  Tensor v = f64({1, 4, 4, 1, 2, 4, 3, kNan, 0, 4, 0, 3, 2, 4, 1, 1, 3, 4, 4, 3,
-                  3, kNan, 1, 1, 4, 3, 0, 0, 1, 4, 0, 2, 0, 2, 3, 4, 3, 3, 3, 4});
+  Tensor v = f64({1, 4,    4, 1, 2, 4, 3, kNan, 0, 4, 0, 3, 2, 4, 1, 1, 3, 4, 4, 3,
+                  3, kNan, 1, 1, 4, 3, 0, 0,    1, 4, 0, 2, 0, 2, 3, 4, 3, 3, 3, 4});
   CHECK(ints(topk(v, 3).second) == std::vector<int64_t>{7, 21, 18});
   CHECK(ints(topk(v, 5, 0, false).second) == std::vector<int64_t>{30, 32, 8, 26, 27});
   CHECK(ints(topk(v, 9).second) == std::vector<int64_t>{7, 21, 13, 1, 17, 18, 35, 39, 24});
@@ -332,14 +330,13 @@ TEST_CASE("topk: PyTorch 1.13's order on ties, NaN largest, sorted and unsorted"
 TEST_CASE("topk: the partial-sort path (k * 64 <= n) keeps PyTorch's tie order") {
   // 200 values in 0..2 (random.seed(3) after the 40 above); torch topk(w, 3).indices ->
   // [14, 11, 9]; largest=False -> [4, 1, 3]
-  std::vector<double> w = {
-      1, 0, 1, 0, 0, 0, 1, 0, 1, 2, 1, 2, 1, 1, 2, 1, 2, 1, 2, 2, 1, 2, 0, 1, 2, 0, 1, 2, 2, 2,
-      0, 2, 1, 2, 2, 2, 0, 2, 2, 0, 2, 2, 1, 1, 0, 0, 1, 2, 1, 0, 1, 0, 1, 0, 0, 1, 1, 1, 0, 0,
-      2, 2, 0, 1, 2, 2, 1, 2, 1, 2, 0, 0, 1, 0, 0, 0, 2, 2, 0, 0, 1, 1, 2, 1, 0, 2, 0, 1, 1, 1,
-      0, 1, 1, 1, 2, 1, 2, 2, 2, 2, 0, 2, 2, 1, 1, 2, 2, 2, 0, 1, 1, 1, 2, 1, 2, 1, 0, 1, 2, 1,
-      0, 1, 2, 2, 2, 0, 0, 2, 2, 1, 1, 1, 2, 1, 2, 2, 1, 2, 1, 0, 2, 0, 2, 0, 1, 1, 2, 1, 1, 2,
-      2, 1, 0, 1, 0, 1, 1, 2, 1, 1, 1, 0, 0, 2, 2, 2, 0, 1, 2, 0, 2, 1, 0, 1, 0, 2, 1, 2, 2, 0,
-      0, 2, 1, 1, 2, 0, 1, 0, 0, 1, 2, 2, 0, 2, 1, 1, 0, 0, 0, 2};
+  std::vector<double> w = {1, 0, 1, 0, 0, 0, 1, 0, 1, 2, 1, 2, 1, 1, 2, 1, 2, 1, 2, 2, 1, 2, 0, 1, 2, 0, 1, 2, 2,
+                           2, 0, 2, 1, 2, 2, 2, 0, 2, 2, 0, 2, 2, 1, 1, 0, 0, 1, 2, 1, 0, 1, 0, 1, 0, 0, 1, 1, 1,
+                           0, 0, 2, 2, 0, 1, 2, 2, 1, 2, 1, 2, 0, 0, 1, 0, 0, 0, 2, 2, 0, 0, 1, 1, 2, 1, 0, 2, 0,
+                           1, 1, 1, 0, 1, 1, 1, 2, 1, 2, 2, 2, 2, 0, 2, 2, 1, 1, 2, 2, 2, 0, 1, 1, 1, 2, 1, 2, 1,
+                           0, 1, 2, 1, 0, 1, 2, 2, 2, 0, 0, 2, 2, 1, 1, 1, 2, 1, 2, 2, 1, 2, 1, 0, 2, 0, 2, 0, 1,
+                           1, 2, 1, 1, 2, 2, 1, 0, 1, 0, 1, 1, 2, 1, 1, 1, 0, 0, 2, 2, 2, 0, 1, 2, 0, 2, 1, 0, 1,
+                           0, 2, 1, 2, 2, 0, 0, 2, 1, 1, 2, 0, 1, 0, 0, 1, 2, 2, 0, 2, 1, 1, 0, 0, 0, 2};
   Tensor t = f64(w);
   CHECK(ints(topk(t, 3).second) == std::vector<int64_t>{14, 11, 9});
   CHECK(ints(topk(t, 3, 0, false).second) == std::vector<int64_t>{4, 1, 3});
@@ -353,15 +350,18 @@ TEST_CASE("std with correction 0, 1, 2 and its dims forms") {
     std::vector<double> y, g;
   };
   const std::vector<Case> cases = {
-      {0, {1.247219128924647, 2.160246899469287},
-       {-0.35634832254989923, -0.08908708063747484, 0.44543540318737396, -0.6172133998483675,
-        -0.30860669992418377, 0.9258200997725513}},
-      {1, {1.5275252316519465, 2.6457513110645907},
-       {-0.43643578047198484, -0.10910894511799625, 0.5455447255899809, -0.7559289460184544,
-        -0.3779644730092272, 1.1338934190276815}},
-      {2, {2.1602468994692865, 3.7416573867739413},
-       {-0.6172133998483678, -0.154303349962092, 0.7715167498104596, -1.0690449676496976,
-        -0.5345224838248488, 1.6035674514745464}},
+      {0,
+       {1.247219128924647, 2.160246899469287},
+       {-0.35634832254989923, -0.08908708063747484, 0.44543540318737396, -0.6172133998483675, -0.30860669992418377,
+        0.9258200997725513}},
+      {1,
+       {1.5275252316519465, 2.6457513110645907},
+       {-0.43643578047198484, -0.10910894511799625, 0.5455447255899809, -0.7559289460184544, -0.3779644730092272,
+        1.1338934190276815}},
+      {2,
+       {2.1602468994692865, 3.7416573867739413},
+       {-0.6172133998483678, -0.154303349962092, 0.7715167498104596, -1.0690449676496976, -0.5345224838248488,
+        1.6035674514745464}},
   };
   for (const Case& c : cases) {
     INFO("correction ", c.c);
@@ -376,8 +376,7 @@ TEST_CASE("std with correction 0, 1, 2 and its dims forms") {
   CHECK(k.shape() == Shape{1, 1});
   CHECK(tc::diff(k, {1.7716909687891083}, kTol) == "");
   // torch: std(x, 0, keepdim=True) -> [[0.7071067811865476] * 3]
-  CHECK(tc::diff(ag::std(x, {-2}, 1, true), {0.7071067811865476, 0.7071067811865476, 0.7071067811865476},
-                 kTol) == "");
+  CHECK(tc::diff(ag::std(x, {-2}, 1, true), {0.7071067811865476, 0.7071067811865476, 0.7071067811865476}, kTol) == "");
   // torch: var with n - correction <= 0 divides by 0: var([1, 2], 0, correction=2) -> inf
   CHECK(std::isinf(ag::std(f64({1, 2}), {0}, 2).item<double>()));
   CHECK_THROWS_MSG(ag::std(Tensor::from_vector(std::vector<int64_t>{1, 2}, {2})), DTypeError,

@@ -21,9 +21,7 @@ double log_add_exp(double x, double acc) {
 
 template <class T, class Acc, class O>
 void scan_rows(Scan op, const T* x, O* out, int64_t outer, int64_t len, int64_t inner, bool reverse) {
-  const Acc init = op == Scan::prod ? Acc(1)
-                   : op == Scan::sum ? Acc(0)
-                                     : Acc(-std::numeric_limits<double>::infinity());
+  const Acc init = op == Scan::prod ? Acc(1) : op == Scan::sum ? Acc(0) : Acc(-std::numeric_limits<double>::infinity());
   std::vector<Acc> acc(static_cast<std::size_t>(inner));
   for (int64_t o = 0; o < outer; ++o) {
     std::fill(acc.begin(), acc.end(), init);
@@ -34,9 +32,12 @@ void scan_rows(Scan op, const T* x, O* out, int64_t outer, int64_t len, int64_t 
       for (int64_t j = 0; j < inner; ++j) {
         Acc v = static_cast<Acc>(xr[j]);
         Acc& a = acc[static_cast<std::size_t>(j)];
-        if (op == Scan::sum) a += v;
-        else if (op == Scan::prod) a *= v;
-        else if constexpr (std::is_floating_point_v<Acc>) a = log_add_exp(v, a);
+        if (op == Scan::sum)
+          a += v;
+        else if (op == Scan::prod)
+          a *= v;
+        else if constexpr (std::is_floating_point_v<Acc>)
+          a = log_add_exp(v, a);
         outr[j] = static_cast<O>(a);
       }
     }

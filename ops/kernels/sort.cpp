@@ -14,8 +14,10 @@ namespace {
 
 template <class T>
 bool is_nan(T v) {
-  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
-  else return false;
+  if constexpr (std::is_floating_point_v<T>)
+    return std::isnan(v);
+  else
+    return false;
 }
 
 // a before b in ascending (or descending) order, NaN largest: PyTorch's comparators.
@@ -68,8 +70,10 @@ Tensor sort_indices(const Tensor& x, int64_t dim, bool descending) {
   const int64_t len = x.dim() == 0 ? 1 : x.shape()[dim];
   dispatch_all(x.dtype(), "sort", [&]<class T>() {
     for_each_line<T>(x, dim, len, out, [&](auto& line) {
-      if (descending) std::stable_sort(line.begin(), line.end(), Greater<T>());
-      else std::stable_sort(line.begin(), line.end(), Less<T>());
+      if (descending)
+        std::stable_sort(line.begin(), line.end(), Greater<T>());
+      else
+        std::stable_sort(line.begin(), line.end(), Less<T>());
     });
   });
   return out;
@@ -95,8 +99,10 @@ Tensor topk_indices(const Tensor& x, int64_t k, int64_t dim, bool largest, bool 
         }
       });
     };
-    if (largest) run(Greater<T>());
-    else run(Less<T>());
+    if (largest)
+      run(Greater<T>());
+    else
+      run(Less<T>());
   });
   return out;
 }

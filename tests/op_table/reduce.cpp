@@ -34,7 +34,8 @@ AG_OP_TABLE(reduce) {
       // ---- amax / amin, std, var_mean / std_mean, prod, any / all (ops/reduce_more.cpp) ----
       {"amax dims", {{2, 3, 4}}, [](auto& x) { return amax(x[0], {0, 2}); }, distinct},
       {"amax all", {{3, 4}}, [](auto& x) { return amax(x[0]); }, distinct},
-      {"amax keepdim negative dim non-contiguous", {{3, 4}}, [](auto& x) { return amax(x[0], {-1}, true); }, transposed},
+      {"amax keepdim negative dim non-contiguous", {{3, 4}},
+       [](auto& x) { return amax(x[0], {-1}, true); }, transposed},
       {"amin dim", {{3, 4}}, [](auto& x) { return amin(x[0], {0}); }, distinct},
       {"amin all keepdim", {{2, 3}}, [](auto& x) { return amin(x[0], {}, true); }, distinct},
       {"std all correction 1", {{3, 4}}, [](auto& x) { return ag::std(x[0]); }},

@@ -18,14 +18,13 @@ Tensor amax(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim
 Tensor amin(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 // sqrt(var(x, dims, correction)); the gradient is 0 where the result is 0 (PyTorch).
 // Call it as ag::std (like torch::std): a bare std(...) is ambiguous with namespace std.
-Tensor std(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction = 1,
-           bool keepdim = false);
+Tensor std(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction = 1, bool keepdim = false);
 Tensor std(const Tensor& x);  // over all elements, unbiased
 // (var, mean) and (std, mean) over dims, as torch.var_mean / torch.std_mean.
-std::pair<Tensor, Tensor> var_mean(const Tensor& x, const std::vector<int64_t>& dims,
-                                   int64_t correction = 1, bool keepdim = false);
-std::pair<Tensor, Tensor> std_mean(const Tensor& x, const std::vector<int64_t>& dims,
-                                   int64_t correction = 1, bool keepdim = false);
+std::pair<Tensor, Tensor> var_mean(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction = 1,
+                                   bool keepdim = false);
+std::pair<Tensor, Tensor> std_mean(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction = 1,
+                                   bool keepdim = false);
 // Product over all elements (0-d) or along dim; empty -> 1. The gradient is the product
 // of the other elements (exact with one zero; zero with two or more).
 Tensor prod(const Tensor& x);
@@ -48,12 +47,10 @@ Tensor logcumsumexp(const Tensor& x, int64_t dim);
 // ---- sorting (ops/sort.cpp) ----
 // (values, indices) sorted along dim; always stable (equal values keep their order, so
 // `stable` changes nothing); NaN sorts as the largest value. Gradient routes to indices.
-std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descending = false,
-                               bool stable = false);
+std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descending = false, bool stable = false);
 Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false, bool stable = false);
 // The k largest (smallest) along dim as (values, indices), in PyTorch 1.13's CPU order on
 // ties; unsorted (PyTorch's selection order) when !sorted. k in [0, size of dim].
-std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true,
-                               bool sorted = true);
+std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
 
 }  // namespace ag
