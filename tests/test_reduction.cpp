@@ -439,3 +439,16 @@ TEST_CASE("any / all: 0-d bool tensors, along dims, any dtype, NaN is true, -0 i
   CHECK(all(scalar_tensor(2.0, DType::f64), 0).item<bool>());
   CHECK_THROWS_MSG(any(b, 2), IndexError, "any: dim 2 is out of range");
 }
+
+TEST_CASE("float32 inputs keep their dtype through values and gradients") {
+  Tensor x = Tensor::from_vector(std::vector<float>{2, 0, 3, 1}, {2, 2}).requires_grad_();
+  Tensor y = cumsum(x, 1).sum() + cumprod(x, 0).sum() + logcumsumexp(x, 1).sum() + prod(x, 1).sum() +
+             amax(x, {0}).sum() + ag::std(x, {1}).sum() + sort(x, 0, true).first.sum() + topk(x, 1).first.sum();
+  // torch 1.13 (float32, same expression): y = 50.08228302, x.grad = [[10.58790398, 5.41209602],
+  //   [10.58790398, 5.41209650]]
+  CHECK(y.dtype() == DType::f32);
+  CHECK(tc::diff(y, {50.08228302}, 1e-6) == "");
+  y.backward();
+  CHECK(x.grad().dtype() == DType::f32);
+  CHECK(tc::diff(x.grad(), {10.58790398, 5.41209602, 10.58790398, 5.41209650}, 1e-6) == "");
+}
