@@ -2,10 +2,13 @@
 // topological order (Kahn's algorithm over dependency counts: no recursion).
 #include "attograd/autograd.h"
 
+#include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "attograd/factory.h"
+#include "attograd/ops.h"
 #include "kernels/kernels.h"
 
 namespace ag {
@@ -24,6 +27,9 @@ Node::~Node() {
   // take over every input node we alone own and let them die one at a time.
   std::vector<std::shared_ptr<Node>> stack;
   auto adopt = [&stack](Node& n) {
+    // The closure goes first: its saved tensors may hold the same input nodes (for
+    // double backward), and only a node we alone own can be taken over.
+    n.backward = nullptr;
     for (auto& e : n.inputs)
       if (e.node && e.node.use_count() == 1) stack.push_back(std::move(e.node));
   };
@@ -61,28 +67,62 @@ Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs, B
   return out;
 }
 
-const Tensor& Saved::get() const {
+namespace {
+// The node whose closure the engine is running (Saved::output reconnects to it).
+thread_local Node* g_current_node = nullptr;
+}  // namespace
+
+Saved::Saved(const Tensor& t) {
+  if (!t.defined()) return;
+  t_ = t.detach();
+  version_ = t.storage()->version();
+  if (t.grad_fn()) fn_ = t.grad_fn();
+  else if (t.requires_grad()) leaf_ = t.impl_ptr();
+}
+
+Saved Saved::output(const Tensor& y) {
+  Saved s;
+  if (!y.defined()) return s;
+  s.t_ = y.detach();
+  s.version_ = y.storage()->version();
+  s.output_ = true;
+  return s;
+}
+
+Tensor Saved::get() const {
   if (t_.defined() && t_.storage()->version() != version_)
     throw VersionError(detail::cat("a tensor of shape ", t_.shape(), " saved for backward was "
                                    "modified in place afterwards (version ", t_.storage()->version(),
                                    ", saved at ", version_, ")"));
-  return t_;
+  if (!grad_enabled() || !t_.defined()) return t_;
+  if (leaf_) return Tensor(leaf_);
+  std::shared_ptr<Node> fn = fn_;
+  if (output_ && g_current_node) fn = g_current_node->shared_from_this();
+  if (!fn) return t_;
+  // The same storage and layout, made by `fn`: ops on it record edges into fn.
+  Tensor connected = t_.detach();
+  connected.impl()->grad_fn = std::move(fn);
+  connected.impl()->requires_grad = true;
+  return connected;
 }
 
 namespace {
 
-// Adds g into an accumulated gradient slot, owning the result.
-void accumulate(Tensor& slot, const Tensor& g) {
+// Adds g into an accumulated gradient slot, owning the result. With create_graph the
+// sum is a recorded add, so the slot stays connected to the graph.
+void accumulate(Tensor& slot, const Tensor& g, bool create_graph) {
   if (!slot.defined()) {
     // Take g as is only when nothing else can see it (add's backward hands the same g
     // to both inputs; a leaf's .grad is later written in place).
     bool own = g.is_contiguous() && g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1;
-    if (own) {
+    if (own || create_graph) {
       slot = g;
     } else {
       slot = kernels::empty(g.shape(), g.dtype());
       kernels::copy(g, slot);
     }
+  } else if (create_graph) {
+    slot = add(slot, g);
   } else {
     slot = kernels::binary(kernels::Binary::add, slot, g, "backward");
   }
@@ -95,17 +135,21 @@ struct Capture {  // for ag::grad: where the requested gradients are collected
   std::vector<Tensor> results;
 };
 
-void accumulate_leaf(const std::shared_ptr<TensorImpl>& leaf, const Tensor& g, Capture* cap) {
+void accumulate_leaf(const std::shared_ptr<TensorImpl>& leaf, const Tensor& g, Capture* cap,
+                     bool create_graph) {
   if (cap) {
     auto it = cap->leaves.find(leaf.get());
     if (it != cap->leaves.end())
-      for (std::size_t i : it->second) accumulate(cap->results[i], g);
+      for (std::size_t i : it->second) accumulate(cap->results[i], g, create_graph);
     return;
   }
   if (!leaf->grad) {
     Tensor slot;
-    accumulate(slot, g);
+    accumulate(slot, g, create_graph);
     leaf->grad = slot.impl_ptr();
+  } else if (create_graph) {
+    // Out of place, as PyTorch does: the new .grad is part of the recorded graph.
+    leaf->grad = add(Tensor(leaf->grad), g).impl_ptr();
   } else {
     // In place, so references to .grad (optimizers) see the sum.
     Tensor grad(leaf->grad);
@@ -114,8 +158,49 @@ void accumulate_leaf(const std::shared_ptr<TensorImpl>& leaf, const Tensor& g, C
   }
 }
 
+// For ag::grad: the nodes from which a requested input can be reached. Only they run,
+// so the graph beyond the inputs is neither computed nor freed. Iterative post-order.
+std::unordered_set<Node*> nodes_leading_to(const std::vector<std::shared_ptr<Node>>& roots,
+                                           const Capture& cap) {
+  std::unordered_set<Node*> useful, done;
+  std::vector<std::pair<Node*, bool>> stack;  // (node, children pushed)
+  for (auto& r : roots) stack.push_back({r.get(), false});
+  while (!stack.empty()) {
+    auto [n, expanded] = stack.back();
+    if (!expanded) {
+      if (done.count(n)) {
+        stack.pop_back();
+        continue;
+      }
+      stack.back().second = true;
+      for (auto& e : n->inputs)
+        if (e.node && !done.count(e.node.get())) stack.push_back({e.node.get(), false});
+      continue;
+    }
+    stack.pop_back();
+    if (!done.insert(n).second) continue;
+    bool u = cap.nodes.count(n) > 0;
+    for (auto& e : n->inputs)
+      u = u || (e.node && useful.count(e.node.get())) || (e.leaf && cap.leaves.count(e.leaf.get()));
+    if (u) useful.insert(n);
+  }
+  return useful;
+}
+
+// Sets the node whose closure runs (for Saved::output) and restores the previous one.
+class CurrentNode {
+ public:
+  explicit CurrentNode(Node* n) : prev_(g_current_node) { g_current_node = n; }
+  ~CurrentNode() { g_current_node = prev_; }
+  CurrentNode(const CurrentNode&) = delete;
+  CurrentNode& operator=(const CurrentNode&) = delete;
+
+ private:
+  Node* prev_;
+};
+
 void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
-             bool retain_graph, Capture* cap) {
+             bool retain_graph, bool create_graph, Capture* cap) {
   AG_CHECK(root_grads.empty() || root_grads.size() == roots.size(), ValueError, "backward: ",
            roots.size(), " outputs but ", root_grads.size(), " gradients");
   std::unordered_map<Node*, Tensor> buffers;
@@ -134,24 +219,29 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
     AG_CHECK(g.shape() == r.shape() && g.dtype() == r.dtype(), ShapeError, "backward: gradient ",
              g.shape(), " ", g.dtype(), " does not match output ", r.shape(), " ", r.dtype());
     if (r.grad_fn()) {
-      accumulate(buffers[r.grad_fn().get()], g);
+      accumulate(buffers[r.grad_fn().get()], g, create_graph);
       root_nodes.push_back(r.grad_fn());
     } else {
-      accumulate_leaf(r.impl_ptr(), g, cap);
+      accumulate_leaf(r.impl_ptr(), g, cap, create_graph);
     }
   }
 
-  // Dependency counts: how many edges of reachable nodes point at each node.
+  // ag::grad runs only the nodes that lead to a requested input.
+  std::unordered_set<Node*> useful;
+  if (cap) useful = nodes_leading_to(root_nodes, *cap);
+  auto runs = [&](Node* n) { return !cap || useful.count(n) > 0; };
+
+  // Dependency counts: how many edges of running nodes point at each running node.
   std::unordered_map<Node*, int> deps;
   std::vector<Node*> stack;
   std::unordered_set<Node*> seen;
   for (auto& n : root_nodes)
-    if (seen.insert(n.get()).second) stack.push_back(n.get());
+    if (runs(n.get()) && seen.insert(n.get()).second) stack.push_back(n.get());
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
     for (auto& e : n->inputs) {
-      if (!e.node) continue;
+      if (!e.node || !runs(e.node.get())) continue;
       ++deps[e.node.get()];
       if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
     }
@@ -160,9 +250,13 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
   std::vector<Node*> ready;
   std::unordered_set<Node*> queued;
   for (auto& n : root_nodes)
-    if (deps[n.get()] == 0 && queued.insert(n.get()).second) ready.push_back(n.get());
+    if (runs(n.get()) && deps[n.get()] == 0 && queued.insert(n.get()).second) ready.push_back(n.get());
 
-  NoGradGuard no_grad;  // backward closures build no graph
+  // Closures build no graph, unless create_graph asks for the backward to be recorded.
+  std::optional<NoGradGuard> no_grad;
+  std::optional<EnableGradGuard> with_grad;
+  if (create_graph) with_grad.emplace();
+  else no_grad.emplace();
   while (!ready.empty()) {
     Node* n = ready.back();
     ready.pop_back();
@@ -171,15 +265,20 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
     if (cap) {
       auto it = cap->nodes.find(n);
       if (it != cap->nodes.end())
-        for (std::size_t i : it->second) accumulate(cap->results[i], g);
+        for (std::size_t i : it->second) accumulate(cap->results[i], g, create_graph);
     }
     AG_CHECK(!n->released, AutogradError, "backward: the graph through '", n->name,
              "' was already freed by an earlier backward; pass retain_graph=true to the first "
              "backward to go through it twice");
     std::vector<bool> needs(n->inputs.size());
-    for (std::size_t i = 0; i < needs.size(); ++i) needs[i] = n->inputs[i].active();
-    Grads grads;
+    for (std::size_t i = 0; i < needs.size(); ++i) {
+      const Edge& e = n->inputs[i];
+      needs[i] = e.active() && (!cap || (e.node ? runs(e.node.get()) : cap->leaves.count(e.leaf.get()) > 0));
+    }
+    Grads grads(n->inputs.size());
     try {
+      CurrentNode current(n);
+      if (std::find(needs.begin(), needs.end(), true) != needs.end())
       grads = n->backward(g, NeedsGrad(needs));
     } catch (const VersionError& e) {
       throw VersionError(detail::cat("backward of ", n->name, ": ", e.what()));
@@ -188,15 +287,15 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
               grads.size(), " gradients for ", n->inputs.size(), " inputs");
     for (std::size_t i = 0; i < grads.size(); ++i) {
       Edge& e = n->inputs[i];
-      if (!e.active()) continue;
+      if (!needs[i]) continue;
       const Tensor& gi = grads[i];
       if (gi.defined()) {
         AG_CHECK(gi.shape() == n->input_shapes[i] && gi.dtype() == n->input_dtypes[i],
                  AutogradError, "backward of ", n->name, ": gradient for input ", i, " has shape ",
                  gi.shape(), " ", gi.dtype(), ", expected ", n->input_shapes[i], " ",
                  n->input_dtypes[i]);
-        if (e.leaf) accumulate_leaf(e.leaf, gi, cap);
-        else accumulate(buffers[e.node.get()], gi);
+        if (e.leaf) accumulate_leaf(e.leaf, gi, cap, create_graph);
+        else accumulate(buffers[e.node.get()], gi, create_graph);
       }
       if (e.node && --deps[e.node.get()] == 0) {
         // A node that received no gradient at all (every path gave undefined) is zero.
@@ -215,13 +314,13 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
 }  // namespace
 
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
-                  bool retain_graph) {
-  execute(roots, root_grads, retain_graph, nullptr);
+                  bool retain_graph, bool create_graph) {
+  execute(roots, root_grads, retain_graph, create_graph, nullptr);
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                         const std::vector<Tensor>& grad_outputs, bool retain_graph,
-                         bool allow_unused) {
+                         const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph,
+                         bool create_graph, bool allow_unused) {
   Capture cap;
   cap.results.resize(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -231,7 +330,7 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
     if (x.grad_fn()) cap.nodes[x.grad_fn().get()].push_back(i);
     else cap.leaves[x.impl()].push_back(i);
   }
-  execute(outputs, grad_outputs, retain_graph, &cap);
+  execute(outputs, grad_outputs, retain_graph.value_or(create_graph), create_graph, &cap);
   for (std::size_t i = 0; i < inputs.size(); ++i)
     AG_CHECK(allow_unused || cap.results[i].defined(), AutogradError, "grad: input ", i,
              " of shape ", inputs[i].shape(), " was not used to compute the outputs "

@@ -5,6 +5,7 @@
 
 #include "attograd/autograd.h"
 #include "attograd/factory.h"
+#include "attograd/ops.h"
 
 namespace ag {
 namespace {
@@ -53,7 +54,8 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
     for (int64_t j = 0; j < m; ++j) {
       Tensor go = zeros(out.shape(), DType::f64);
       go.data<double>()[j] = 1.0;
-      auto gs = grad({out}, wrt, {go}, /*retain_graph=*/true, /*allow_unused=*/true);
+      auto gs = grad({out}, wrt, {go}, /*retain_graph=*/true, /*create_graph=*/false,
+                     /*allow_unused=*/true);
       for (std::size_t c = 0; c < wrt.size(); ++c) {
         if (!gs[c].defined()) continue;
         auto v = gs[c].to_vector<double>();
@@ -94,6 +96,46 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
     }
   }
   return result;
+}
+
+GradcheckResult gradgradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+                              const std::vector<Tensor>& inputs, const GradcheckOptions& opt) {
+  std::vector<std::size_t> wrt;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].defined() && inputs[i].requires_grad()) wrt.push_back(i);
+  AG_CHECK(!wrt.empty(), ValueError, "gradgradcheck(", opt.name, "): no input requires grad");
+  Tensor out = [&] {
+    EnableGradGuard grad_mode;
+    return fn(inputs);
+  }();
+  AG_CHECK(out.dtype() == DType::f64, DTypeError, "gradgradcheck(", opt.name,
+           "): output has dtype ", out.dtype(), "; expected f64");
+  // A fixed upstream gradient v, an input of the checked map like the others.
+  Generator rng(20240607);
+  std::vector<Tensor> args = inputs;
+  args.push_back(randn(out.shape(), DType::f64, &rng).requires_grad_());
+
+  // (inputs, v) -> every input's gradient, flattened and concatenated.
+  auto first_grads = [&fn, &wrt](const std::vector<Tensor>& xs) {
+    EnableGradGuard grad_mode;  // gradcheck's numeric pass runs under NoGradGuard
+    std::vector<Tensor> in(xs.begin(), xs.end() - 1), ins;
+    for (std::size_t i : wrt) ins.push_back(in[i]);
+    Tensor y = fn(in);
+    std::vector<Tensor> flat;
+    if (y.requires_grad()) {
+      auto gs = grad({y}, ins, {xs.back()}, /*retain_graph=*/true, /*create_graph=*/true,
+                     /*allow_unused=*/true);
+      for (std::size_t c = 0; c < gs.size(); ++c)
+        flat.push_back(gs[c].defined() ? gs[c].reshape({-1}) : zeros({ins[c].numel()}, DType::f64));
+    } else {
+      for (const Tensor& x : ins) flat.push_back(zeros({x.numel()}, DType::f64));
+    }
+    return cat(flat, 0);
+  };
+  std::string name = std::string("gradgrad ") + opt.name;
+  GradcheckOptions o = opt;
+  o.name = name.c_str();
+  return gradcheck(first_grads, args, o);
 }
 
 }  // namespace ag

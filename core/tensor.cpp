@@ -214,8 +214,8 @@ Tensor Tensor::detach() const {
   return Tensor(t.storage, t.shape, t.strides, t.offset, t.dtype);
 }
 
-void Tensor::backward(const Tensor& grad, bool retain_graph) const {
-  run_backward({*this}, {grad}, retain_graph);
+void Tensor::backward(const Tensor& grad, std::optional<bool> retain_graph, bool create_graph) const {
+  run_backward({*this}, {grad}, retain_graph.value_or(create_graph), create_graph);
 }
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {

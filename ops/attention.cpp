@@ -62,7 +62,21 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   bool need = wants_grad(q) || wants_grad(k) || wants_grad(v);
   return record("scaled_dot_product_attention", f.out, {q, k, v},
                 [sq = save_if(need, q), sk = save_if(need, k), sv = save_if(need, v), sm = save_if(need, mask),
-                 so = save_if(need, f.out), sl = save_if(need, f.lse), cfg](const Tensor& g, NeedsGrad) {
+                 so = save_output_if(need, f.out), sl = save_if(need, f.lse), cfg](const Tensor& g, NeedsGrad needs) {
+                  if (grad_enabled()) {  // create_graph: differentiate the composite path
+                    AG_CHECK(cfg.dropout_p == 0, AutogradError, "scaled_dot_product_attention: double "
+                             "backward through the fused kernel with dropout is not supported (its mask "
+                             "is regenerated inside the kernel); pass fused = false");
+                    auto composite = [&cfg, &sm](const std::vector<Tensor>& in) {
+                      SdpaOptions o;
+                      o.attn_mask = sm.get();
+                      o.causal = cfg.causal;
+                      o.scale = cfg.scale;
+                      o.fused = false;
+                      return scaled_dot_product_attention(in[0], in[1], in[2], o).first;
+                    };
+                    return composite_backward(composite, {sq.get(), sk.get(), sv.get()}, g, needs);
+                  }
                   K::FlashGrads gr = K::flash_attention_backward(sq.get(), sk.get(), sv.get(), sm.get(), cfg,
                                                                  so.get(), sl.get(), g);
                   return Grads{gr.dq, gr.dk, gr.dv};

@@ -54,7 +54,7 @@ Tensor pow(const Tensor& a, const Tensor& b) {
   check_float(a, "pow");
   Tensor out = K::binary(K::Binary::pow, a, b, "pow");
   bool need_any = wants_grad(a) || wants_grad(b);
-  Saved sa = save_if(need_any, a), sb = save_if(need_any, b), so = save_if(wants_grad(b), out);
+  Saved sa = save_if(need_any, a), sb = save_if(need_any, b), so = save_output_if(wants_grad(b), out);
   return record("pow", out, {a, b},
                 [sa, sb, so, as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
                   const Tensor &a = sa.get(), &b = sb.get();
@@ -119,7 +119,7 @@ Tensor neg(const Tensor& x) {  // dx = -g
 
 Tensor exp(const Tensor& x) {  // dx = g * y
   Tensor y = K::unary(K::Unary::exp, x);
-  return record("exp", y, {x}, [sy = save_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+  return record("exp", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
     return Grads{g * sy.get()};
   });
 }
@@ -133,14 +133,14 @@ Tensor log(const Tensor& x) {  // dx = g / x
 
 Tensor sqrt(const Tensor& x) {  // dx = g / (2 y)
   Tensor y = K::unary(K::Unary::sqrt, x);
-  return record("sqrt", y, {x}, [sy = save_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+  return record("sqrt", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
     return Grads{g * 0.5 / sy.get()};
   });
 }
 
 Tensor rsqrt(const Tensor& x) {  // dx = -g y^3 / 2
   Tensor y = K::unary(K::Unary::rsqrt, x);
-  return record("rsqrt", y, {x}, [sy = save_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+  return record("rsqrt", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
     const Tensor& y = sy.get();
     return Grads{g * (y * y * y) * -0.5};
   });
@@ -157,14 +157,14 @@ Tensor sign(const Tensor& x) { return K::unary(K::Unary::sign, x); }  // zero gr
 
 Tensor tanh(const Tensor& x) {  // dx = g (1 - y^2)
   Tensor y = K::unary(K::Unary::tanh, x);
-  return record("tanh", y, {x}, [sy = save_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+  return record("tanh", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
     return Grads{g * rsub(1.0, square(sy.get()))};
   });
 }
 
 Tensor sigmoid(const Tensor& x) {  // dx = g y (1 - y)
   Tensor y = K::unary(K::Unary::sigmoid, x);
-  return record("sigmoid", y, {x}, [sy = save_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+  return record("sigmoid", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
     const Tensor& y = sy.get();
     return Grads{g * y * rsub(1.0, y)};
   });
@@ -232,10 +232,10 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Tensor out = K::where(cond, a, b);
   return record("where", out, {cond, a, b},
                 [sc = Saved(cond), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
-                  const Tensor& c = sc.get();
+                  const Tensor c = sc.get();
                   Tensor zero = zeros(Shape{}, g.dtype());
-                  return Grads{Tensor{}, need[1] ? sum_to(K::where(c, g, zero), as) : Tensor{},
-                               need[2] ? sum_to(K::where(c, zero, g), bs) : Tensor{}};
+                  return Grads{Tensor{}, need[1] ? sum_to(where(c, g, zero), as) : Tensor{},
+                               need[2] ? sum_to(where(c, zero, g), bs) : Tensor{}};
                 });
 }
 Tensor where(const Tensor& cond, const Tensor& a, double b) { return where(cond, a, full(Shape{}, b, a.dtype())); }

@@ -2,6 +2,33 @@
 #include "op_util.h"
 
 namespace ag {
+namespace {
+
+// The backward of index_select: index_add(zeros(shape), dim, index, src), rows equal to
+// `skip` left out. Its own backward selects the same rows again (skipped ones zero).
+Tensor index_add_zeros(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src,
+                       std::optional<int64_t> skip = {}) {
+  Tensor out = K::index_add(shape, dim, index, src, skip);
+  return record("index_add", out, {src}, [dim, si = Saved(index), skip](const Tensor& g, NeedsGrad) {
+    const Tensor index = si.get();
+    Tensor rows = index_select(g, dim, index);
+    if (!skip) return Grads{rows};
+    Shape keep = Dims::filled(rows.dim(), 1);
+    keep[dim] = index.numel();
+    return Grads{masked_fill(rows, eq(index, double(*skip)).reshape(keep), 0.0)};
+  });
+}
+
+// The backward of gather: scatter_add(zeros(shape), dim, index, src); its own backward
+// gathers again.
+Tensor scatter_add_zeros(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src) {
+  Tensor out = K::scatter_add(shape, dim, index, src);
+  return record("scatter_add", out, {src}, [dim, si = Saved(index)](const Tensor& g, NeedsGrad) {
+    return Grads{gather(g, dim, si.get())};
+  });
+}
+
+}  // namespace
 
 // out = x.index_select(dim, index).   dx = index_add(zeros, dim, index, g)
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
@@ -9,7 +36,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   Tensor out = K::index_select(x, dim, index);
   return record("index_select", out, {x},
                 [xs = x.shape(), dim, si = Saved(index)](const Tensor& g, NeedsGrad) {
-                  return Grads{K::index_add(xs, dim, si.get(), g)};
+                  return Grads{index_add_zeros(xs, dim, si.get(), g)};
                 });
 }
 
@@ -18,7 +45,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   dim = wrap_dim(dim, x.dim(), "gather");
   Tensor out = K::gather(x, dim, index);
   return record("gather", out, {x}, [xs = x.shape(), dim, si = Saved(index)](const Tensor& g, NeedsGrad) {
-    return Grads{K::scatter_add(xs, dim, si.get(), g)};
+    return Grads{scatter_add_zeros(xs, dim, si.get(), g)};
   });
 }
 
@@ -39,8 +66,8 @@ Tensor embedding(const Tensor& ids, const Tensor& weight, std::optional<int64_t>
   Tensor out = Tensor(rows.storage(), out_shape, contiguous_strides(out_shape), 0, rows.dtype());
   return record("embedding", out, {weight},
                 [ws = weight.shape(), sf = Saved(flat), padding_idx, E](const Tensor& g, NeedsGrad) {
-                  Tensor g2 = K::contiguous(g).view(Shape{g.numel() / E, E});
-                  return Grads{K::index_add(ws, 0, sf.get(), g2, padding_idx)};
+                  Tensor g2 = reshape(g, Shape{g.numel() / E, E});
+                  return Grads{index_add_zeros(ws, 0, sf.get(), g2, padding_idx)};
                 });
 }
 

@@ -65,14 +65,25 @@ Tensor record_reshape_like(const char* name, Tensor out, const Tensor& x) {
   });
 }
 
-// Backward of a view that picks part of x: scatter g into zeros shaped like x through
-// the same view of the zeros.
 template <class MakeView>
-Tensor record_part_view(const char* name, Tensor out, const Tensor& x, MakeView make_view) {
-  return record(name, out, {x}, [xs = x.shape(), make_view](const Tensor& g, NeedsGrad) {
-    Tensor gx = zeros(xs, g.dtype());
-    K::copy(g, make_view(gx));
-    return Grads{gx};
+Tensor embed_part(const char* name, const Tensor& g, const Shape& xs, MakeView make_view);
+
+// A view that picks part of x (slice, select). Its backward scatters g into zeros
+// shaped like x through the same view (embed_part), whose own backward takes the view
+// again: so gradients of any order flow.
+template <class MakeView>
+Tensor record_part_view(const char* name, const Tensor& x, MakeView make_view) {
+  return record(name, make_view(x), {x}, [name, xs = x.shape(), make_view](const Tensor& g, NeedsGrad) {
+    return Grads{embed_part(name, g, xs, make_view)};
+  });
+}
+
+template <class MakeView>
+Tensor embed_part(const char* name, const Tensor& g, const Shape& xs, MakeView make_view) {
+  Tensor gx = zeros(xs, g.dtype());
+  K::copy(g, make_view(gx));
+  return record("embed_part", gx, {g}, [name, make_view](const Tensor& gg, NeedsGrad) {
+    return Grads{record_part_view(name, gg, make_view)};
   });
 }
 
@@ -196,7 +207,7 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
     st[dim] = t.strides()[dim] * step;
     return alias(t, s, st, t.offset() + start * t.strides()[dim]);
   };
-  return record_part_view("slice", make(x), x, make);
+  return record_part_view("slice", x, make);
 }
 
 Tensor select(const Tensor& x, int64_t dim, int64_t index) {
@@ -213,7 +224,7 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
     st.erase(dim);
     return alias(t, s, st, t.offset() + index * t.strides()[dim]);
   };
-  return record_part_view("select", make(x), x, make);
+  return record_part_view("select", x, make);
 }
 
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
@@ -257,7 +268,7 @@ Tensor to(const Tensor& x, DType dtype) {
   Tensor out = K::convert(x, dtype);
   if (!is_floating(dtype)) return out;  // integer and bool results carry no gradient
   return record("to", out, {x}, [from = x.dtype()](const Tensor& g, NeedsGrad) {
-    return Grads{K::convert(g, from)};
+    return Grads{to(g, from)};
   });
 }
 

@@ -11,8 +11,12 @@ static Tensor softmax_op(const Tensor& x, int64_t dim, bool log) {
   check_float(x, name);
   dim = wrap_dim(dim, x.dim(), name);
   Tensor y = K::softmax(x, dim, log);
-  return record(name, y, {x}, [sy = save_if(wants_grad(x), y), dim, log](const Tensor& g, NeedsGrad) {
-    return Grads{K::softmax_backward(sy.get(), g, dim, log)};
+  return record(name, y, {x}, [sy = save_output_if(wants_grad(x), y), dim, log](const Tensor& g, NeedsGrad) {
+    const Tensor y = sy.get();
+    if (!grad_enabled()) return Grads{K::softmax_backward(y, g, dim, log)};
+    // create_graph: the same formulas from differentiable ops.
+    if (log) return Grads{g - exp(y) * sum(g, {dim}, true)};
+    return Grads{y * (g - sum(g * y, {dim}, true))};
   });
 }
 

@@ -302,7 +302,7 @@ TEST_CASE("ag::grad returns gradients without touching .grad()") {
   Tensor unused = leaf({7});
   std::string msg = error_of<ag::AutogradError>([&] { ag::grad({y}, {x, unused}, {}, true); });
   CHECK(contains(msg, "allow_unused"));
-  auto gu = ag::grad({y}, {x, unused}, {}, true, /*allow_unused=*/true);
+  auto gu = ag::grad({y}, {x, unused}, {}, true, /*create_graph=*/false, /*allow_unused=*/true);
   CHECK(gu[0].defined());
   CHECK_FALSE(gu[1].defined());
   // An input that does not require grad.
@@ -457,4 +457,88 @@ TEST_CASE("printing a tensor shows its grad_fn") {
   CHECK(contains(x.to_string(), "requires_grad=True"));
   CHECK(contains(ag::softmax(x, 0).to_string(), "grad_fn=<softmax>"));
   CHECK_FALSE(contains(x.detach().to_string(), "requires_grad"));
+}
+
+// ---- higher-order gradients ---------------------------------------------------------
+using ag::allclose;
+using ag::GradcheckResult;
+using ag::Grads;
+using ag::NeedsGrad;
+using ag::Saved;
+using ag::exp;
+using ag::gradcheck;
+using ag::gradgradcheck;
+using ag::pow;
+using ag::record;
+using ag::sum;
+
+TEST_CASE("create_graph: a Hessian-vector product by hand") {
+  // f(x) = sum(x^3): grad = 3 x^2, and H v = 6 x v.
+  Tensor x = f64({1, -2, 0.5}, {3}).requires_grad_();
+  Tensor v = f64({1, 2, 3}, {3});
+  Tensor gx = ag::grad({sum(pow(x, 3.0))}, {x}, {}, {}, /*create_graph=*/true)[0];
+  CHECK(gx.requires_grad());
+  CHECK(allclose(gx, f64({3, 12, 0.75}, {3})));
+  Tensor hv = ag::grad({sum(gx * v)}, {x})[0];
+  CHECK(allclose(hv, f64({6, -24, 9}, {3})));
+}
+
+TEST_CASE("create_graph: backward() leaves a differentiable .grad") {
+  // y = sum(exp(x)): x.grad = exp(x), connected to the graph; d sum(x.grad) / dx = exp(x).
+  Tensor x = f64({0.0, 1.0}, {2}).requires_grad_();
+  sum(exp(x)).backward({}, {}, /*create_graph=*/true);
+  Tensor g1 = x.grad();
+  REQUIRE(g1.requires_grad());
+  Tensor g2 = ag::grad({sum(g1)}, {x})[0];
+  CHECK(allclose(g2, f64({1.0, std::exp(1.0)}, {2})));
+  // A second create_graph backward adds out of place into the connected .grad.
+  sum(exp(x)).backward({}, {}, /*create_graph=*/true);
+  CHECK(allclose(x.grad(), f64({2.0, 2 * std::exp(1.0)}, {2})));
+  CHECK(x.grad().requires_grad());
+}
+
+TEST_CASE("grad runs only the part of the graph between outputs and inputs") {
+  // h = x * 2 is computed once; grad(y, h) must not run (or free) x's part of the graph,
+  // so a later backward to x still works without retain_graph.
+  Tensor x = f64({1, 2}, {2}).requires_grad_();
+  Tensor h = x * 2.0;
+  Tensor y = sum(h * h);
+  Tensor gh = ag::grad({y}, {h}, {}, /*retain_graph=*/true)[0];
+  CHECK(allclose(gh, f64({4, 8}, {2})));
+  CHECK_FALSE(x.grad().defined());
+  y.backward();
+  CHECK(allclose(x.grad(), f64({8, 16}, {2})));
+}
+
+TEST_CASE("gradgradcheck catches a backward that is not differentiable") {
+  // A square whose closure uses a detached copy of x: first derivatives are right, the
+  // second derivative (through x) is lost.
+  auto bad_square = [](const std::vector<Tensor>& in) {
+    const Tensor& x = in[0];
+    Tensor y = x.detach() * x.detach();
+    return record("bad_square", y, {x}, [xd = x.detach()](const Tensor& g, NeedsGrad) {
+      return Grads{g * xd * 2.0};
+    });
+  };
+  auto good_square = [](const std::vector<Tensor>& in) {
+    const Tensor& x = in[0];
+    Tensor y = x.detach() * x.detach();
+    return record("good_square", y, {x}, [sx = Saved(x)](const Tensor& g, NeedsGrad) {
+      return Grads{g * sx.get() * 2.0};
+    });
+  };
+  Tensor x = f64({0.5, -1.5, 2.0}, {3}).requires_grad_();
+  CHECK(gradcheck(bad_square, {x}).ok);
+  GradcheckResult r = gradgradcheck(bad_square, {x}, {.name = "bad_square"});
+  CHECK_FALSE(r.ok);
+  CHECK(contains(r.message, "gradgrad bad_square"));
+  CHECK(gradgradcheck(good_square, {x}).ok);
+}
+
+TEST_CASE("Saved::output reconnects an op's output to its node under create_graph") {
+  // exp saves its output y; d/dx (g * y) needs y's own gradient, exp(x).
+  Tensor x = f64({0.3, -0.7}, {2}).requires_grad_();
+  Tensor g1 = ag::grad({sum(exp(x) * 3.0)}, {x}, {}, {}, true)[0];  // 3 exp(x)
+  Tensor g2 = ag::grad({sum(g1)}, {x})[0];                           // 3 exp(x)
+  CHECK(allclose(g2, exp(x.detach()) * 3.0));
 }

@@ -64,16 +64,14 @@ struct Errors {
 
 Errors run_fixture(const std::string& name, DType dtype, double tol) {
   INFO("fixture ", name, ", dtype ", std::string(ag::name(dtype)));
-  SafetensorsFile f = read_safetensors(std::string(AG_FIXTURES_DIR) + "/" + name + ".safetensors");
-  const TensorMap& t = f.tensors;
-  const Metadata& meta = f.metadata;
-  const int64_t E = std::stoll(meta.at("embed_dim")), h = std::stoll(meta.at("num_heads"));
+  const test_util::Fixture t = test_util::load_fixture(name);
+  const int64_t E = std::stoll(t.meta("embed_dim")), h = std::stoll(t.meta("num_heads"));
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(E, h)
-                                 .kdim(std::stoll(meta.at("kdim")))
-                                 .vdim(std::stoll(meta.at("vdim")))
-                                 .bias(meta.at("bias") == "True")
-                                 .add_bias_kv(meta.at("add_bias_kv") == "True")
-                                 .dropout(std::stod(meta.at("dropout"))));
+                                 .kdim(std::stoll(t.meta("kdim")))
+                                 .vdim(std::stoll(t.meta("vdim")))
+                                 .bias(t.meta("bias") == "True")
+                                 .add_bias_kv(t.meta("add_bias_kv") == "True")
+                                 .dropout(std::stod(t.meta("dropout"))));
   mha->to(dtype);  // before loading, so f64 weights never pass through f32
   TensorMap params;
   for (auto& [k, v] : t)
@@ -92,7 +90,7 @@ Errors run_fixture(const std::string& name, DType dtype, double tol) {
     return Tensor{};
   };
   Tensor q, k, v;
-  if (meta.at("self_attention") == "True") {
+  if (t.meta("self_attention") == "True") {
     REQUIRE(inputs.size() == 1);
     q = k = v = input("x");
   } else {
@@ -159,7 +157,7 @@ TEST_CASE("MultiheadAttention matches PyTorch: bias=False, additive float mask w
 }
 
 TEST_CASE("MultiheadAttention reproduces note 004's worked example") {
-  TensorMap t = load_safetensors(std::string(AG_FIXTURES_DIR) + "/mha_worked_example.safetensors");
+  const test_util::Fixture t = test_util::load_fixture("mha_worked_example");
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(4, 2).bias(false));
   mha->to(DType::f64);
   // The example's weights are [d_in, d_out] (Q = X @ w_q); ours are [out, in].

@@ -104,6 +104,19 @@ TEST_CASE("op table: forward and gradcheck for every line") {
   }
 }
 
+TEST_CASE("op table: gradgradcheck (double backward) for every line") {
+  int checked = 0;
+  for (const OpCase& c : op_table::all()) {
+    if (!c.gradgrad) continue;
+    INFO("op table line: ", std::string(c.name));
+    std::vector<Tensor> x = inputs_of(c);
+    GradcheckResult r = gradgradcheck(c.fn, x, {.name = c.name});
+    CHECK_MESSAGE(r.ok, r.message);
+    ++checked;
+  }
+  CHECK(checked > 200);
+}
+
 TEST_CASE("op table: every public op of the op headers has a line") {
   // A line's first word is the op it checks; an op that has no gradient of its own (a
   // comparison, a mask builder, an index op) is named among the other words of a line

@@ -1,4 +1,4 @@
-// Parity with PyTorch 1.13 (the reference tensors in shared/fixtures, see its README):
+// Parity with PyTorch 1.13 (the reference tensors in tests/fixtures, see its README):
 // masked softmax rows, an Embedding -> Linear -> LayerNorm -> cross_entropy chain, and
 // the worked multi-head attention example of note 004. Each fixture is replayed in f64
 // (to 1e-9 relative) and in f32 (to 1e-4 relative); gradients are those of the stored
@@ -8,6 +8,8 @@
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>
+
+#include "test_util.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,10 +27,6 @@ using ag::Tensor;
 namespace {
 
 const double kInf = std::numeric_limits<double>::infinity();
-
-std::string fixture(const std::string& name) {
-  return std::string(AG_FIXTURES_DIR) + "/" + name + ".safetensors";
-}
 
 // |got - want| <= atol + rtol * |want|, elementwise. atol only keeps elements that are
 // zero up to rounding (a softmax weight of 1e-17, a cancelled gradient) from failing a
@@ -67,7 +65,7 @@ double check_close(const std::string& what, const Tensor& got, const Tensor& wan
 Tensor leaf(const Tensor& t, DType dtype) { return t.to(dtype).clone().requires_grad_(); }
 
 // Every key of the file that starts with `prefix`, in file order.
-std::vector<std::string> keys_with_prefix(const ag::TensorMap& m, const std::string& prefix) {
+std::vector<std::string> keys_with_prefix(const test_util::Fixture& m, const std::string& prefix) {
   std::vector<std::string> out;
   for (const auto& [k, t] : m)
     if (k.rfind(prefix, 0) == 0) out.push_back(k);
@@ -76,7 +74,7 @@ std::vector<std::string> keys_with_prefix(const ag::TensorMap& m, const std::str
 
 // Compares every "grad.<name>" of the file with the gradient of `loss` with respect to
 // leaves["<name>"]; a stored gradient with no matching leaf fails the test.
-void check_all_grads(const ag::TensorMap& file, const Tensor& loss,
+void check_all_grads(const test_util::Fixture& file, const Tensor& loss,
                      const std::map<std::string, Tensor>& leaves, const Tensor& upstream = {}) {
   const std::vector<std::string> keys = keys_with_prefix(file, "grad.");
   std::vector<Tensor> inputs;
@@ -100,7 +98,7 @@ void check_all_grads(const ag::TensorMap& file, const Tensor& loss,
 // stores outputs only, so the gradient is checked against softmax's backward formula
 // evaluated at the reference outputs: dx = y * (g - sum_j g_j y_j).
 TEST_CASE("parity: masked softmax rows of note 002") {
-  const ag::TensorMap f = ag::load_safetensors(fixture("masked_softmax"));
+  const test_util::Fixture f = test_util::load_fixture("masked_softmax");
   const Tensor& scores = f.at("input.scores");  // (3, 3)
 
   // The library's mask builders give the fixture's masks.
@@ -157,13 +155,12 @@ TEST_CASE("parity: masked softmax rows of note 002") {
 // term's sum by the number of targets not ignored, as ops/losses.cpp does; dividing by all
 // N*d targets would give 2.5944 instead of the stored 2.6116.
 TEST_CASE("parity: embedding, linear, layer_norm, cross_entropy with label smoothing") {
-  const ag::SafetensorsFile file = ag::read_safetensors(fixture("layers_and_loss"));
-  const ag::TensorMap& f = file.tensors;
-  const std::string model = file.metadata.at("model");
+  const test_util::Fixture f = test_util::load_fixture("layers_and_loss");
+  const std::string model = f.meta("model");
   REQUIRE_MESSAGE(model.find("ignore_index=0") != std::string::npos, model);
   REQUIRE_MESSAGE(model.find("label_smoothing=0.1") != std::string::npos, model);
   REQUIRE_MESSAGE(model.find("padding_idx") == std::string::npos, model);
-  const double eps = std::stod(file.metadata.at("layer_norm_eps"));
+  const double eps = std::stod(f.meta("layer_norm_eps"));
 
   const Tensor& tokens = f.at("input.tokens");    // (B, L) i64
   const Tensor& targets = f.at("input.targets");  // (B, L) i64, 0 = ignored
@@ -228,11 +225,10 @@ MhaResult mha_forward(const Tensor& x, const Tensor& w_q, const Tensor& w_k, con
 }  // namespace
 
 TEST_CASE("parity: multi-head attention worked example of note 004") {
-  const ag::SafetensorsFile file = ag::read_safetensors(fixture("mha_worked_example"));
-  const ag::TensorMap& f = file.tensors;
-  const int64_t h = std::stoll(file.metadata.at("num_heads"));
-  REQUIRE(std::stoll(file.metadata.at("d_model")) == f.at("input.x").size(2));
-  REQUIRE(file.metadata.at("bias") == "False");
+  const test_util::Fixture f = test_util::load_fixture("mha_worked_example");
+  const int64_t h = std::stoll(f.meta("num_heads"));
+  REQUIRE(std::stoll(f.meta("d_model")) == f.at("input.x").size(2));
+  REQUIRE(f.meta("bias") == "False");
 
   for (DType dt : {DType::f64, DType::f32}) {
     CAPTURE(dt);

@@ -177,19 +177,23 @@ TEST_CASE("save rejects bad names and undefined tensors, and leaves no file") {
                        doctest::Contains("save_safetensors: "), ag::IOError);
 }
 
-// ---- PyTorch fixtures (see /work/shared/fixtures/README.md) ----------------------
+// ---- PyTorch fixtures (tests/fixtures, see its README.md) ---------------------------
 
 TEST_CASE("every fixture loads with the shapes the README describes") {
   int files = 0;
-  for (const auto& entry : fs::directory_iterator(AG_FIXTURES_DIR)) {
+  for (const auto& entry : fs::directory_iterator(test_util::fixtures_dir())) {
     if (entry.path().extension() != ".safetensors") continue;
     ++files;
     CAPTURE(entry.path().string());
-    ag::SafetensorsFile f;
-    REQUIRE_NOTHROW(f = ag::read_safetensors(entry.path().string()));
+    const std::string stem = entry.path().stem().string();
+    test_util::Fixture f;
+    REQUIRE_NOTHROW(f = test_util::load_fixture(stem));
     CHECK(f.tensors.size() > 0);
     // masked_softmax is the one fixture written without __metadata__.
-    if (entry.path().stem() != "masked_softmax") CHECK_FALSE(f.metadata.empty());
+    if (stem != "masked_softmax") CHECK_FALSE(f.metadata.empty());
+    // The op-semantics fixtures (ops_*, double_backward) hold I64 indices and BOOL results
+    // under other names; their README lists every key and dtype.
+    if (stem.rfind("ops_", 0) == 0 || stem == "double_backward") continue;
     for (const auto& [name, t] : f.tensors) {  // bool masks, float64 everything else but tokens
       CAPTURE(name);
       const bool is_mask = name.rfind("mask.", 0) == 0 && name != "mask.attn_additive";
@@ -197,7 +201,7 @@ TEST_CASE("every fixture loads with the shapes the README describes") {
       CHECK(t.dtype() == (is_mask ? ag::DType::b8 : is_index ? ag::DType::i64 : ag::DType::f64));
     }
   }
-  CHECK(files == 7);
+  CHECK(files == 14);  // the 7 model fixtures and the 7 op-semantics ones of tests/fixtures/README.md
 
   struct Expect {
     const char* file;
@@ -233,28 +237,54 @@ TEST_CASE("every fixture loads with the shapes the README describes") {
   for (const Expect& e : expects) {
     const std::string where = std::string(e.file) + ": " + e.key;
     INFO(where);
-    ag::TensorMap m = ag::load_safetensors(std::string(AG_FIXTURES_DIR) + "/" + e.file + ".safetensors");
+    const test_util::Fixture m = test_util::load_fixture(e.file);
     REQUIRE(m.contains(e.key));
     CHECK(m.at(e.key).shape() == e.shape);
   }
 
-  const std::string dir = AG_FIXTURES_DIR;
-  ag::TensorMap ms = ag::load_safetensors(dir + "/masked_softmax.safetensors");
+  const std::string dir = test_util::fixtures_dir();
+  ag::TensorMap ms = ag::load_safetensors(test_util::fixture_path("masked_softmax"));
   CHECK(ms.size() == 7);
   CHECK(names(ms).front() == "input.scores");  // offset order
   CHECK(ms.at("input.scores").to_vector<double>() == std::vector<double>{7, -8, 6, -3, 2, 4, 1, 6, -2});
   CHECK(ms.at("mask.causal").to_vector<bool>() ==
         std::vector<bool>{true, false, false, true, true, false, true, true, true});
-  ag::Metadata meta = ag::load_safetensors_metadata(dir + "/mha_worked_example.safetensors");
+  ag::Metadata meta = ag::load_safetensors_metadata(test_util::fixture_path("mha_worked_example"));
   CHECK(meta.at("d_model") == "4");
   CHECK(meta.at("num_heads") == "2");
-  ag::TensorMap ll = ag::load_safetensors(dir + "/layers_and_loss.safetensors");
+  ag::TensorMap ll = ag::load_safetensors(test_util::fixture_path("layers_and_loss"));
   CHECK(ll.at("input.tokens").to_vector<int64_t>() == std::vector<int64_t>{1, 8, 2, 0, 3, 6, 5, 0, 1, 10, 9, 6});
   CHECK(ll.at("loss").item<double>() == doctest::Approx(2.6115574701685254).epsilon(1e-15));
 }
 
+TEST_CASE("a missing or damaged fixture, or a missing key, fails with a message saying what and how to fix it") {
+  using test_util::FixtureError;
+  const std::string dir = tmp_dir("fixture_errors");
+  // Missing file: the message names the path and the regeneration command.
+  CHECK_THROWS_AS(test_util::load_fixture("no_such_fixture"), FixtureError);
+  CHECK_THROWS_WITH(test_util::load_fixture("no_such_fixture", dir),
+                    doctest::Contains((dir + "/no_such_fixture.safetensors does not exist").c_str()));
+  CHECK_THROWS_WITH(test_util::fixture_path("no_such_fixture", dir), doctest::Contains("tools/make_fixtures.py"));
+
+  // Damaged file (truncated inside the data): FixtureError carrying the loader's reason.
+  const std::string good = read_bytes(test_util::fixture_path("masked_softmax"));
+  write_bytes(dir + "/cut.safetensors", good.substr(0, good.size() - 3));
+  CHECK_THROWS_WITH_AS(test_util::load_fixture("cut", dir), doctest::Contains("cut.safetensors is damaged"),
+                       FixtureError);
+  write_bytes(dir + "/empty.safetensors", "");
+  CHECK_THROWS_AS(test_util::load_fixture("empty", dir), FixtureError);
+
+  // Missing key or metadata entry: the message names both the key and the file.
+  const test_util::Fixture f = test_util::load_fixture("masked_softmax");
+  CHECK(f.at("input.scores").shape() == Shape{3, 3});
+  const std::string e = test_util::error_of<FixtureError>([&] { (void)f.at("output.nothing"); });
+  CHECK(test_util::contains(e, "'output.nothing'"));
+  CHECK(test_util::contains(e, "masked_softmax.safetensors"));
+  CHECK_THROWS_WITH_AS((void)f.meta("d_model"), doctest::Contains("no metadata entry 'd_model'"), FixtureError);
+}
+
 TEST_CASE("a fixture survives load -> save -> load unchanged") {
-  const std::string src = std::string(AG_FIXTURES_DIR) + "/mha_self_causal.safetensors";
+  const std::string src = test_util::fixture_path("mha_self_causal");
   const std::string path = tmp_dir("resave") + "/r.safetensors";
   ag::SafetensorsFile a = ag::read_safetensors(src);
   ag::save_safetensors(path, a.tensors, a.metadata);
@@ -268,7 +298,7 @@ TEST_CASE("a fixture survives load -> save -> load unchanged") {
 // ---- hostile files -------------------------------------------------------------
 
 TEST_CASE("a file truncated anywhere throws IOError") {
-  const std::string good = read_bytes(std::string(AG_FIXTURES_DIR) + "/masked_softmax.safetensors");
+  const std::string good = read_bytes(test_util::fixture_path("masked_softmax"));
   const std::string path = tmp_dir("truncated") + "/t.safetensors";
   const uint64_t n = header_length(good);
   REQUIRE(8 + n < good.size());

@@ -5,13 +5,15 @@
 
 #include <attograd/attograd.h>
 
+#include "test_util.h"
+
 #include <cmath>
 
 using namespace ag;
 
 namespace {
 
-const std::string kFile = std::string(AG_FIXTURES_DIR) + "/transformer_post_norm.safetensors";
+const char* kFixture = "transformer_post_norm";
 
 // Relative to the largest reference magnitude (for gradients with near-zero entries).
 double max_err(const Tensor& a, const Tensor& b) {
@@ -23,7 +25,7 @@ double max_err(const Tensor& a, const Tensor& b) {
   return worst / scale;
 }
 
-nn::Transformer fixture_model(const TensorMap& f, DType dtype) {
+nn::Transformer fixture_model(const test_util::Fixture& f, DType dtype) {
   nn::Transformer model(nn::TransformerOptions(8, 2)
                             .num_encoder_layers(2)
                             .num_decoder_layers(2)
@@ -38,7 +40,7 @@ nn::Transformer fixture_model(const TensorMap& f, DType dtype) {
 }
 
 void run_parity(DType dtype, double tol) {
-  TensorMap f = load_safetensors(kFile);
+  const test_util::Fixture f = test_util::load_fixture(kFixture);
   auto model = fixture_model(f, dtype);
   Tensor src = f.at("input.src").to(dtype).requires_grad_();
   Tensor tgt = f.at("input.tgt").to(dtype).requires_grad_();

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 
 namespace test_util {
@@ -68,6 +69,68 @@ inline std::string map_diff(const ag::TensorMap& a, const ag::TensorMap& b) {
     if (t.to_vector<double>() != u.to_vector<double>()) return "'" + k + "' differs in value";
   }
   return "";
+}
+
+// ---- PyTorch reference fixtures (tests/fixtures, see its README.md) -----------------
+// Every test reads them through load_fixture, so that a missing or damaged file, or a
+// missing key, fails the test with a message naming the file, the key and the command
+// that regenerates the fixtures, instead of crashing or reading garbage.
+
+// A fixture file that is missing or unreadable, or a key or metadata entry it lacks.
+class FixtureError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline const char* kRegenerate = "tools/make_fixtures.py (needs python3-torch)";
+
+inline std::string fixtures_dir() { return AG_FIXTURES_DIR; }
+
+// The path of fixture `name` ("mha_self_causal"); throws FixtureError if it does not exist.
+inline std::string fixture_path(const std::string& name, const std::string& dir = fixtures_dir()) {
+  const std::string path = dir + "/" + name + ".safetensors";
+  if (!std::filesystem::is_regular_file(path))
+    throw FixtureError("fixture " + path + " does not exist; regenerate tests/fixtures with " + kRegenerate);
+  return path;
+}
+
+struct Fixture {
+  std::string name, path;
+  ag::TensorMap tensors;
+  ag::Metadata metadata;
+
+  bool contains(const std::string& key) const { return tensors.contains(key); }
+  const ag::Tensor& at(const std::string& key) const {
+    if (!tensors.contains(key))
+      throw FixtureError("fixture " + path + " has no tensor '" + key + "' (stale file? regenerate with " +
+                         kRegenerate + ")");
+    return tensors.at(key);
+  }
+  const std::string& meta(const std::string& key) const {
+    auto it = metadata.find(key);
+    if (it == metadata.end())
+      throw FixtureError("fixture " + path + " has no metadata entry '" + key + "' (stale file? regenerate with " +
+                         kRegenerate + ")");
+    return it->second;
+  }
+  std::size_t size() const { return tensors.size(); }
+  auto begin() const { return tensors.begin(); }
+  auto end() const { return tensors.end(); }
+};
+
+// Loads fixture `name`; a missing or damaged file throws FixtureError naming the path.
+inline Fixture load_fixture(const std::string& name, const std::string& dir = fixtures_dir()) {
+  Fixture f;
+  f.name = name;
+  f.path = fixture_path(name, dir);
+  try {
+    ag::SafetensorsFile file = ag::read_safetensors(f.path);
+    f.tensors = std::move(file.tensors);
+    f.metadata = std::move(file.metadata);
+  } catch (const ag::Error& e) {
+    throw FixtureError("fixture " + f.path + " is damaged (" + e.what() + "); regenerate with " + kRegenerate);
+  }
+  return f;
 }
 
 }  // namespace test_util

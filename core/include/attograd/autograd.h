@@ -7,8 +7,14 @@
 //
 // Ownership only points from newer to older (output -> node -> inputs' nodes / leaves),
 // so the graph has no shared_ptr cycles and dies with the last tensor that uses it.
+//
+// Higher-order gradients: with create_graph the engine runs the closures with grad mode
+// on, so the backward pass is itself recorded. Closures are written with differentiable
+// ops, and a Saved tensor hands back a graph-connected tensor in that mode (an input
+// through its own node or leaf; an op's output through the node being run).
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "attograd/tensor.h"
@@ -35,7 +41,7 @@ struct Edge {
   bool active() const { return node || leaf; }
 };
 
-struct Node {
+struct Node : std::enable_shared_from_this<Node> {
   const char* name = "";
   std::vector<Edge> inputs;
   std::vector<Shape> input_shapes;
@@ -72,31 +78,43 @@ class EnableGradGuard {
 // NoGradGuard or when no input requires grad. `out` must be a fresh tensor.
 Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs, BackwardFn fn);
 
-// A tensor saved for backward: detached (no graph references, so no cycles) and
-// stamped with its storage version. get() throws VersionError if the storage was
-// written in place since it was saved.
+// A tensor saved for backward, stamped with its storage version: get() throws
+// VersionError if the storage was written in place since it was saved. It holds no
+// reference to the node that saves it (no cycles). Under grad mode (a create_graph
+// backward), get() returns the tensor connected to its graph, so that the closure's
+// result can be differentiated again:
+//   Saved(x)          an input of the op (or any tensor made before the op);
+//   Saved::output(y)  the op's own output, reconnected to the node being run.
+// Outside grad mode get() returns the detached tensor.
 class Saved {
  public:
   Saved() = default;
-  explicit Saved(const Tensor& t) : t_(t.defined() ? t.detach() : Tensor{}),
-                                    version_(t.defined() ? t.storage()->version() : 0) {}
-  const Tensor& get() const;
+  explicit Saved(const Tensor& t);
+  static Saved output(const Tensor& y);
+  Tensor get() const;
 
  private:
-  Tensor t_;
+  Tensor t_;  // detached
   uint64_t version_ = 0;
+  std::shared_ptr<Node> fn_;           // t's node when t is not a leaf
+  std::shared_ptr<TensorImpl> leaf_;   // t itself when it is a leaf that requires grad
+  bool output_ = false;
 };
 
 // Gradients of sum(outputs[i] * grad_outputs[i]) with respect to `inputs` (leaves or
-// intermediate tensors), returned without touching any .grad(). An input the outputs do
-// not depend on throws, unless allow_unused (then its gradient is undefined).
+// intermediate tensors), returned without touching any .grad(); only the part of the
+// graph between them runs. An input the outputs do not depend on throws, unless
+// allow_unused (then its gradient is undefined). create_graph records the backward pass
+// so the results can be differentiated again; retain_graph defaults to create_graph.
+// (LibTorch's torch::autograd::grad, same argument order.)
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& grad_outputs = {},
-                         bool retain_graph = false, bool allow_unused = false);
+                         std::optional<bool> retain_graph = {}, bool create_graph = false,
+                         bool allow_unused = false);
 
 // The engine behind Tensor::backward and grad().
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
-                  bool retain_graph);
+                  bool retain_graph, bool create_graph = false);
 
 // ---- gradcheck ----
 struct GradcheckOptions {
@@ -115,5 +133,10 @@ struct GradcheckResult {
 // require grad are checked. fn may return any shape.
 GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
                           const std::vector<Tensor>& inputs, const GradcheckOptions& opt = {});
+// Second derivatives (PyTorch's gradgradcheck): gradcheck of the map
+// (inputs, v) -> grad(fn(inputs), inputs, v, create_graph) for a seeded random upstream
+// gradient v, so every closure's own backward is compared with central differences.
+GradcheckResult gradgradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+                              const std::vector<Tensor>& inputs, const GradcheckOptions& opt = {});
 
 }  // namespace ag

@@ -3,6 +3,7 @@
 // plus the autograd fields (requires_grad, the node that made it, its .grad).
 // Views (reshape of contiguous, transpose, permute, slice, expand, ...) share storage.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,7 +106,10 @@ class Tensor {
   void zero_grad();  // drops .grad
   Tensor detach() const;  // shares storage, no graph
   // Backpropagates from this tensor. `grad` defaults to 1 for a one-element tensor.
-  void backward(const Tensor& grad = {}, bool retain_graph = false) const;
+  // create_graph records the backward pass (for gradients of gradients); retain_graph
+  // defaults to create_graph.
+  void backward(const Tensor& grad = {}, std::optional<bool> retain_graph = {},
+                bool create_graph = false) const;
 
   std::string to_string() const;
 
