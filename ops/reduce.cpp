@@ -89,7 +89,7 @@ static Tensor extreme_all(const Tensor& x, bool is_max) {
   Tensor out = K::reduce(is_max ? K::Reduce::max : K::Reduce::min, x, normalize_dims({}, x.dim(), name), false);
   if (!x.is_floating_point()) return out;
   bool need = wants_grad(x);
-  return record(name, out, {x}, [sx = save_if(need, x), sy = save_if(need, out)](const Tensor& g, NeedsGrad) {
+  return record(name, out, {x}, [sx = save_if(need, x), sy = save_output_if(need, out)](const Tensor& g, NeedsGrad) {
     const Tensor &x = sx.get(), &y = sy.get();
     Tensor mask = std::isnan(y.item<double>()) ? K::compare(K::Compare::ne, x, x, "max")
                                                : K::compare(K::Compare::eq, x, y, "max");

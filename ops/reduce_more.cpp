@@ -22,14 +22,15 @@ static Tensor amax_op(const Tensor& x, const std::vector<int64_t>& dims_in, bool
   Tensor out = K::reduce(is_max ? K::Reduce::max : K::Reduce::min, x, dims, keepdim);
   if (!x.is_floating_point()) return out;
   bool need = wants_grad(x);
-  return record(name, out, {x},
-                [sx = save_if(need, x), sy = save_if(need, out), dims, xs = x.shape()](const Tensor& g, NeedsGrad) {
-                  const Tensor& x = sx.get();
-                  Shape ks = keepdim_shape(xs, dims);
-                  Tensor mask = K::convert(K::compare(K::Compare::eq, x, sy.get().reshape(ks), "amax"), x.dtype());
-                  Tensor count = K::reduce(K::Reduce::sum, mask, dims, true);
-                  return Grads{reshape(g, ks) / count * mask};
-                });
+  return record(
+      name, out, {x},
+      [sx = save_if(need, x), sy = save_output_if(need, out), dims, xs = x.shape()](const Tensor& g, NeedsGrad) {
+        const Tensor& x = sx.get();
+        Shape ks = keepdim_shape(xs, dims);
+        Tensor mask = K::convert(K::compare(K::Compare::eq, x, sy.get().reshape(ks), "amax"), x.dtype());
+        Tensor count = K::reduce(K::Reduce::sum, mask, dims, true);
+        return Grads{reshape(g, ks) / count * mask};
+      });
 }
 Tensor amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) { return amax_op(x, dims, keepdim, true); }
 Tensor amin(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
@@ -41,7 +42,7 @@ Tensor amin(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
 // than g / 0.   dv = g / (2 y), 0 where y == 0
 static Tensor sqrt_of_var(const Tensor& v) {
   Tensor y = K::unary(K::Unary::sqrt, v);
-  return record("std", y, {v}, [sy = save_if(wants_grad(v), y)](const Tensor& g, NeedsGrad) {
+  return record("std", y, {v}, [sy = save_output_if(wants_grad(v), y)](const Tensor& g, NeedsGrad) {
     const Tensor& y = sy.get();
     return Grads{where(K::compare_scalar(K::Compare::eq, y, 0.0), 0.0, g / (y * 2.0))};
   });
@@ -102,13 +103,14 @@ static Tensor prod_along(const Tensor& x, int64_t dim) {
   Tensor out = prod_keep_kernel(x, dim);
   if (!x.is_floating_point()) return out;
   bool need = wants_grad(x);
-  return record("prod", out, {x}, [sx = save_if(need, x), sy = save_if(need, out), dim](const Tensor& g, NeedsGrad) {
-    const Tensor& x = sx.get();
-    if (x.numel() == 0) return Grads{zeros_like(x)};
-    if (x.shape()[dim] == 1) return Grads{g};
-    if (count_zeros(x) == 0) return Grads{g * (sy.get() / x)};
-    return Grads{g * exclusive_prod(x, dim)};
-  });
+  return record("prod", out, {x},
+                [sx = save_if(need, x), sy = save_output_if(need, out), dim](const Tensor& g, NeedsGrad) {
+                  const Tensor& x = sx.get();
+                  if (x.numel() == 0) return Grads{zeros_like(x)};
+                  if (x.shape()[dim] == 1) return Grads{g};
+                  if (count_zeros(x) == 0) return Grads{g * (sy.get() / x)};
+                  return Grads{g * exclusive_prod(x, dim)};
+                });
 }
 
 Tensor prod(const Tensor& x, int64_t dim, bool keepdim) {
@@ -127,7 +129,7 @@ Tensor prod(const Tensor& x) {
   Tensor out = prod_keep_kernel(K::contiguous(x).view(Shape{x.numel()}), 0).view(Shape{});
   if (!x.is_floating_point()) return out;
   bool need = wants_grad(x);
-  return record("prod", out, {x}, [sx = save_if(need, x), sy = save_if(need, out)](const Tensor& g, NeedsGrad) {
+  return record("prod", out, {x}, [sx = save_if(need, x), sy = save_output_if(need, out)](const Tensor& g, NeedsGrad) {
     const Tensor& x = sx.get();
     if (x.dim() == 0) return Grads{g};
     const int64_t zeros_in_x = count_zeros(x);

@@ -49,7 +49,7 @@ Tensor cumprod_dir(const Tensor& x, int64_t dim, bool reverse) {
   if (!x.is_floating_point()) return out;
   bool need = wants_grad(x);
   return record("cumprod", out, {x},
-                [sx = save_if(need, x), sy = save_if(need, out), dim, reverse](const Tensor& g, NeedsGrad) {
+                [sx = save_if(need, x), sy = save_output_if(need, out), dim, reverse](const Tensor& g, NeedsGrad) {
                   const Tensor& x = sx.get();
                   if (x.dim() == 0 || x.shape()[dim] <= 1) return Grads{g};
                   return Grads{cumprod_grad(g, x, sy.get(), dim, reverse)};
@@ -68,7 +68,7 @@ static Tensor lcse_dir(const Tensor& x, int64_t dim, bool reverse) {
   Tensor out = K::scan(K::Scan::logsumexp, x, dim, reverse);
   bool need = wants_grad(x);
   return record("logcumsumexp", out, {x},
-                [sx = save_if(need, x), sy = save_if(need, out), dim, reverse](const Tensor& g, NeedsGrad) {
+                [sx = save_if(need, x), sy = save_output_if(need, out), dim, reverse](const Tensor& g, NeedsGrad) {
                   if (g.dim() == 0 || g.numel() == 0) return Grads{g};
                   const Tensor &x = sx.get(), &y = sy.get();
                   const double lowest = x.dtype() == DType::f32 ? double(std::numeric_limits<float>::lowest())
