@@ -1,5 +1,6 @@
 #include "attograd/factory.h"
 
+#include <atomic>
 #include <cmath>
 
 #include "kernels/kernels.h"
@@ -28,36 +29,73 @@ Tensor generate(const Shape& shape, DType dtype, const char* op, Draw draw) {
 
 Generator& pick(Generator* gen) { return gen ? *gen : default_generator(); }
 
+std::atomic<DType> g_default_dtype{DType::f32};
+
+DType float_or_default(std::optional<DType> dtype) { return dtype ? *dtype : get_default_dtype(); }
+
 }  // namespace
 
-Tensor empty(const Shape& shape, DType dtype) {
-  check_shape(shape, "empty");
-  return kernels::empty(shape, dtype);
+DType get_default_dtype() { return g_default_dtype.load(std::memory_order_relaxed); }
+
+void set_default_dtype(DType t) {
+  AG_CHECK(is_floating(t), DTypeError, "set_default_dtype: only f32 or f64 can be the default, got ", t);
+  g_default_dtype.store(t, std::memory_order_relaxed);
 }
 
-Tensor full(const Shape& shape, double value, DType dtype) {
+Tensor empty(const Shape& shape, std::optional<DType> dtype) {
+  check_shape(shape, "empty");
+  return kernels::empty(shape, float_or_default(dtype));
+}
+
+// Without a dtype, the value's kind picks it (torch.full): bool, i64 or the default float.
+// Integral values are written as int64 (no rounding through double above 2^53).
+Tensor full(const Shape& shape, Scalar value, std::optional<DType> dtype) {
   check_shape(shape, "full");
-  Tensor t = kernels::empty(shape, dtype);
-  kernels::fill(t, value);
+  Tensor t = kernels::empty(shape, dtype ? *dtype : value.dtype());
+  if (value.is_floating_point()) {
+    kernels::fill(t, value.to_double());
+  } else {
+    dispatch_all(t.dtype(), "full", [&]<class T>() {
+      T* p = t.data<T>();
+      const T v = static_cast<T>(value.to_int());
+      for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = v;
+    });
+  }
   return t;
 }
-Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }
-Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
-Tensor scalar_tensor(double value, DType dtype) { return full(Shape{}, value, dtype); }
+Tensor zeros(const Shape& shape, std::optional<DType> dtype) { return full(shape, 0.0, float_or_default(dtype)); }
+Tensor ones(const Shape& shape, std::optional<DType> dtype) { return full(shape, 1.0, float_or_default(dtype)); }
+Tensor scalar_tensor(Scalar value, std::optional<DType> dtype) { return full(Shape{}, value, dtype); }
 
-Tensor arange(double end, DType dtype) { return arange(0, end, 1, dtype); }
+Tensor arange(Scalar end, std::optional<DType> dtype) { return arange(0, end, 1, dtype); }
 
-Tensor arange(double start, double end, double step, DType dtype) {
-  AG_CHECK(step != 0, ValueError, "arange: step must be non-zero");
-  AG_CHECK(std::isfinite(start) && std::isfinite(end), ValueError,
-           "arange: start and end must be finite, got ", start, " and ", end);
-  double span = std::ceil((end - start) / step);
-  int64_t n = span > 0 ? static_cast<int64_t>(span) : 0;
+// As torch.arange: the length is ceil((end - start) / step) in double. An integral dtype
+// casts start, end and step to int64 first, for the checks and the values (so a step of
+// 0.5 with dtype i64 is a zero step); i64 then also counts in int64, as PyTorch does.
+Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype) {
+  bool any_float = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
+  DType dt = dtype ? *dtype : (any_float ? get_default_dtype() : DType::i64);
+  double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  AG_CHECK(std::isfinite(s) && std::isfinite(e), ValueError,
+           "arange: start and end must be finite, got ", s, " and ", e);
+  const double e_chk = is_floating(dt) ? e : static_cast<double>(end.to_int());
+  if (!is_floating(dt)) s = static_cast<double>(start.to_int()), st = static_cast<double>(step.to_int());
+  AG_CHECK(st != 0, ValueError, "arange: step must be non-zero (start ", start.to_double(), ", end ", e,
+           ", step ", step.to_double(), ", dtype ", dt, ")");
+  AG_CHECK((st > 0 && e_chk >= s) || (st < 0 && e_chk <= s), ValueError,
+           "arange: upper bound and lower bound inconsistent with step sign (start ", start.to_double(),
+           ", end ", e, ", step ", step.to_double(), ")");
+  int64_t n = static_cast<int64_t>(std::ceil((e - start.to_double()) / step.to_double()));
+  if (dt == DType::i64) {
+    const int64_t xs = start.to_int(), xe = end.to_int(), xst = step.to_int();
+    n = (xe - xs + xst - (xst > 0 ? 1 : -1)) / xst;
+  }
   int64_t i = 0;
-  return generate(Shape{n}, dtype, "arange", [&] { return start + step * static_cast<double>(i++); });
+  return generate(Shape{n}, dt, "arange", [&] { return s + st * static_cast<double>(i++); });
 }
 
-Tensor eye(int64_t n, int64_t m, DType dtype) {
+Tensor eye(int64_t n, int64_t m, std::optional<DType> dtype_opt) {
+  DType dtype = float_or_default(dtype_opt);
   if (m < 0) m = n;
   AG_CHECK(n >= 0, ShapeError, "eye: negative size ", n);
   int64_t i = 0;
@@ -67,17 +105,53 @@ Tensor eye(int64_t n, int64_t m, DType dtype) {
   });
 }
 
-Tensor rand(const Shape& shape, DType dtype, Generator* gen) {
+// PyTorch 1.13's CPU kernel: the first half counts up from start, the second half down
+// from end (so both ends are exact), each value one fused multiply-add (the kernel is
+// built with FMA contraction). Its vectorized loop handles runs of 2 * V elements (V = 8
+// f32 / 4 f64 lanes, AVX2) as vectors whose lane j is base + j * step with base from the
+// formula; we repeat that split so the values match bit for bit (for steps up to 32768,
+// beyond which PyTorch splits the range across threads).
+Tensor linspace(double start, double end, int64_t steps, std::optional<DType> dtype_opt) {
+  const DType dtype = dtype_opt.value_or(get_default_dtype());
+  AG_CHECK(steps >= 0, ValueError, "linspace: number of steps must be non-negative, got ", steps);
+  AG_CHECK(is_floating(dtype), DTypeError, "linspace: needs a floating dtype (f32, f64), got ", dtype);
+  Tensor t = kernels::empty(Shape{steps}, dtype);
+  dispatch_float(dtype, "linspace", [&]<class T>() {
+    T* p = t.data<T>();
+    const T s = static_cast<T>(start), e = static_cast<T>(end);
+    if (steps == 1) p[0] = s;
+    if (steps <= 1) return;
+    const T step = (e - s) / static_cast<T>(steps - 1);
+    const int64_t half = steps / 2;
+    auto at = [&](int64_t i) {
+      return i < half ? std::fma(step, static_cast<T>(i), s) : std::fma(-step, static_cast<T>(steps - i - 1), e);
+    };
+    constexpr int64_t V = sizeof(T) == 4 ? 8 : 4;
+    int64_t i = 0;
+    for (; i + 2 * V <= steps; i += 2 * V) {
+      for (int64_t b = i; b < i + 2 * V; b += V) {
+        const T base = at(b);
+        for (int64_t j = 0; j < V; ++j) p[b + j] = base + static_cast<T>(j) * step;
+      }
+    }
+    for (; i < steps; ++i) p[i] = at(i);
+  });
+  return t;
+}
+
+Tensor rand(const Shape& shape, std::optional<DType> dtype, Generator* gen) {
   return uniform(shape, 0.0, 1.0, dtype, gen);
 }
 
-Tensor uniform(const Shape& shape, double low, double high, DType dtype, Generator* gen) {
+Tensor uniform(const Shape& shape, double low, double high, std::optional<DType> dtype_opt, Generator* gen) {
+  DType dtype = float_or_default(dtype_opt);
   AG_CHECK(is_floating(dtype), DTypeError, "uniform: needs a floating dtype, got ", dtype);
   Generator& g = pick(gen);
   return generate(shape, dtype, "uniform", [&] { return low + (high - low) * g.uniform(); });
 }
 
-Tensor randn(const Shape& shape, DType dtype, Generator* gen) {
+Tensor randn(const Shape& shape, std::optional<DType> dtype_opt, Generator* gen) {
+  DType dtype = float_or_default(dtype_opt);
   AG_CHECK(is_floating(dtype), DTypeError, "randn: needs a floating dtype, got ", dtype);
   Generator& g = pick(gen);
   return generate(shape, dtype, "randn", [&] { return g.normal(); });
@@ -91,7 +165,8 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator* gen, DT
 
 // Two draws per 64-bit number: each 32-bit half is compared with p * 2^32 (dropout
 // masks are the hottest use of random numbers in training).
-Tensor bernoulli(const Shape& shape, double p, DType dtype, Generator* gen) {
+Tensor bernoulli(const Shape& shape, double p, std::optional<DType> dtype_opt, Generator* gen) {
+  DType dtype = float_or_default(dtype_opt);
   AG_CHECK(p >= 0 && p <= 1, ValueError, "bernoulli: p must be in [0, 1], got ", p);
   Generator& g = pick(gen);
   const uint64_t threshold = static_cast<uint64_t>(p * 4294967296.0);
@@ -107,7 +182,7 @@ Tensor bernoulli(const Shape& shape, double p, DType dtype, Generator* gen) {
 Tensor empty_like(const Tensor& t) { return empty(t.shape(), t.dtype()); }
 Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
 Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
-Tensor full_like(const Tensor& t, double value) { return full(t.shape(), value, t.dtype()); }
+Tensor full_like(const Tensor& t, Scalar value) { return full(t.shape(), value, t.dtype()); }
 Tensor rand_like(const Tensor& t, Generator* gen) { return rand(t.shape(), t.dtype(), gen); }
 Tensor randn_like(const Tensor& t, Generator* gen) { return randn(t.shape(), t.dtype(), gen); }
 

@@ -123,62 +123,6 @@ Tensor Tensor::sum(const std::vector<int64_t>& d, bool k) const { return ag::sum
 Tensor Tensor::mean() const { return ag::mean(*this); }
 Tensor Tensor::mean(const std::vector<int64_t>& d, bool k) const { return ag::mean(*this, d, k); }
 
-// ---- in-place ----
-// In-place writes are not recorded. On a tensor that requires grad they would make the
-// graph wrong, so they are refused while grad mode is on (use NoGradGuard, as
-// optimizers do). Every write bumps the storage version so saved tensors notice.
-static void check_inplace(const Tensor& t, const char* op) {
-  AG_CHECK(!(grad_enabled() && t.requires_grad()), AutogradError, op,
-           ": in-place write to a tensor that requires grad (shape ", t.shape(),
-           "); wrap it in NoGradGuard or use the out-of-place op");
-}
-
-Tensor& Tensor::fill_(double value) {
-  check_inplace(*this, "fill_");
-  kernels::fill(*this, value);
-  storage()->bump_version();
-  return *this;
-}
-
-Tensor& Tensor::copy_(const Tensor& src) {
-  check_inplace(*this, "copy_");
-  AG_CHECK(broadcast_shapes(src.shape(), shape(), "copy_") == shape(), ShapeError,
-           "copy_: source shape ", src.shape(), " cannot be broadcast to ", shape());
-  kernels::copy(src, *this);
-  storage()->bump_version();
-  return *this;
-}
-
-Tensor& Tensor::add_(const Tensor& other, double alpha) {
-  check_inplace(*this, "add_");
-  NoGradGuard guard;
-  Tensor o = alpha == 1.0 ? other : kernels::binary_scalar(kernels::Binary::mul, other, alpha, false);
-  Tensor r = kernels::binary(kernels::Binary::add, *this, o, "add_");
-  AG_CHECK(r.shape() == shape(), ShapeError, "add_: shape ", other.shape(),
-           " cannot be broadcast to ", shape());
-  kernels::copy(r, *this);
-  storage()->bump_version();
-  return *this;
-}
-
-Tensor& Tensor::mul_(double value) {
-  check_inplace(*this, "mul_");
-  kernels::copy(kernels::binary_scalar(kernels::Binary::mul, *this, value, false), *this);
-  storage()->bump_version();
-  return *this;
-}
-
-Tensor& Tensor::masked_fill_(const Tensor& mask, double value) {
-  check_inplace(*this, "masked_fill_");
-  NoGradGuard guard;
-  Tensor r = ag::masked_fill(*this, mask, value);
-  AG_CHECK(r.shape() == shape(), ShapeError, "masked_fill_: mask shape ", mask.shape(),
-           " cannot be broadcast to ", shape());
-  kernels::copy(r, *this);
-  storage()->bump_version();
-  return *this;
-}
-
 // ---- autograd fields ----
 bool Tensor::requires_grad() const { return checked().requires_grad; }
 
@@ -216,19 +160,6 @@ Tensor Tensor::detach() const {
 
 void Tensor::backward(const Tensor& grad, std::optional<bool> retain_graph, bool create_graph) const {
   run_backward({*this}, {grad}, retain_graph.value_or(create_graph), create_graph);
-}
-
-bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
-  if (!(a.shape() == b.shape())) return false;
-  std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    if (std::isnan(x[i]) || std::isnan(y[i])) return false;
-    if (x[i] == y[i]) continue;  // equal infinities
-    // An infinity is close only to itself (|inf - y| <= rtol * inf would pass otherwise).
-    if (std::isinf(x[i]) || std::isinf(y[i])) return false;
-    if (!(std::abs(x[i] - y[i]) <= atol + rtol * std::abs(y[i]))) return false;
-  }
-  return true;
 }
 
 }  // namespace ag

@@ -48,7 +48,7 @@ std::vector<Tensor> cross_attention(Seq2Seq& model, const Tensor& src, const Ten
   Tensor x = model->embed(model->tgt_embed, tgt_in);
   nn::TransformerMasks m;
   m.tgt_causal = true;
-  m.memory_padding_mask = ne(src, 0.0);
+  m.memory_padding_mask = ne(src, 0);
   std::vector<Tensor> maps;
   auto& layers = model->transformer->decoder->layers;
   for (std::size_t i = 0; i < layers->size(); ++i) {

@@ -12,8 +12,8 @@ namespace ag {
 
 Tensor causal_mask(int64_t L, int64_t S) {
   AG_CHECK(L >= 0 && S >= 0, ShapeError, "causal_mask: negative size (", L, ", ", S, ")");
-  Tensor i = arange(static_cast<double>(L)).view({L, 1});
-  Tensor j = arange(static_cast<double>(S)).view({1, S});
+  Tensor i = arange(L).view({L, 1});  // i64
+  Tensor j = arange(S).view({1, S});
   return le(j, i);  // (L, S): key j visible to query i when j <= i
 }
 
@@ -22,7 +22,7 @@ Tensor padding_mask(const Tensor& lengths, int64_t S) {
            lengths.shape());
   AG_CHECK(!lengths.is_floating_point() && lengths.dtype() != DType::b8, DTypeError,
            "padding_mask: lengths must be integer, got ", lengths.dtype());
-  Tensor pos = arange(static_cast<double>(S)).view({1, S});
+  Tensor pos = arange(S).view({1, S});  // i64
   return lt(pos, K::convert(lengths, DType::i64).view({lengths.numel(), 1}));  // (B, S)
 }
 

@@ -1,5 +1,6 @@
 // Elementwise ops. Each forward calls a kernel; its backward sits right below it.
-// Broadcasting is undone by sum_to.
+// Broadcasting is undone by sum_to. Mixed dtypes are first converted to their
+// result_type by promote_pair (differentiable), then the same-dtype op runs.
 #include <cmath>
 #include <numbers>
 
@@ -10,6 +11,11 @@ namespace ag {
 // ---- add / sub ----------------------------------------------------------
 // out = a + b.   da = sum_to(g, a.shape)   db = sum_to(g, b.shape)
 Tensor add(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype()) {
+    auto [x, y] = promote_pair(a, b);
+    return add(x, y);
+  }
+  if (a.dtype() == DType::b8) return logical_or(a, b);  // PyTorch: bool + bool is bool
   Tensor out = K::binary(K::Binary::add, a, b, "add");
   return record("add", out, {a, b}, [as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
     return Grads{need[0] ? sum_to(g, as) : Tensor{}, need[1] ? sum_to(g, bs) : Tensor{}};
@@ -18,6 +24,10 @@ Tensor add(const Tensor& a, const Tensor& b) {
 
 // out = a - b.   da = sum_to(g)   db = -sum_to(g)
 Tensor sub(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype()) {
+    auto [x, y] = promote_pair(a, b);
+    return sub(x, y);
+  }
   Tensor out = K::binary(K::Binary::sub, a, b, "sub");
   return record("sub", out, {a, b}, [as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
     return Grads{need[0] ? sum_to(g, as) : Tensor{}, need[1] ? neg(sum_to(g, bs)) : Tensor{}};
@@ -27,6 +37,11 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 // ---- mul / div ----------------------------------------------------------
 // out = a * b.   da = sum_to(g * b)   db = sum_to(g * a)
 Tensor mul(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype()) {
+    auto [x, y] = promote_pair(a, b);
+    return mul(x, y);
+  }
+  if (a.dtype() == DType::b8) return logical_and(a, b);  // PyTorch: bool * bool is bool
   Tensor out = K::binary(K::Binary::mul, a, b, "mul");
   Saved sa = save_if(wants_grad(b), a), sb = save_if(wants_grad(a), b);
   return record("mul", out, {a, b},
@@ -37,7 +52,12 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 }
 
 // out = a / b.   da = sum_to(g / b)   db = -sum_to(g * a / b^2)
+// True division: integer and bool operands divide in the default float dtype.
 Tensor div(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || !a.is_floating_point()) {
+    auto [x, y] = promote_pair(a, b, /*int_to_float=*/true);
+    return div(x, y);
+  }
   Tensor out = K::binary(K::Binary::div, a, b, "div");
   Saved sa = save_if(wants_grad(b), a), sb = save_if(wants_grad(a) || wants_grad(b), b);
   return record("div", out, {a, b},
@@ -51,6 +71,10 @@ Tensor div(const Tensor& a, const Tensor& b) {
 // ---- pow ----------------------------------------------------------------
 // out = a^b.   da = sum_to(g * b * a^(b-1))   db = sum_to(g * out * log(a))
 Tensor pow(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype()) {
+    auto [x, y] = promote_pair(a, b);
+    return pow(x, y);
+  }
   check_float(a, "pow");
   Tensor out = K::binary(K::Binary::pow, a, b, "pow");
   bool need_any = wants_grad(a) || wants_grad(b);
@@ -64,7 +88,10 @@ Tensor pow(const Tensor& a, const Tensor& b) {
 }
 
 // out = x^e.   dx = g * e * x^(e-1)
-Tensor pow(const Tensor& x, double e) {
+// i64 tensor ** 2.0 is f32 (promoted); integer tensor ** integer stays integral (unsupported).
+Tensor pow(const Tensor& x, Scalar exponent) {
+  if (DType t = result_type(x, exponent); t != x.dtype()) return pow(x.to(t), exponent);
+  const double e = exponent.to_double();
   check_float(x, "pow");
   Tensor out = K::pow_scalar(x, e);
   return record("pow", out, {x}, [sx = save_if(wants_grad(x), x), e](const Tensor& g, NeedsGrad) {
@@ -80,6 +107,11 @@ Tensor pow(const Tensor& x, double e) {
 // (minimum: the masks flip). A NaN pair compares neither equal nor less, so both sides
 // get the whole g.
 static Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
+  if (a.dtype() != b.dtype()) {
+    auto [x, y] = promote_pair(a, b);
+    return extremum(x, y, is_max);
+  }
+  if (a.dtype() == DType::b8) return is_max ? logical_or(a, b) : logical_and(a, b);
   const char* name = is_max ? "maximum" : "minimum";
   Tensor out = K::binary(is_max ? K::Binary::maximum : K::Binary::minimum, a, b, name);
   bool need = wants_grad(a) || wants_grad(b);
@@ -100,14 +132,25 @@ static Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
 Tensor maximum(const Tensor& a, const Tensor& b) { return extremum(a, b, true); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return extremum(a, b, false); }
 
-// ---- scalar forms: the scalar becomes a 0-d tensor of x's dtype -----------
-static Tensor scalar_like(const Tensor& x, double v) { return full(Shape{}, v, x.dtype()); }
-Tensor add(const Tensor& a, double b) { return add(a, scalar_like(a, b)); }
-Tensor sub(const Tensor& a, double b) { return sub(a, scalar_like(a, b)); }
-Tensor mul(const Tensor& a, double b) { return mul(a, scalar_like(a, b)); }
-Tensor div(const Tensor& a, double b) { return div(a, scalar_like(a, b)); }
-Tensor rsub(double a, const Tensor& b) { return sub(scalar_like(b, a), b); }
-Tensor rdiv(double a, const Tensor& b) { return div(scalar_like(b, a), b); }
+// ---- scalar forms: the scalar becomes a 0-d tensor of result_type(x, v) ------
+// (x * 0.5 for an i64 x is f32; x * 2 for an i32 x stays i32.)
+static Tensor scalar_like(const Tensor& x, Scalar v) { return full(Shape{}, v, result_type(x, v)); }
+Tensor add(const Tensor& a, Scalar b) { return add(a, scalar_like(a, b)); }
+Tensor sub(const Tensor& a, Scalar b) { return sub(a, scalar_like(a, b)); }
+Tensor mul(const Tensor& a, Scalar b) { return mul(a, scalar_like(a, b)); }
+Tensor div(const Tensor& a, Scalar b) { return div(a, scalar_like(a, b)); }
+Tensor rsub(Scalar a, const Tensor& b) { return sub(scalar_like(b, a), b); }
+Tensor rdiv(Scalar a, const Tensor& b) { return div(scalar_like(b, a), b); }
+
+// floor(a / b) rounding toward -inf (PyTorch 1.13); no gradient, like PyTorch's.
+Tensor floor_divide(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype()) {
+    auto [x, y] = promote_pair(a.detach(), b.detach());
+    return floor_divide(x, y);
+  }
+  return K::binary(K::Binary::floor_div, a, b, "floor_divide");
+}
+Tensor floor_divide(const Tensor& a, Scalar b) { return floor_divide(a, scalar_like(a, b)); }
 
 // ---- unary ----------------------------------------------------------------
 // Each saves what its derivative needs: its input x or its output y.
@@ -229,6 +272,10 @@ Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi
 // ---- where / masked_fill ----------------------------------------------------
 // out = cond ? a : b.   da = sum_to(g where cond)   db = sum_to(g where !cond)
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype()) {
+    auto [x, y] = promote_pair(a, b);
+    return where(cond, x, y);
+  }
   Tensor out = K::where(cond, a, b);
   return record("where", out, {cond, a, b},
                 [sc = Saved(cond), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
@@ -238,10 +285,10 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
                                need[2] ? sum_to(where(c, zero, g), bs) : Tensor{}};
                 });
 }
-Tensor where(const Tensor& cond, const Tensor& a, double b) { return where(cond, a, full(Shape{}, b, a.dtype())); }
-Tensor where(const Tensor& cond, double a, const Tensor& b) { return where(cond, full(Shape{}, a, b.dtype()), b); }
+Tensor where(const Tensor& cond, const Tensor& a, Scalar b) { return where(cond, a, scalar_like(a, b)); }
+Tensor where(const Tensor& cond, Scalar a, const Tensor& b) { return where(cond, scalar_like(b, a), b); }
 
-Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
+Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
   AG_CHECK(mask.dtype() == DType::b8, DTypeError, "masked_fill: mask must be bool, got ", mask.dtype(),
            " (shape ", mask.shape(), ")");
   AG_CHECK(broadcast_shapes(mask.shape(), x.shape(), "masked_fill") == x.shape(), ShapeError,
@@ -250,18 +297,24 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
 }
 
 // ---- comparisons and logic: no gradient -------------------------------------
-Tensor eq(const Tensor& a, const Tensor& b) { return K::compare(K::Compare::eq, a, b, "eq"); }
-Tensor ne(const Tensor& a, const Tensor& b) { return K::compare(K::Compare::ne, a, b, "ne"); }
-Tensor lt(const Tensor& a, const Tensor& b) { return K::compare(K::Compare::lt, a, b, "lt"); }
-Tensor le(const Tensor& a, const Tensor& b) { return K::compare(K::Compare::le, a, b, "le"); }
-Tensor gt(const Tensor& a, const Tensor& b) { return K::compare(K::Compare::gt, a, b, "gt"); }
-Tensor ge(const Tensor& a, const Tensor& b) { return K::compare(K::Compare::ge, a, b, "ge"); }
-Tensor eq(const Tensor& a, double b) { return K::compare_scalar(K::Compare::eq, a, b); }
-Tensor ne(const Tensor& a, double b) { return K::compare_scalar(K::Compare::ne, a, b); }
-Tensor lt(const Tensor& a, double b) { return K::compare_scalar(K::Compare::lt, a, b); }
-Tensor le(const Tensor& a, double b) { return K::compare_scalar(K::Compare::le, a, b); }
-Tensor gt(const Tensor& a, double b) { return K::compare_scalar(K::Compare::gt, a, b); }
-Tensor ge(const Tensor& a, double b) { return K::compare_scalar(K::Compare::ge, a, b); }
+// Compared in the promoted dtype (detached: a comparison records nothing).
+static Tensor promoted_compare(K::Compare op, const Tensor& a, const Tensor& b, const char* name) {
+  if (a.dtype() == b.dtype()) return K::compare(op, a, b, name);
+  auto [x, y] = promote_pair(a.detach(), b.detach());
+  return K::compare(op, x, y, name);
+}
+Tensor eq(const Tensor& a, const Tensor& b) { return promoted_compare(K::Compare::eq, a, b, "eq"); }
+Tensor ne(const Tensor& a, const Tensor& b) { return promoted_compare(K::Compare::ne, a, b, "ne"); }
+Tensor lt(const Tensor& a, const Tensor& b) { return promoted_compare(K::Compare::lt, a, b, "lt"); }
+Tensor le(const Tensor& a, const Tensor& b) { return promoted_compare(K::Compare::le, a, b, "le"); }
+Tensor gt(const Tensor& a, const Tensor& b) { return promoted_compare(K::Compare::gt, a, b, "gt"); }
+Tensor ge(const Tensor& a, const Tensor& b) { return promoted_compare(K::Compare::ge, a, b, "ge"); }
+Tensor eq(const Tensor& a, Scalar b) { return promoted_compare(K::Compare::eq, a, scalar_like(a, b), "eq"); }
+Tensor ne(const Tensor& a, Scalar b) { return promoted_compare(K::Compare::ne, a, scalar_like(a, b), "ne"); }
+Tensor lt(const Tensor& a, Scalar b) { return promoted_compare(K::Compare::lt, a, scalar_like(a, b), "lt"); }
+Tensor le(const Tensor& a, Scalar b) { return promoted_compare(K::Compare::le, a, scalar_like(a, b), "le"); }
+Tensor gt(const Tensor& a, Scalar b) { return promoted_compare(K::Compare::gt, a, scalar_like(a, b), "gt"); }
+Tensor ge(const Tensor& a, Scalar b) { return promoted_compare(K::Compare::ge, a, scalar_like(a, b), "ge"); }
 Tensor logical_and(const Tensor& a, const Tensor& b) { return K::logical(K::Logic::and_, a, b, "logical_and"); }
 Tensor logical_or(const Tensor& a, const Tensor& b) { return K::logical(K::Logic::or_, a, b, "logical_or"); }
 Tensor logical_not(const Tensor& a) { return K::logical_not(a); }
@@ -272,14 +325,14 @@ Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
 Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-Tensor operator+(const Tensor& a, double b) { return add(a, b); }
-Tensor operator-(const Tensor& a, double b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, double b) { return div(a, b); }
-Tensor operator+(double a, const Tensor& b) { return add(b, a); }
-Tensor operator-(double a, const Tensor& b) { return rsub(a, b); }
-Tensor operator*(double a, const Tensor& b) { return mul(b, a); }
-Tensor operator/(double a, const Tensor& b) { return rdiv(a, b); }
+Tensor operator+(const Tensor& a, Scalar b) { return add(a, b); }
+Tensor operator-(const Tensor& a, Scalar b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, Scalar b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, Scalar b) { return div(a, b); }
+Tensor operator+(Scalar a, const Tensor& b) { return add(b, a); }
+Tensor operator-(Scalar a, const Tensor& b) { return rsub(a, b); }
+Tensor operator*(Scalar a, const Tensor& b) { return mul(b, a); }
+Tensor operator/(Scalar a, const Tensor& b) { return rdiv(a, b); }
 Tensor operator-(const Tensor& x) { return neg(x); }
 Tensor operator!(const Tensor& mask) { return logical_not(mask); }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Small helpers shared by the op files (internal).
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "attograd/autograd.h"
@@ -32,9 +33,18 @@ inline void check_float(const Tensor& t, const char* op) {
            t.dtype(), " with shape ", t.shape());
 }
 
+// a and b converted to result_type(a, b) with the differentiable to() (a no-op for an
+// operand already of that dtype). int_to_float: an integral or bool result type becomes
+// the default float dtype (true division). Defined in ops/promotion.cpp.
+std::pair<Tensor, Tensor> promote_pair(const Tensor& a, const Tensor& b, bool int_to_float = false);
+
 // A new TensorImpl over x's storage with the given layout (no graph).
+// Marked as a view: an in-place op inside the graph refuses it (its base would not see
+// the write in its own graph).
 inline Tensor alias(const Tensor& x, const Shape& shape, const Strides& strides, int64_t offset) {
-  return Tensor(x.storage(), shape, strides, offset, x.dtype());
+  Tensor v(x.storage(), shape, strides, offset, x.dtype());
+  v.impl()->is_view = true;
+  return v;
 }
 
 // Sorted, unique, wrapped dims; `all` when dims is empty.

@@ -238,7 +238,10 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
 }
 
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
-  if (x.dim() == 0) return reshape(x, {1});
+  if (x.dim() == 0) {  // PyTorch: [1], with dims checked against the range [-1, 0]
+    wrap_dim(start_dim, 0, "flatten"), wrap_dim(end_dim, 0, "flatten");
+    return reshape(x, {1});
+  }
   start_dim = wrap_dim(start_dim, x.dim(), "flatten");
   end_dim = wrap_dim(end_dim, x.dim(), "flatten");
   AG_CHECK(start_dim <= end_dim, ValueError, "flatten: start_dim ", start_dim, " is after end_dim ",

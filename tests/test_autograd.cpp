@@ -246,15 +246,16 @@ TEST_CASE("an in-place write under NoGradGuard to a saved leaf is caught at back
   CHECK_THROWS_AS(s.backward(), ag::VersionError);
 }
 
-TEST_CASE("in-place ops on a tensor that requires grad throw while grad mode is on") {
+TEST_CASE("in-place ops on a leaf that requires grad throw while grad mode is on") {
   Tensor x = leaf({1, 2});
   CHECK_THROWS_AS(x.mul_(2), ag::AutogradError);
   CHECK_THROWS_AS(x.fill_(0), ag::AutogradError);
   CHECK_THROWS_AS(x.add_(f64({1, 1})), ag::AutogradError);
   CHECK_THROWS_AS(x.copy_(f64({1, 1})), ag::AutogradError);
   CHECK_THROWS_AS(x.masked_fill_(ag::gt(f64({1, 0}), 0.5), 0.0), ag::AutogradError);
-  Tensor y = x * 2.0;  // a non-leaf as well
-  CHECK_THROWS_AS(y.mul_(2), ag::AutogradError);
+  Tensor v = (x * 2.0).view({2});  // a view inside the graph
+  CHECK_THROWS_AS(v.mul_(2), ag::AutogradError);
+  CHECK(contains(error_of<ag::AutogradError>([&] { v.relu_(); }), "relu_: in-place write to a view"));
   CHECK(ag::allclose(x, f64({1, 2})));  // nothing was written
   ag::NoGradGuard no_grad;
   x.mul_(2);
@@ -441,7 +442,7 @@ TEST_CASE("NeedsGrad tells a closure which inputs need a gradient") {
 
 // ---- misc -----------------------------------------------------------------------------
 TEST_CASE("requires_grad_ on an integer tensor throws DTypeError") {
-  Tensor i = ag::arange(4.0);
+  Tensor i = ag::arange(4);  // i64
   CHECK_THROWS_AS(i.requires_grad_(), ag::DTypeError);
   CHECK_THROWS_AS(ag::zeros({2}, DType::b8).requires_grad_(), ag::DTypeError);
   // Turning it off on a non-leaf is refused too.
@@ -541,4 +542,79 @@ TEST_CASE("Saved::output reconnects an op's output to its node under create_grap
   Tensor g1 = ag::grad({sum(exp(x) * 3.0)}, {x}, {}, {}, true)[0];  // 3 exp(x)
   Tensor g2 = ag::grad({sum(g1)}, {x})[0];                           // 3 exp(x)
   CHECK(allclose(g2, exp(x.detach()) * 3.0));
+}
+
+// ---- in-place ops inside the graph --------------------------------------------------
+TEST_CASE("in-place ops on non-leaf tensors are recorded (gradcheck and gradgradcheck)") {
+  using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
+  const Tensor mask = ag::gt(f64({1, 0, 1, 0, 0, 1}, {2, 3}), 0.5);
+  const std::vector<std::pair<const char*, Fn>> cases = {
+      {"relu_", [](const std::vector<Tensor>& x) { Tensor y = x[0] * 1.5; return y.relu_(); }},
+      {"mul_ tensor", [](const std::vector<Tensor>& x) { Tensor y = x[0] + 0.0; return y.mul_(x[1]); }},
+      {"mul_ scalar", [](const std::vector<Tensor>& x) { Tensor y = ag::sin(x[0]); return y.mul_(2.0); }},
+      {"add_ alpha", [](const std::vector<Tensor>& x) { Tensor y = ag::sin(x[0]); return y.add_(x[1], -0.5); }},
+      {"sub_ div_", [](const std::vector<Tensor>& x) { Tensor y = x[0] * x[1]; y.sub_(x[1]); return y.div_(3.0); }},
+      {"div_ tensor", [](const std::vector<Tensor>& x) {
+         Tensor y = x[0] * 2.0;
+         return y.div_(ag::exp(x[1]));
+       }},
+      {"masked_fill_", [mask](const std::vector<Tensor>& x) { Tensor y = x[0] * x[1]; return y.masked_fill_(mask, 0.25); }},
+      {"exp_ tanh_ sigmoid_ neg_", [](const std::vector<Tensor>& x) {
+         Tensor y = x[0] * 0.5;
+         y.exp_().tanh_();
+         return y.sigmoid_().neg_();
+       }},
+      {"clamp_", [](const std::vector<Tensor>& x) { Tensor y = x[0] * 1.0; return y.clamp_(-0.3, 0.4); }},
+      {"copy_ into a buffer", [](const std::vector<Tensor>& x) {
+         Tensor buf = ag::zeros({2, 3}, DType::f64);  // a leaf that needs no grad
+         buf.copy_(x[0] * x[1]);
+         return buf * 2.0;
+       }},
+      {"fill_ then add_", [](const std::vector<Tensor>& x) { Tensor y = x[0] * 3.0; y.fill_(1.0); return y.add_(x[1]); }},
+      {"add_ into a constant", [](const std::vector<Tensor>& x) { Tensor y = ag::ones({2, 3}, DType::f64); return y.add_(x[0]); }},
+  };
+  ag::Generator rng(5);
+  for (auto& [name, fn] : cases) {
+    INFO(std::string(name));
+    // Values away from clamp's and relu's kinks: 0.05 off every multiple of 0.1.
+    std::vector<Tensor> x = {(ag::randint(-9, 9, {2, 3}, &rng).to(DType::f64) * 0.1 + 0.05).requires_grad_(),
+                             ag::uniform({2, 3}, 0.5, 2.0, DType::f64, &rng).requires_grad_()};
+    Tensor y = fn(x);
+    CHECK(y.requires_grad());
+    CHECK(ag::gradcheck(fn, x, {.name = name}).ok);
+    CHECK(ag::gradgradcheck(fn, x, {.name = name}).ok);
+  }
+}
+
+TEST_CASE("in-place ops inside the graph: self becomes the result; saved tensors notice") {
+  Tensor x = leaf({-1, 2});
+  Tensor y = x * 3.0;
+  Tensor& same = y.relu_();
+  CHECK(&same == &y);
+  CHECK(ag::allclose(y, f64({0, 6})));
+  CHECK(std::string(y.grad_fn()->name) == "relu");
+  y.sum().backward();
+  CHECK(ag::allclose(x.grad(), f64({0, 3})));
+
+  // sin saved y before the write: backward through it throws, naming the op.
+  Tensor a = leaf({0.5, 1.5});
+  Tensor h = a * 2.0;
+  Tensor s = ag::sin(h);
+  h.mul_(2.0);
+  std::string msg = error_of<ag::VersionError>([&] { s.sum().backward(); });
+  CHECK(contains(msg, "backward of sin"));
+  CHECK(contains(msg, "modified in place"));
+
+  // exp saves its output: writing into it breaks exp's backward, as in PyTorch.
+  Tensor e = ag::exp(a);
+  e.mul_(2.0);
+  CHECK(contains(error_of<ag::VersionError>([&] { e.sum().backward(); }), "backward of exp"));
+
+  // The in-place op's own saved value is the old one (a clone), so it is fine.
+  Tensor b = leaf({0.5, 1.5}), w = leaf({2, 3});
+  Tensor z = b * 1.0;
+  z.mul_(w);  // dz/dw needs the old z
+  z.sum().backward();
+  CHECK(ag::allclose(w.grad(), f64({0.5, 1.5})));
+  CHECK(ag::allclose(b.grad(), f64({2, 3})));
 }

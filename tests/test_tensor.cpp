@@ -106,8 +106,9 @@ TEST_CASE("allclose: |a - b| <= atol + rtol * |b|, NaN unequal, equal infinities
   CHECK_FALSE(ag::allclose(t({INFINITY}), t({-INFINITY})));
   CHECK_FALSE(ag::allclose(t({1.0}), t({INFINITY})));
   CHECK_FALSE(ag::allclose(t({INFINITY}), t({1.0})));
-  // shapes must match (no broadcasting); dtypes may differ
-  CHECK_FALSE(ag::allclose(ag::ones({2, 1}), ag::ones({2})));
+  // shapes broadcast as in torch.allclose (ShapeError when they cannot); dtypes may differ
+  CHECK(ag::allclose(ag::ones({2, 1}), ag::ones({2})));
+  CHECK_THROWS_AS(ag::allclose(ag::ones({2}), ag::ones({3})), ag::ShapeError);
   CHECK(ag::allclose(ag::ones({2}), ag::ones({2}, DType::f64)));
   CHECK(ag::allclose(tc::iota(6).view({2, 3}).t(), Tensor::from_vector(std::vector<float>{0, 3, 1, 4, 2, 5}, {3, 2})));
 }
@@ -203,7 +204,6 @@ TEST_CASE("in-place: fill_, zero_, copy_, add_, mul_, masked_fill_ and the versi
 TEST_CASE("in-place: shape and dtype errors") {
   Tensor x = ag::zeros({3});
   CHECK_THROWS_MSG(x.add_(ag::zeros({2, 3})), ag::ShapeError, "add_: shape [2, 3] cannot be broadcast to [3]");
-  CHECK_THROWS_MSG(x.add_(ag::zeros({3}, DType::f64)), ag::DTypeError, "add_: dtypes f32 and f64 differ");
   CHECK_THROWS_MSG(x.masked_fill_(ag::ones({2, 3}, DType::b8), 0.0), ag::ShapeError,
                    "masked_fill: mask shape [2, 3] cannot be broadcast to input shape [3]");
   CHECK_THROWS_MSG(x.copy_(ag::zeros({4})), ag::ShapeError, "copy_: shapes [4] and [3] cannot be broadcast");
@@ -215,8 +215,8 @@ TEST_CASE("in-place: a tensor that requires grad refuses writes outside NoGradGu
   Tensor w = ag::ones({2});
   w.requires_grad_();
   CHECK_THROWS_WITH_AS(w.fill_(0.0),
-                       "fill_: in-place write to a tensor that requires grad (shape [2]); wrap it in "
-                       "NoGradGuard or use the out-of-place op",
+                       "fill_: in-place write to a leaf tensor that requires grad (shape [2]); wrap it "
+                       "in NoGradGuard (as optimizers do) or use the out-of-place op",
                        ag::AutogradError);
   CHECK_THROWS_MSG(w.zero_(), ag::AutogradError, "fill_: in-place write");
   CHECK_THROWS_MSG(w.copy_(ag::zeros({2})), ag::AutogradError, "copy_: in-place write");

@@ -132,15 +132,62 @@ TEST_CASE("factory: arange, integer and floating forms") {
   CHECK(ag::arange(2, 11, 3).to_vector<int64_t>() == std::vector<int64_t>{2, 5, 8});
   CHECK(ag::arange(5, 0, -2).to_vector<int64_t>() == std::vector<int64_t>{5, 3, 1});
   CHECK(ag::arange(3, 3).numel() == 0);
-  CHECK(ag::arange(3, 1).numel() == 0);
   Tensor f = ag::arange(0, 1, 0.25, DType::f32);
   CHECK(f.dtype() == DType::f32);
   CHECK(diff(f, {0, 0.25, 0.5, 0.75}) == "");
   Tensor d = ag::arange(0, 1, 0.3, DType::f64);  // ceil(1 / 0.3) = 4 values, 0.9 < 1
   CHECK(diff(d, {0, 0.3, 0.6, 0.9}, 1e-15) == "");
   CHECK(diff(ag::arange(-1.5, 1.0, 1.0, DType::f64), {-1.5, -0.5, 0.5}) == "");
-  CHECK_THROWS_MSG(ag::arange(0, 3, 0), ag::ValueError, "arange: step must be non-zero");
+  CHECK_THROWS_MSG(ag::arange(0, 3, 0), ag::ValueError, "arange: step must be non-zero (start 0, end 3, step 0");
   CHECK_THROWS_MSG(ag::arange(0, INFINITY), ag::ValueError, "arange: start and end must be finite");
+  // PyTorch refuses a step that leads away from end (torch.arange(3, 1) raises)
+  CHECK_THROWS_MSG(ag::arange(3, 1), ag::ValueError,
+                   "arange: upper bound and lower bound inconsistent with step sign (start 3, end 1, step 1)");
+  CHECK_THROWS_MSG(ag::arange(0, 2, -0.5), ag::ValueError, "inconsistent with step sign (start 0, end 2, step -0.5)");
+}
+
+// torch.arange / torch.full infer the dtype from their arguments' kinds (PyTorch 1.13):
+//   arange(5) i64, arange(0., 1., 0.25) f32 [0, .25, .5, .75], arange(0, 10, 3.5) f32
+//   [0, 3.5, 7], arange(0, 2.5, 1, dtype=i64) [0, 1] (i64 counts in int64),
+//   arange(0.5, 3, 1, dtype=i32) [0, 1, 2], arange(0, 1, 0.25, dtype=i64) raises (step 0);
+//   full((2,), True) bool, full((2,), 3) i64, full((2,), 3.) f32.
+TEST_CASE("factory: arange and full infer the dtype from the scalar kinds") {
+  CHECK(ag::arange(5).dtype() == DType::i64);
+  CHECK(ag::arange(2, 11, 3).dtype() == DType::i64);
+  Tensor q = ag::arange(0., 1., 0.25);
+  CHECK(q.dtype() == DType::f32);
+  CHECK(diff(q, {0, 0.25, 0.5, 0.75}) == "");
+  CHECK(ag::arange(4.0).dtype() == DType::f32);
+  CHECK(diff(ag::arange(0, 10, 3.5), {0, 3.5, 7}) == "");
+  CHECK(ag::arange(0, 10, 3.5).dtype() == DType::f32);
+  CHECK(ag::arange(0, 2.5, 1, DType::i64).to_vector<int64_t>() == std::vector<int64_t>{0, 1});
+  CHECK(ag::arange(0.5, 3, 1, DType::i32).to_vector<int32_t>() == std::vector<int32_t>{0, 1, 2});
+  CHECK_THROWS_MSG(ag::arange(0, 1, 0.25, DType::i64), ag::ValueError, "arange: step must be non-zero");
+  CHECK(ag::arange(5, DType::f64).dtype() == DType::f64);
+  CHECK(ag::full({2}, true).dtype() == DType::b8);
+  CHECK(ag::full({2}, 3).dtype() == DType::i64);
+  CHECK(ag::full({1}, (int64_t{1} << 60) + 1).item<int64_t>() == (int64_t{1} << 60) + 1);  // not via double
+  CHECK(ag::full({2}, 3.0).dtype() == DType::f32);
+  CHECK(ag::full({2}, 3, DType::f64).dtype() == DType::f64);
+  CHECK(ag::scalar_tensor(2).dtype() == DType::i64);
+}
+
+TEST_CASE("factory: set_default_dtype changes float factories, inference and promotion") {
+  CHECK(ag::get_default_dtype() == DType::f32);
+  ag::set_default_dtype(DType::f64);
+  CHECK(ag::zeros({2}).dtype() == DType::f64);
+  CHECK(ag::randn({2}).dtype() == DType::f64);
+  CHECK(ag::eye(2).dtype() == DType::f64);
+  CHECK(ag::full({2}, 0.5).dtype() == DType::f64);
+  CHECK(ag::arange(0., 1., 0.5).dtype() == DType::f64);
+  CHECK((ag::arange(3) * 0.5).dtype() == DType::f64);
+  CHECK((ag::arange(3) / 2).dtype() == DType::f64);
+  CHECK(ag::full({2}, 3).dtype() == DType::i64);
+  CHECK((ag::ones({2}, DType::f32) * 0.5).dtype() == DType::f32);  // the tensor's dtype wins
+  ag::set_default_dtype(DType::f32);
+  CHECK(ag::zeros({2}).dtype() == DType::f32);
+  CHECK_THROWS_MSG(ag::set_default_dtype(DType::i64), ag::DTypeError,
+                   "set_default_dtype: only f32 or f64 can be the default, got i64");
 }
 
 TEST_CASE("factory: eye, square and rectangular") {

@@ -135,28 +135,51 @@ TEST_CASE("broadcast: incompatible shapes throw ShapeError naming both shapes") 
   CHECK(str(ag::broadcast_shapes({5, 1, 3}, {4, 1}, "op")) == "[5, 4, 3]");
 }
 
-TEST_CASE("binary ops with mixed dtypes throw DTypeError") {
+TEST_CASE("binary ops with mixed dtypes promote (full table in test_type_promotion)") {
   Tensor f = ag::ones({2}), d = ag::ones({2}, DType::f64), i = ag::ones({2}, DType::i64);
-  CHECK_THROWS_MSG(f + d, ag::DTypeError, "add: dtypes f32 and f64 differ (shapes [2] and [2])");
-  CHECK_THROWS_MSG(d * i, ag::DTypeError, "mul: dtypes f64 and i64 differ");
-  CHECK_THROWS_MSG(ag::lt(f, i), ag::DTypeError, "lt: dtypes f32 and i64 differ");
-  CHECK_THROWS_MSG(ag::where(ag::ones({2}, DType::b8), f, d), ag::DTypeError, "where: dtypes f32 and f64");
-  CHECK_THROWS_MSG(ag::maximum(f, d), ag::DTypeError, "maximum: dtypes f32 and f64");
+  CHECK((f + d).dtype() == DType::f64);
+  CHECK((d * i).dtype() == DType::f64);
+  CHECK(ag::lt(f, i).dtype() == DType::b8);
+  CHECK(ag::where(ag::ones({2}, DType::b8), f, d).dtype() == DType::f64);
+  CHECK(ag::maximum(f, i).dtype() == DType::f32);
+  // matmul does not promote
   CHECK_THROWS_MSG(ag::matmul(ag::ones({2, 2}), ag::ones({2, 2}, DType::f64)), ag::DTypeError,
                    "matmul: dtypes f32 and f64 differ");
 }
 
 // ---- integer arithmetic -------------------------------------------------------------------
 
-TEST_CASE("integer binary ops: exact values, truncating division, division by zero") {
+// PyTorch 1.13: a / b on integers is true division in f32; floor_divide rounds toward -inf:
+//   [7, -7, 9, 0] / [2, 2, -4, 5] = [3.5, -3.5, -2.25, 0]
+//   floor_divide(...)             = [3, -4, -3, 0]
+//   floor_divide([7., -7., 0.5, -0.], [2., 2., -0.25, 3.]) = [3., -4., -2., -0.]
+TEST_CASE("integer binary ops: exact values, true division, floor_divide, division by zero") {
   Tensor a = Tensor::from_vector(std::vector<int64_t>{7, -7, 9, 0});
   Tensor b = Tensor::from_vector(std::vector<int64_t>{2, 2, -4, 5});
   CHECK((a + b).dtype() == DType::i64);
   CHECK((a + b).to_vector<int64_t>() == std::vector<int64_t>{9, -5, 5, 5});
   CHECK((a * b).to_vector<int64_t>() == std::vector<int64_t>{14, -14, -36, 0});
-  CHECK((a / b).to_vector<int64_t>() == std::vector<int64_t>{3, -3, -2, 0});  // C++ truncation
-  CHECK((a * 3.0).to_vector<int64_t>() == std::vector<int64_t>{21, -21, 27, 0});
-  CHECK_THROWS_MSG(a / ag::zeros({4}, DType::i64), ag::ValueError, "div: integer division by zero");
+  CHECK((a / b).dtype() == DType::f32);
+  CHECK(diff(a / b, {3.5, -3.5, -2.25, 0}) == "");
+  CHECK(diff(ag::arange(5) / 2.0, {0, 0.5, 1, 1.5, 2}) == "");
+  CHECK(diff(ag::arange(5) / 2, {0, 0.5, 1, 1.5, 2}) == "");
+  CHECK(diff(ag::arange(4) * 0.5, {0, 0.5, 1, 1.5}) == "");
+  CHECK((a * 3).to_vector<int64_t>() == std::vector<int64_t>{21, -21, 27, 0});
+  CHECK((a * 3).dtype() == DType::i64);
+  CHECK((a * 3.0).dtype() == DType::f32);
+  Tensor fd = ag::floor_divide(a, b);
+  CHECK(fd.dtype() == DType::i64);
+  CHECK(fd.to_vector<int64_t>() == std::vector<int64_t>{3, -4, -3, 0});
+  CHECK(ag::floor_divide(a, 2).to_vector<int64_t>() == std::vector<int64_t>{3, -4, 4, 0});
+  CHECK(ag::floor_divide(a, 2.0).dtype() == DType::f32);
+  Tensor x = Tensor::from_vector(std::vector<double>{7, -7, 0.5, -0.0});
+  Tensor y = Tensor::from_vector(std::vector<double>{2, 2, -0.25, 3});
+  std::vector<double> q = ag::floor_divide(x, y).to_vector<double>();
+  CHECK(q == std::vector<double>{3, -4, -2, 0});
+  CHECK(std::signbit(q[3]));
+  CHECK_THROWS_MSG(ag::floor_divide(a, ag::zeros({4}, DType::i64)), ag::ValueError,
+                   "floor_divide: integer division by zero");
+  CHECK(ag::div(a, ag::zeros({4}, DType::i64)).to_vector<float>()[0] == INFINITY);  // float division
   Tensor i32 = Tensor::from_vector(std::vector<int32_t>{-5, 3});
   CHECK(ag::clamp(i32, -2.0, 2.0).to_vector<int32_t>() == std::vector<int32_t>{-2, 2});
 }
@@ -228,7 +251,8 @@ TEST_CASE("unary: float-only ops reject integer tensors naming the op") {
   CHECK_THROWS_MSG(ag::exp(i), ag::DTypeError, "exp: expected a floating dtype (f32, f64), got i64");
   CHECK_THROWS_MSG(ag::sigmoid(i), ag::DTypeError, "sigmoid: expected a floating dtype");
   CHECK_THROWS_MSG(ag::gelu(i), ag::DTypeError, "gelu: expected a floating tensor (f32, f64), got i64");
-  CHECK_THROWS_MSG(ag::pow(i, 2.0), ag::DTypeError, "pow: expected a floating tensor");
+  CHECK_THROWS_MSG(ag::pow(i, 2), ag::DTypeError, "pow: expected a floating tensor");  // integer pow
+  CHECK(ag::pow(i, 2.0).dtype() == DType::f32);  // promoted, as in PyTorch
   CHECK_THROWS_MSG(ag::clamp(ag::ones({2}, DType::b8), 0.0, 1.0), ag::DTypeError,
                    "clamp: expected a numeric dtype, got bool");
 }

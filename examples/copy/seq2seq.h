@@ -66,15 +66,15 @@ class Seq2SeqImpl : public nn::Module {
   // src (B, S), tgt_in (B, T) token ids, padding 0 -> logits (B, T, V)
   Tensor forward(const Tensor& src, const Tensor& tgt_in) {
     nn::TransformerMasks m;
-    m.src_padding_mask = ne(src, 0.0);
+    m.src_padding_mask = ne(src, 0);
     m.memory_padding_mask = m.src_padding_mask;
-    m.tgt_padding_mask = ne(tgt_in, 0.0);
+    m.tgt_padding_mask = ne(tgt_in, 0);
     m.tgt_causal = true;
     return generator(transformer(embed(src_embed, src), embed(tgt_embed, tgt_in), m));
   }
 
   Tensor encode(const Tensor& src) {
-    return transformer->encode(embed(src_embed, src), {}, ne(src, 0.0));
+    return transformer->encode(embed(src_embed, src), {}, ne(src, 0));
   }
 
   // Greedy decoding of `steps` tokens after the start token: (B, steps). With the cache
@@ -82,9 +82,9 @@ class Seq2SeqImpl : public nn::Module {
   Tensor greedy_decode(const Tensor& src, int64_t steps, int64_t start_token, bool use_cache = true) {
     NoGradGuard no_grad;
     const int64_t B = src.size(0);
-    Tensor src_pad = ne(src, 0.0);
+    Tensor src_pad = ne(src, 0);
     Tensor memory = encode(src);
-    Tensor ys = full({B, 1}, static_cast<double>(start_token), DType::i64);
+    Tensor ys = full({B, 1}, start_token, DType::i64);
     nn::KVCache cache;
     for (int64_t t = 0; t < steps; ++t) {
       Tensor h;  // (B, 1, E): decoder output at the newest position

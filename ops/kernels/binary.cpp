@@ -54,6 +54,27 @@ Tensor arith(const Tensor& a, const Tensor& b, const char* name, F&& f) {
   return zip_rows<T, T, std::is_floating_point_v<T>>(a, b, name, std::forward<F>(f));
 }
 
+// floor(x / y) as PyTorch computes it (c10 div_floor_integer / div_floor_floating): for
+// floats via fmod so that the quotient of exact multiples is exact, a zero keeps the sign
+// of x / y, and y = 0 gives x / y (inf or nan).
+template <class T>
+T floor_div(T x, T y, const char* name) {
+  if constexpr (std::is_integral_v<T>) {
+    AG_CHECK(y != 0, ValueError, name, ": integer division by zero");
+    const T q = T(x / y);
+    return ((x < 0) != (y < 0)) && T(x % y) != 0 ? T(q - 1) : q;
+  } else {
+    if (y == 0) return x / y;
+    const T mod = std::fmod(x, y);
+    T div = (x - mod) / y;
+    if (mod != 0 && (y < 0) != (mod < 0)) div -= T(1);
+    if (div == 0) return std::copysign(T(0), x / y);
+    T fl = std::floor(div);
+    if (div - fl > T(0.5)) fl += T(1);
+    return fl;
+  }
+}
+
 template <class T>
 Tensor binary_typed(Binary op, const Tensor& a, const Tensor& b, const char* name) {
   switch (op) {
@@ -83,6 +104,8 @@ Tensor binary_typed(Binary op, const Tensor& a, const Tensor& b, const char* nam
       });
     case Binary::ge_mask:
       return zip_rows<T, T, false>(a, b, name, [](T x, T y) { return x >= y ? T(1) : T(0); });
+    case Binary::floor_div:
+      return zip_rows<T, T, false>(a, b, name, [&](T x, T y) { return floor_div(x, y, name); });
   }
   throw Error("binary: unknown op");
 }
@@ -118,12 +141,6 @@ Tensor compare(Compare op, const Tensor& a, const Tensor& b, const char* name) {
   return dispatch_all(a.dtype(), name, [&]<class T>() {
     return zip_rows<T, bool, false>(a, b, name, [op](T x, T y) { return cmp(op, x, y); });
   });
-}
-
-Tensor compare_scalar(Compare op, const Tensor& a, double s) {
-  Tensor b = empty(Shape{}, DType::f64);
-  fill(b, s);
-  return compare(op, convert(a, DType::f64), b, "compare");
 }
 
 Tensor logical(Logic op, const Tensor& a, const Tensor& b, const char* name) {

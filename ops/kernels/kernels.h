@@ -26,14 +26,14 @@ Tensor pow_scalar(const Tensor& x, double exponent);
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
 Tensor in_range(const Tensor& x, std::optional<double> lo, std::optional<double> hi);  // 0/1 mask
 
-enum class Binary { add, sub, mul, div, pow, maximum, minimum, ge_mask /* 1 where a >= b */ };
+enum class Binary { add, sub, mul, div, pow, maximum, minimum, ge_mask /* 1 where a >= b */,
+                    floor_div /* floor(a / b), PyTorch 1.13 floor_divide */ };
 Tensor binary(Binary op, const Tensor& a, const Tensor& b, const char* name);
 // a op s (or s op a when scalar_first), in a's dtype.
 Tensor binary_scalar(Binary op, const Tensor& a, double s, bool scalar_first);
 
 enum class Compare { eq, ne, lt, le, gt, ge };
 Tensor compare(Compare op, const Tensor& a, const Tensor& b, const char* name);
-Tensor compare_scalar(Compare op, const Tensor& a, double s);
 enum class Logic { and_, or_ };
 Tensor logical(Logic op, const Tensor& a, const Tensor& b, const char* name);
 Tensor logical_not(const Tensor& a);

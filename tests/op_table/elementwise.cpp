@@ -74,6 +74,12 @@ AG_OP_TABLE(elementwise) {
       {"clamp min only", {{3, 4}}, [](auto& x) { return clamp(x[0], -0.3, kNone); }, distinct},
       {"clamp max only", {{3, 4}}, [](auto& x) { return clamp(x[0], kNone, 0.5); }, distinct},
 
+      // ---- type promotion: mixed operands go through the differentiable to() ----
+      {"mul by an i64 tensor from floor_divide", {{3, 4}},
+       [](auto& x) { return mul(x[0], floor_divide(i64({7, -7, 9, 4}, {4}), 2)); }},
+      {"div i64 tensor by f64", {{3, 4}}, [](auto& x) { return div(i64({1, -2, 3, 5}, {4}), x[0]); }, positive},
+      {"where f64 and an i64 tensor", {{2, 3}}, [](auto& x) { return where(bools({1, 0, 1}, {3}), x[0], i64({1, 2, 3}, {3})); }},
+
       // ---- where / masked_fill ----
       {"where", {{2, 3}, {2, 3}},
        [](auto& x) { return where(bools({1, 0, 1, 0, 0, 1}, {2, 3}), x[0], x[1]); }},

@@ -33,6 +33,29 @@ constexpr std::string_view name(DType t) {
 }
 
 constexpr bool is_floating(DType t) { return t == DType::f32 || t == DType::f64; }
+constexpr bool is_integral(DType t) { return t == DType::i32 || t == DType::i64; }  // not bool
+
+// PyTorch's promote_types: the smallest dtype both convert to without losing the kind.
+// On these five dtypes the lattice is a chain: bool < i32 < i64 < f32 < f64.
+constexpr DType promote_types(DType a, DType b) {
+  constexpr auto rank = [](DType t) {
+    switch (t) {
+      case DType::b8: return 0;
+      case DType::i32: return 1;
+      case DType::i64: return 2;
+      case DType::f32: return 3;
+      case DType::f64: return 4;
+    }
+    return 0;
+  };
+  return rank(a) >= rank(b) ? a : b;
+}
+
+// The dtype of floating factories without an explicit dtype, and of floating Python-like
+// scalars in type promotion (PyTorch's torch.get/set_default_dtype). f32 or f64 only;
+// process-wide (an atomic), so set it once at start-up, not per thread.
+DType get_default_dtype();
+void set_default_dtype(DType t);  // DTypeError for anything but f32 / f64
 
 inline std::ostream& operator<<(std::ostream& os, DType t) { return os << name(t); }
 

@@ -1,33 +1,45 @@
 #pragma once
-// Tensor factories. Floating factories default to f32; integer ones to i64.
+// Tensor factories. Floating factories default to get_default_dtype() (f32 unless set);
+// integer ones to i64. `full` and `arange` without a dtype infer it from their Scalar
+// arguments as torch.full / torch.arange do: any floating value -> the default float
+// dtype, else i64 (full with a bool value -> bool). An explicit dtype always wins.
 // Random factories draw from `gen`, or the default generator when it is null.
+#include <optional>
+
 #include "attograd/generator.h"
+#include "attograd/scalar.h"
 #include "attograd/tensor.h"
 
 namespace ag {
 
-Tensor empty(const Shape& shape, DType dtype = DType::f32);
-Tensor zeros(const Shape& shape, DType dtype = DType::f32);
-Tensor ones(const Shape& shape, DType dtype = DType::f32);
-Tensor full(const Shape& shape, double value, DType dtype = DType::f32);
-Tensor scalar_tensor(double value, DType dtype = DType::f32);  // shape []
-Tensor arange(double end, DType dtype = DType::i64);
-Tensor arange(double start, double end, double step = 1.0, DType dtype = DType::i64);
-Tensor eye(int64_t n, int64_t m = -1, DType dtype = DType::f32);
+Tensor empty(const Shape& shape, std::optional<DType> dtype = {});
+Tensor zeros(const Shape& shape, std::optional<DType> dtype = {});
+Tensor ones(const Shape& shape, std::optional<DType> dtype = {});
+Tensor full(const Shape& shape, Scalar value, std::optional<DType> dtype = {});
+Tensor scalar_tensor(Scalar value, std::optional<DType> dtype = {});  // shape [], dtype as full
+// ceil((end - start) / step) values start + i * step (computed in double); ValueError on
+// step 0 or a step whose sign does not lead from start to end.
+Tensor arange(Scalar end, std::optional<DType> dtype = {});
+Tensor arange(Scalar start, Scalar end, Scalar step = 1, std::optional<DType> dtype = {});
+Tensor eye(int64_t n, int64_t m = -1, std::optional<DType> dtype = {});
+// `steps` evenly spaced values from start to end inclusive (torch.linspace; f32 or f64,
+// bit for bit as PyTorch 1.13 on CPU; steps = 1 gives [start]).
+Tensor linspace(double start, double end, int64_t steps, std::optional<DType> dtype = {});
 
-Tensor rand(const Shape& shape, DType dtype = DType::f32, Generator* gen = nullptr);   // U[0, 1)
-Tensor randn(const Shape& shape, DType dtype = DType::f32, Generator* gen = nullptr);  // N(0, 1)
-Tensor uniform(const Shape& shape, double low, double high, DType dtype = DType::f32,
+Tensor rand(const Shape& shape, std::optional<DType> dtype = {}, Generator* gen = nullptr);   // U[0, 1)
+Tensor randn(const Shape& shape, std::optional<DType> dtype = {}, Generator* gen = nullptr);  // N(0, 1)
+Tensor uniform(const Shape& shape, double low, double high, std::optional<DType> dtype = {},
                Generator* gen = nullptr);
 Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator* gen = nullptr,
                DType dtype = DType::i64);
 // Bernoulli(p) draws as 0/1 in `dtype` (dropout masks).
-Tensor bernoulli(const Shape& shape, double p, DType dtype = DType::f32, Generator* gen = nullptr);
+Tensor bernoulli(const Shape& shape, double p, std::optional<DType> dtype = {},
+                 Generator* gen = nullptr);
 
 Tensor empty_like(const Tensor& t);
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
-Tensor full_like(const Tensor& t, double value);
+Tensor full_like(const Tensor& t, Scalar value);
 Tensor rand_like(const Tensor& t, Generator* gen = nullptr);
 Tensor randn_like(const Tensor& t, Generator* gen = nullptr);
 

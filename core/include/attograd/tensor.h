@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attograd/dtype.h"
+#include "attograd/scalar.h"
 #include "attograd/shape.h"
 #include "attograd/storage.h"
 
@@ -21,6 +22,7 @@ struct TensorImpl {
   Strides strides;  // in elements
   int64_t offset = 0;  // in elements
   DType dtype = DType::f32;
+  bool is_view = false;  // made by a view op over another tensor's storage
 
   bool requires_grad = false;
   std::shared_ptr<Node> grad_fn;  // null for leaves; never points back at this impl
@@ -88,13 +90,30 @@ class Tensor {
   Tensor mean() const;
   Tensor mean(const std::vector<int64_t>& dims, bool keepdim = false) const;
 
-  // ---- in-place (not recorded; they bump the version counter) ----
-  Tensor& fill_(double value);
+  // ---- in-place (ops/inplace.cpp) ----
+  // Each bumps the storage version, so tensors saved for backward notice the write.
+  // Inside the graph (self, or an operand, requires grad and grad mode is on) the op is
+  // recorded and self becomes its result, as in PyTorch; a leaf that requires grad and
+  // a view refuse there (AutogradError). Under NoGradGuard they write plainly (how
+  // optimizers update parameters).
+  Tensor& fill_(Scalar value);  // converted to dtype(), as a cast
   Tensor& zero_() { return fill_(0.0); }
   Tensor& copy_(const Tensor& src);  // broadcasts src into self, converting dtype
   Tensor& add_(const Tensor& other, double alpha = 1.0);
-  Tensor& mul_(double value);
-  Tensor& masked_fill_(const Tensor& mask, double value);
+  Tensor& add_(Scalar value);
+  Tensor& sub_(const Tensor& other, double alpha = 1.0);
+  Tensor& sub_(Scalar value);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(Scalar value);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(Scalar value);
+  Tensor& neg_();
+  Tensor& exp_();
+  Tensor& relu_();
+  Tensor& sigmoid_();
+  Tensor& tanh_();
+  Tensor& clamp_(std::optional<double> min, std::optional<double> max);
+  Tensor& masked_fill_(const Tensor& mask, Scalar value);
 
   // ---- autograd ----
   bool requires_grad() const;
@@ -120,8 +139,11 @@ class Tensor {
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
-// True when a and b have the same shape and |a - b| <= atol + rtol * |b| everywhere
-// (NaNs compare unequal; infinities of the same sign compare equal).
-bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
+// torch.allclose: a and b broadcast (ShapeError otherwise) and everywhere a == b or
+// |a - b| <= atol + rtol * |b| with |a - b| finite (so infinities equal only themselves);
+// NaNs are equal only with equal_nan. Mixed or integer dtypes compare in f64 (PyTorch
+// requires one dtype). Defined in ops/math.cpp beside isclose.
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
+              bool equal_nan = false);
 
 }  // namespace ag

@@ -51,20 +51,33 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
 // Zeroes each element with probability p and scales the rest by 1/(1-p) when training.
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen = nullptr);
 
-// ---- losses (ops/losses.cpp) ----
+// ---- losses (ops/losses.cpp); more in attograd/ops/loss.h ----
 enum class Reduction { none, mean, sum };
+// Class weights (C) scale each target's term; mean then divides by the summed weights of
+// the targets not ignored (as PyTorch). `weight` sits last so that designated
+// initializers written before it still compile.
 struct CrossEntropyOptions {
   int64_t ignore_index = -100;
   double label_smoothing = 0.0;
   Reduction reduction = Reduction::mean;
+  Tensor weight = {};  // (C) or undefined
 };
 // PyTorch's layout: logits (N, C) or (N, C, d1, ...) or (C); targets i64 (N) or
-// (N, d1, ...) or (). Mean divides by the number of targets not ignored.
+// (N, d1, ...) or () class indices, or float probabilities of logits' shape (soft
+// labels: mean divides by N * d1 * ..., ignore_index must stay negative). label_smoothing
+// mixes the targets with the uniform distribution over C.
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets,
                      const CrossEntropyOptions& opt = {});
-// log_probs laid out as cross_entropy's logits.
+struct NLLOptions {
+  Tensor weight = {};  // (C) or undefined
+  int64_t ignore_index = -100;
+  Reduction reduction = Reduction::mean;
+};
+// log_probs laid out as cross_entropy's logits; loss_i = -weight[t_i] * log_probs[i, t_i].
 Tensor nll_loss(const Tensor& log_probs, const Tensor& targets, int64_t ignore_index = -100,
                 Reduction reduction = Reduction::mean);
+Tensor nll_loss(const Tensor& log_probs, const Tensor& targets, const NLLOptions& opt);
+// (input - target)^2; input and target broadcast (PyTorch warns; we allow it silently).
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean);
 
 }  // namespace ag

@@ -3,8 +3,10 @@
 // composite ops (softmax-free ones like var, logsumexp, layer_norm, attention) are
 // built from primitives and get their gradients for free.
 //
-// Binary ops broadcast NumPy-style. Float ops accept f32 and f64; both operands of a
-// binary op must share a dtype (convert with .to()).
+// Binary ops broadcast NumPy-style and promote their operands' dtypes as PyTorch does
+// (result_type below): i64 tensor * 0.5 is f32, i32 tensor + 2 stays i32, f32 + f64
+// tensors are f64. Mixed operands are converted with the differentiable to(), so each
+// input's gradient comes back in its own dtype. Float ops accept f32 and f64.
 #include <optional>
 #include <utility>
 #include <vector>
@@ -15,7 +17,18 @@
 
 namespace ag {
 
+// ---- type promotion (ops/promotion.cpp), PyTorch's torch.result_type ----
+// Categories bool < integral < floating; priority dimensioned tensors (dim >= 1) > 0-d
+// tensors > scalars. The result is the highest category present; its dtype comes from the
+// highest-priority class holding an operand of that category (promote_types among them),
+// and a scalar that raises the category gives i64 or get_default_dtype().
+// promote_types(DType, DType) is in attograd/dtype.h.
+DType result_type(const Tensor& a, const Tensor& b);
+DType result_type(const Tensor& a, Scalar b);
+DType result_type(Scalar a, const Tensor& b);
+
 // ---- elementwise: binary (ops/elementwise.cpp) ----
+// div is true division: integer and bool operands divide in the default float dtype.
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
@@ -23,13 +36,17 @@ Tensor div(const Tensor& a, const Tensor& b);
 Tensor pow(const Tensor& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);  // ties split the gradient (g/2 each)
 Tensor minimum(const Tensor& a, const Tensor& b);
-Tensor add(const Tensor& a, double b);
-Tensor sub(const Tensor& a, double b);
-Tensor mul(const Tensor& a, double b);
-Tensor div(const Tensor& a, double b);
-Tensor pow(const Tensor& a, double exponent);
-Tensor rsub(double a, const Tensor& b);  // a - b
-Tensor rdiv(double a, const Tensor& b);  // a / b
+Tensor add(const Tensor& a, Scalar b);
+Tensor sub(const Tensor& a, Scalar b);
+Tensor mul(const Tensor& a, Scalar b);
+Tensor div(const Tensor& a, Scalar b);
+Tensor pow(const Tensor& a, Scalar exponent);
+Tensor rsub(Scalar a, const Tensor& b);  // a - b
+Tensor rdiv(Scalar a, const Tensor& b);  // a / b
+// floor(a / b) (PyTorch 1.13's floor_divide: rounds toward -inf); integer inputs give an
+// integer result, and integer division by zero throws ValueError. No gradient.
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, Scalar b);
 
 // ---- elementwise: unary ----
 Tensor neg(const Tensor& x);
@@ -51,29 +68,31 @@ Tensor gelu(const Tensor& x, GeluApprox approximate = GeluApprox::none);
 Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max);
 
 // ---- comparisons and logic (no gradient; results are bool) ----
+// Comparisons run in the promoted dtype: f32 tensor == 0.1 compares with float(0.1).
 Tensor eq(const Tensor& a, const Tensor& b);
 Tensor ne(const Tensor& a, const Tensor& b);
 Tensor lt(const Tensor& a, const Tensor& b);
 Tensor le(const Tensor& a, const Tensor& b);
 Tensor gt(const Tensor& a, const Tensor& b);
 Tensor ge(const Tensor& a, const Tensor& b);
-Tensor eq(const Tensor& a, double b);
-Tensor ne(const Tensor& a, double b);
-Tensor lt(const Tensor& a, double b);
-Tensor le(const Tensor& a, double b);
-Tensor gt(const Tensor& a, double b);
-Tensor ge(const Tensor& a, double b);
+Tensor eq(const Tensor& a, Scalar b);
+Tensor ne(const Tensor& a, Scalar b);
+Tensor lt(const Tensor& a, Scalar b);
+Tensor le(const Tensor& a, Scalar b);
+Tensor gt(const Tensor& a, Scalar b);
+Tensor ge(const Tensor& a, Scalar b);
 Tensor logical_and(const Tensor& a, const Tensor& b);
 Tensor logical_or(const Tensor& a, const Tensor& b);
 Tensor logical_not(const Tensor& a);
 Tensor isfinite(const Tensor& a);
 
-// where(cond, a, b): a where cond is true, else b; all three broadcast.
+// where(cond, a, b): a where cond is true, else b; all three broadcast; a and b promote.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
-Tensor where(const Tensor& cond, const Tensor& a, double b);
-Tensor where(const Tensor& cond, double a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, Scalar b);
+Tensor where(const Tensor& cond, Scalar a, const Tensor& b);
 // Fills x with `value` where mask is true (PyTorch's masked_fill); mask broadcasts to x.
-Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+// The result keeps x's dtype (value is cast, as in PyTorch).
+Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value);
 
 // ---- reductions (ops/reduce.cpp); dims may be negative; {} with keepdim=false = all ----
 Tensor sum(const Tensor& x);
@@ -136,14 +155,14 @@ Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a, const Tensor& b);
 Tensor operator*(const Tensor& a, const Tensor& b);
 Tensor operator/(const Tensor& a, const Tensor& b);
-Tensor operator+(const Tensor& a, double b);
-Tensor operator-(const Tensor& a, double b);
-Tensor operator*(const Tensor& a, double b);
-Tensor operator/(const Tensor& a, double b);
-Tensor operator+(double a, const Tensor& b);
-Tensor operator-(double a, const Tensor& b);
-Tensor operator*(double a, const Tensor& b);
-Tensor operator/(double a, const Tensor& b);
+Tensor operator+(const Tensor& a, Scalar b);
+Tensor operator-(const Tensor& a, Scalar b);
+Tensor operator*(const Tensor& a, Scalar b);
+Tensor operator/(const Tensor& a, Scalar b);
+Tensor operator+(Scalar a, const Tensor& b);
+Tensor operator-(Scalar a, const Tensor& b);
+Tensor operator*(Scalar a, const Tensor& b);
+Tensor operator/(Scalar a, const Tensor& b);
 Tensor operator-(const Tensor& x);
 Tensor operator!(const Tensor& mask);  // logical_not
 Tensor operator&&(const Tensor& a, const Tensor& b) = delete;  // use logical_and
