@@ -44,7 +44,7 @@ static Tensor sqrt_of_var(const Tensor& v) {
   Tensor y = K::unary(K::Unary::sqrt, v);
   return record("std", y, {v}, [sy = save_output_if(wants_grad(v), y)](const Tensor& g, NeedsGrad) {
     const Tensor& y = sy.get();
-    return Grads{where(K::compare_scalar(K::Compare::eq, y, 0.0), 0.0, g / (y * 2.0))};
+    return Grads{where(eq(y, 0.0), 0.0, g / (y * 2.0))};
   });
 }
 
@@ -67,9 +67,7 @@ std::pair<Tensor, Tensor> std_mean(const Tensor& x, const std::vector<int64_t>& 
 
 // ---- prod ----------------------------------------------------------------------------
 static int64_t count_zeros(const Tensor& x) {
-  return K::reduce(K::Reduce::sum, K::compare_scalar(K::Compare::eq, x, 0.0), normalize_dims({}, x.dim(), "prod"),
-                   false)
-      .item<int64_t>();
+  return K::reduce(K::Reduce::sum, eq(x, 0.0), normalize_dims({}, x.dim(), "prod"), false).item<int64_t>();
 }
 
 // Product along dim with the dim kept: the last element of a running product.
@@ -150,20 +148,17 @@ static int64_t length_of(const Tensor& x, const std::vector<int64_t>& dims) {
   return n;
 }
 
-Tensor any(const Tensor& x) {
-  return K::compare_scalar(K::Compare::gt, count_nonzero(x, normalize_dims({}, x.dim(), "any"), false), 0.0);
-}
+Tensor any(const Tensor& x) { return gt(count_nonzero(x, normalize_dims({}, x.dim(), "any"), false), 0.0); }
 Tensor all(const Tensor& x) {
-  return K::compare_scalar(K::Compare::eq, count_nonzero(x, normalize_dims({}, x.dim(), "all"), false),
-                           static_cast<double>(x.numel()));
+  return eq(count_nonzero(x, normalize_dims({}, x.dim(), "all"), false), static_cast<double>(x.numel()));
 }
 Tensor any(const Tensor& x, int64_t dim, bool keepdim) {
   auto dims = normalize_dims({dim}, x.dim(), "any");
-  return K::compare_scalar(K::Compare::gt, count_nonzero(x, dims, keepdim), 0.0);
+  return gt(count_nonzero(x, dims, keepdim), 0.0);
 }
 Tensor all(const Tensor& x, int64_t dim, bool keepdim) {
   auto dims = normalize_dims({dim}, x.dim(), "all");
-  return K::compare_scalar(K::Compare::eq, count_nonzero(x, dims, keepdim), static_cast<double>(length_of(x, dims)));
+  return eq(count_nonzero(x, dims, keepdim), static_cast<double>(length_of(x, dims)));
 }
 
 }  // namespace ag

@@ -30,12 +30,12 @@ Tensor cumsum(const Tensor& x, int64_t dim) { return cumsum_dir(x, wrap_dim(dim,
 //   k = z1:   dx_k = sum_{z1 <= j < z2} g_j y'_j          y' = cumprod of x with x_z1 := 1
 //   k > z1:   dx_k = 0                                    (every y_j with j >= k has x_z1)
 static Tensor cumprod_grad(const Tensor& g, const Tensor& x, const Tensor& y, int64_t dim, bool reverse) {
-  Tensor is_zero = K::compare_scalar(K::Compare::eq, x, 0.0);
+  Tensor is_zero = eq(x, 0.0);
   Tensor zeros_so_far = K::scan(K::Scan::sum, is_zero, dim, reverse);  // i64
   if (K::reduce(K::Reduce::sum, is_zero, normalize_dims({}, x.dim(), "cumprod"), false).item<int64_t>() == 0)
     return cumsum_dir(g * y, dim, !reverse) / x;
-  Tensor before = K::compare_scalar(K::Compare::eq, zeros_so_far, 0.0);    // k < z1
-  Tensor between = K::compare_scalar(K::Compare::eq, zeros_so_far, 1.0);   // z1 <= k < z2
+  Tensor before = eq(zeros_so_far, 0.0);                                   // k < z1
+  Tensor between = eq(zeros_so_far, 1.0);                                  // z1 <= k < z2
   Tensor first = K::logical(K::Logic::and_, is_zero, between, "cumprod");  // k = z1
   Tensor x_before = where(before, x, 1.0);
   Tensor a = where(before, cumsum_dir(where(before, g * y, 0.0), dim, !reverse) / x_before, 0.0);
@@ -74,8 +74,8 @@ static Tensor lcse_dir(const Tensor& x, int64_t dim, bool reverse) {
                   const double lowest = x.dtype() == DType::f32 ? double(std::numeric_limits<float>::lowest())
                                                                 : std::numeric_limits<double>::lowest();
                   Tensor log_abs = log(abs(g));
-                  Tensor pos = where(K::compare_scalar(K::Compare::gt, g, 0.0), log_abs, lowest);
-                  Tensor neg = where(K::compare_scalar(K::Compare::lt, g, 0.0), log_abs, lowest);
+                  Tensor pos = where(gt(g, 0.0), log_abs, lowest);
+                  Tensor neg = where(lt(g, 0.0), log_abs, lowest);
                   return Grads{exp(lcse_dir(pos - y, dim, !reverse) + x) - exp(lcse_dir(neg - y, dim, !reverse) + x)};
                 });
 }
