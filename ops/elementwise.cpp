@@ -101,7 +101,11 @@ Tensor pow(const Tensor& x, Scalar exponent) {
   });
 }
 
-// ---- maximum / minimum: the gradient goes to a on ties ------------------
+// ---- maximum / minimum: ties split the gradient --------------------------
+// PyTorch's rule, for maximum:  da = sum_to(where(a == b, g/2, g) masked to 0 where a < b)
+//                               db = sum_to(where(a == b, g/2, g) masked to 0 where b < a)
+// (minimum: the masks flip). A NaN pair compares neither equal nor less, so both sides
+// get the whole g.
 static Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
   if (a.dtype() != b.dtype()) {
     auto [x, y] = promote_pair(a, b);
@@ -111,15 +115,18 @@ static Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
   const char* name = is_max ? "maximum" : "minimum";
   Tensor out = K::binary(is_max ? K::Binary::maximum : K::Binary::minimum, a, b, name);
   bool need = wants_grad(a) || wants_grad(b);
-  // pick_a = 1 where a wins: a >= b for maximum, b >= a for minimum.
-  Tensor pick_a = need ? (is_max ? K::binary(K::Binary::ge_mask, a, b, name)
-                                 : K::binary(K::Binary::ge_mask, b, a, name))
-                       : Tensor{};
+  Tensor tie, a_loses, b_loses;  // bool masks over the broadcast shape
+  if (need) {
+    tie = K::compare(K::Compare::eq, a, b, name);
+    a_loses = K::compare(is_max ? K::Compare::lt : K::Compare::gt, a, b, name);
+    b_loses = K::compare(is_max ? K::Compare::gt : K::Compare::lt, a, b, name);
+  }
   return record(name, out, {a, b},
-                [pa = Saved(pick_a), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
-                  const Tensor& m = pa.get();
-                  return Grads{need[0] ? sum_to(g * m, as) : Tensor{},
-                               need[1] ? sum_to(g * (1.0 - m), bs) : Tensor{}};
+                [st = Saved(tie), sa = Saved(a_loses), sb = Saved(b_loses), as = a.shape(),
+                 bs = b.shape()](const Tensor& g, NeedsGrad need) {
+                  Tensor shared = where(st.get(), g * 0.5, g);
+                  return Grads{need[0] ? sum_to(where(sa.get(), 0.0, shared), as) : Tensor{},
+                               need[1] ? sum_to(where(sb.get(), 0.0, shared), bs) : Tensor{}};
                 });
 }
 Tensor maximum(const Tensor& a, const Tensor& b) { return extremum(a, b, true); }
@@ -312,16 +319,6 @@ Tensor logical_and(const Tensor& a, const Tensor& b) { return K::logical(K::Logi
 Tensor logical_or(const Tensor& a, const Tensor& b) { return K::logical(K::Logic::or_, a, b, "logical_or"); }
 Tensor logical_not(const Tensor& a) { return K::logical_not(a); }
 Tensor isfinite(const Tensor& a) { return K::isfinite(a); }
-bool any(const Tensor& a) {
-  for (bool v : a.to_vector<bool>())
-    if (v) return true;
-  return false;
-}
-bool all(const Tensor& a) {
-  for (bool v : a.to_vector<bool>())
-    if (!v) return false;
-  return true;
-}
 
 // ---- operators ----------------------------------------------------------------
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }

@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "attograd/ops/pointwise.h"
+#include "attograd/ops/reduction.h"
 #include "kernels/pointwise.h"
 #include "op_util.h"
 
@@ -303,8 +304,8 @@ Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool 
 // not broadcast). Unlike PyTorch, mixed or non-float dtypes compare in f64.
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
   NoGradGuard no_grad;
-  if (a.dtype() == b.dtype() && a.is_floating_point()) return all(isclose(a, b, rtol, atol, equal_nan));
-  return all(isclose(a.to(DType::f64), b.to(DType::f64), rtol, atol, equal_nan));
+  if (a.dtype() == b.dtype() && a.is_floating_point()) return all(isclose(a, b, rtol, atol, equal_nan)).item<bool>();
+  return all(isclose(a.to(DType::f64), b.to(DType::f64), rtol, atol, equal_nan)).item<bool>();
 }
 
 }  // namespace ag

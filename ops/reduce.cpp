@@ -1,5 +1,5 @@
 // Reductions. sum is the primitive (its backward expands g back); mean, var, max/min
-// values and logsumexp are composites.
+// along a dim and logsumexp are composites; max/min over all elements split g among ties.
 #include <algorithm>
 #include <cmath>
 
@@ -79,8 +79,27 @@ static std::pair<Tensor, Tensor> extreme(const Tensor& x, int64_t dim, bool keep
 }
 std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x, dim, keepdim, true); }
 std::pair<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x, dim, keepdim, false); }
-Tensor max(const Tensor& x) { return extreme(reshape(x, {-1}), 0, false, true).first; }
-Tensor min(const Tensor& x) { return extreme(reshape(x, {-1}), 0, false, false).first; }
+
+// Over all elements: out = the max (NaN if any).   dx = g / count where x == out (where x
+// is NaN when out is), else 0: PyTorch's evenly_distribute_backward, so tied maxima share g.
+static Tensor extreme_all(const Tensor& x, bool is_max) {
+  const char* name = is_max ? "max" : "min";
+  AG_CHECK(x.numel() > 0, ValueError, name, ": cannot reduce an empty tensor (shape ", x.shape(),
+           "); give a dim");
+  Tensor out = K::reduce(is_max ? K::Reduce::max : K::Reduce::min, x, normalize_dims({}, x.dim(), name), false);
+  if (!x.is_floating_point()) return out;
+  bool need = wants_grad(x);
+  return record(name, out, {x}, [sx = save_if(need, x), sy = save_output_if(need, out)](const Tensor& g, NeedsGrad) {
+    const Tensor &x = sx.get(), &y = sy.get();
+    Tensor mask = std::isnan(y.item<double>()) ? K::compare(K::Compare::ne, x, x, "max")
+                                               : K::compare(K::Compare::eq, x, y, "max");
+    double count = static_cast<double>(K::reduce(K::Reduce::sum, mask, normalize_dims({}, x.dim(), "max"),
+                                                 false).item<int64_t>());
+    return Grads{where(mask, g / count, 0.0)};
+  });
+}
+Tensor max(const Tensor& x) { return extreme_all(x, true); }
+Tensor min(const Tensor& x) { return extreme_all(x, false); }
 
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) { return max(x, dim, keepdim).second; }
 Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) { return min(x, dim, keepdim).second; }

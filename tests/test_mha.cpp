@@ -288,7 +288,7 @@ TEST_CASE("padded keys have no influence on the outputs of real queries") {
     CHECK(rel_err(o2, o1) == 0.0);  // -inf scores: exp gives exact zeros
     CHECK(rel_err(w2, w1) == 0.0);
     // and the padded columns get no weight
-    CHECK(all(eq(masked_fill(w1, pad.view({B, 1, 1, S}), 0.0), 0.0)));
+    CHECK(all(eq(masked_fill(w1, pad.view({B, 1, 1, S}), 0.0), 0.0)).item<bool>());
   }
   SUBCASE("self-attention: padded positions are queries too; real rows ignore them") {
     nn::MultiheadAttention mha(E, 2);
@@ -306,8 +306,8 @@ TEST_CASE("padded keys have no influence on the outputs of real queries") {
     Tensor o = mha(xg, xg, xg, args).first;
     (o * keep.to(DType::f64)).sum().backward();
     Tensor g = xg.grad();
-    CHECK(all(eq(masked_fill(g, keep, 0.0), 0.0)));
-    CHECK(any(ne(masked_fill(g, logical_not(keep), 0.0), 0.0)));
+    CHECK(all(eq(masked_fill(g, keep, 0.0), 0.0)).item<bool>());
+    CHECK(any(ne(masked_fill(g, logical_not(keep), 0.0), 0.0)).item<bool>());
   }
 }
 
@@ -328,21 +328,21 @@ TEST_CASE("a query whose keys are all masked outputs out_proj.bias, with finite 
   CHECK(rel_err(out.select(0, 0).select(0, 1), bias) <= 1e-15);
   for (int64_t i = 0; i < L; ++i) CHECK(rel_err(out.select(0, 1).select(0, i), bias) <= 1e-15);
   CHECK(rel_err(out.select(0, 0).select(0, 0), bias) > 0.01);  // a normal row
-  CHECK(all(eq(w.select(0, 1), 0.0)));
-  CHECK(all(eq(w.select(0, 0).select(1, 1), 0.0)));
-  CHECK(all(isfinite(out)));
+  CHECK(all(eq(w.select(0, 1), 0.0)).item<bool>());
+  CHECK(all(eq(w.select(0, 0).select(1, 1), 0.0)).item<bool>());
+  CHECK(all(isfinite(out)).item<bool>());
 
   Tensor up = randn({B, L, E}, DType::f64, &gen);
   (out * up).sum().backward();
-  for (const Tensor& g : {q.grad(), k.grad(), v.grad()}) CHECK(all(isfinite(g)));
+  for (const Tensor& g : {q.grad(), k.grad(), v.grad()}) CHECK(all(isfinite(g)).item<bool>());
   for (auto& [n, p] : mha->named_parameters()) {
     INFO(n);
-    CHECK(all(isfinite(p.grad())));
+    CHECK(all(isfinite(p.grad())).item<bool>());
   }
-  CHECK(all(eq(q.grad().select(0, 0).select(0, 1), 0.0)));  // the empty row's query
-  CHECK(all(eq(q.grad().select(0, 1), 0.0)));
-  CHECK(all(eq(k.grad().select(0, 1), 0.0)));
-  CHECK(all(eq(v.grad().select(0, 1), 0.0)));
+  CHECK(all(eq(q.grad().select(0, 0).select(0, 1), 0.0)).item<bool>());  // the empty row's query
+  CHECK(all(eq(q.grad().select(0, 1), 0.0)).item<bool>());
+  CHECK(all(eq(k.grad().select(0, 1), 0.0)).item<bool>());
+  CHECK(all(eq(v.grad().select(0, 1), 0.0)).item<bool>());
   // out_proj.bias collects the upstream of every row, empty or not: sum over (B, L)
   CHECK(rel_err(mha->out_proj->bias.grad(), up.sum({0, 1})) <= 1e-14);
 }
@@ -375,15 +375,15 @@ TEST_CASE("add_bias_kv: one more key and value, always visible") {
   args.causal = true;
   auto [out2, w2] = mha(q, kv, kv, args);
   CHECK(w2.shape() == Shape({B, h, L, S + 1}));
-  CHECK(all(eq(w2.select(0, 1).narrow(-1, S, 1), 1.0)));
+  CHECK(all(eq(w2.select(0, 1).narrow(-1, S, 1), 1.0)).item<bool>());
   CHECK(rel_err(w2.select(0, 0).select(1, 2).narrow(-1, S, 1), ones({h, 1}, DType::f64)) == 0.0);  // row 2
   Tensor want = linear(mha->bias_v.view({E}), mha->out_proj->weight, mha->out_proj->bias).detach();
   for (int64_t i = 0; i < L; ++i) CHECK(rel_err(out2.select(0, 1).select(0, i), want) <= 1e-14);
-  CHECK(all(isfinite(out2)));
+  CHECK(all(isfinite(out2)).item<bool>());
 
   square(out2).sum().backward();
   CHECK(mha->bias_k.grad().defined());
-  CHECK(any(ne(mha->bias_v.grad(), 0.0)));
+  CHECK(any(ne(mha->bias_v.grad(), 0.0)).item<bool>());
 }
 
 // ---- gradcheck ---------------------------------------------------------------------------

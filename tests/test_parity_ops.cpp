@@ -102,10 +102,10 @@ TEST_CASE("parity: masked softmax rows of note 002") {
   const Tensor& scores = f.at("input.scores");  // (3, 3)
 
   // The library's mask builders give the fixture's masks.
-  CHECK(ag::all(ag::eq(ag::causal_mask(3, 3), f.at("mask.causal"))));
+  CHECK(ag::all(ag::eq(ag::causal_mask(3, 3), f.at("mask.causal"))).item<bool>());
   Tensor pad = ag::padding_mask(Tensor::from_vector<int64_t>({2}), 3);  // (1, 3), broadcast over rows
-  CHECK(ag::all(ag::eq(pad, f.at("mask.padding"))));
-  CHECK(ag::all(ag::eq(ag::logical_and(ag::causal_mask(3, 3), pad), f.at("mask.both"))));
+  CHECK(ag::all(ag::eq(pad, f.at("mask.padding"))).item<bool>());
+  CHECK(ag::all(ag::eq(ag::logical_and(ag::causal_mask(3, 3), pad), f.at("mask.both"))).item<bool>());
 
   // Upstream gradient, varying along each row (a constant row would give dx = 0).
   const Tensor g64 = Tensor::from_vector<double>({0.3, -1.2, 0.5, 0.7, 0.1, -0.4, -0.9, 0.25, 1.1}, {3, 3});
@@ -141,8 +141,8 @@ TEST_CASE("parity: masked softmax rows of note 002") {
       check_close(tag + " grad (additive_mask)", dadd, want_dx, tol);
 
       // A masked score gets exactly zero gradient, whichever way the mask went in.
-      CHECK(ag::all(ag::eq(ag::masked_fill(dfill, mask, 0.0), 0.0)));
-      CHECK(ag::all(ag::eq(ag::masked_fill(dadd, mask, 0.0), 0.0)));
+      CHECK(ag::all(ag::eq(ag::masked_fill(dfill, mask, 0.0), 0.0)).item<bool>());
+      CHECK(ag::all(ag::eq(ag::masked_fill(dadd, mask, 0.0), 0.0)).item<bool>());
     }
   }
 }

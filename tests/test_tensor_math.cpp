@@ -308,10 +308,10 @@ TEST_CASE("logic: and, or, not, any, all, isfinite") {
   CHECK(ag::logical_or(p, q).to_vector<bool>() == B{true, true, true, false});
   CHECK(ag::logical_not(p).to_vector<bool>() == B{false, false, true, true});
   CHECK((!q).to_vector<bool>() == B{false, true, false, true});
-  CHECK(ag::any(p));
-  CHECK_FALSE(ag::all(p));
-  CHECK(ag::all(ag::logical_or(p, !p)));
-  CHECK_FALSE(ag::any(ag::logical_and(p, !p)));
+  CHECK(ag::any(p).item<bool>());
+  CHECK_FALSE(ag::all(p).item<bool>());
+  CHECK(ag::all(ag::logical_or(p, !p)).item<bool>());
+  CHECK_FALSE(ag::any(ag::logical_and(p, !p)).item<bool>());
   // broadcasting: a column against a row
   Tensor col = Tensor::from_vector(B{true, false}, {2, 1});
   CHECK(ag::logical_and(col, q).to_vector<bool>() == B{true, false, true, false, false, false, false, false});

@@ -174,7 +174,7 @@ TEST_CASE("promotion: the brief's examples, promote_types and Scalar kinds") {
   CHECK(Scalar(-2.5).to_int() == -2);
   CHECK(Scalar(int64_t{1} << 62).to_int() == int64_t{1} << 62);
   // f32 tensor == 0.1 compares in f32, as PyTorch does
-  CHECK(ag::all(ag::eq(Tensor::from_vector(std::vector<float>{0.1f}), 0.1)));
+  CHECK(ag::all(ag::eq(Tensor::from_vector(std::vector<float>{0.1f}), 0.1)).item<bool>());
   // sub on bools is refused (PyTorch too); maximum / minimum of bools are or / and
   CHECK_THROWS_AS(t - t, ag::DTypeError);
   CHECK(ag::maximum(Tensor::from_vector(std::vector<bool>{true, false}), ag::full({2}, false)).dtype() == DType::b8);

@@ -34,7 +34,7 @@ Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
 Tensor pow(const Tensor& a, const Tensor& b);
-Tensor maximum(const Tensor& a, const Tensor& b);  // ties send the gradient to a
+Tensor maximum(const Tensor& a, const Tensor& b);  // ties split the gradient (g/2 each)
 Tensor minimum(const Tensor& a, const Tensor& b);
 Tensor add(const Tensor& a, Scalar b);
 Tensor sub(const Tensor& a, Scalar b);
@@ -85,8 +85,6 @@ Tensor logical_and(const Tensor& a, const Tensor& b);
 Tensor logical_or(const Tensor& a, const Tensor& b);
 Tensor logical_not(const Tensor& a);
 Tensor isfinite(const Tensor& a);
-bool any(const Tensor& a);
-bool all(const Tensor& a);
 
 // where(cond, a, b): a where cond is true, else b; all three broadcast; a and b promote.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
