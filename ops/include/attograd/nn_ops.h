@@ -34,7 +34,9 @@ struct SdpaOptions {
   // applies: no weights requested, q, k, v with the same batch dims, a mask that needs
   // no gradient, and no dropout unless S >= 32. Its dropout mask comes from a hash of
   // one generator draw, so it differs from the composite path's. false forces the
-  // composite path.
+  // composite path. Double backward (create_graph): the fused kernel's backward then
+  // differentiates the composite path (same values, recorded); with dropout it throws
+  // AutogradError (its mask lives inside the kernel), so pass fused = false there.
   bool fused = true;
 };
 // q (..., L, d), k (..., S, d), v (..., S, dv) -> (output (..., L, dv), weights
@@ -45,10 +47,12 @@ std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Te
 
 // ---- normalization and regularization (ops/nn_ops.cpp) ----
 // Normalizes over the trailing dims given by normalized_shape; weight and bias (that
-// shape) are optional.
+// shape) are optional. A fused primitive; under create_graph its backward differentiates
+// the composite (x - mean) * rsqrt(var + eps) * weight + bias, so second derivatives work.
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
                   const Tensor& bias = {}, double eps = 1e-5);
 // Zeroes each element with probability p and scales the rest by 1/(1-p) when training.
+// Its backward (g * saved mask) is differentiable, so double backward works as is.
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen = nullptr);
 
 // ---- losses (ops/losses.cpp); more in attograd/ops/loss.h ----
