@@ -287,6 +287,12 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b) { return where(cond, a, scalar_like(a, b)); }
 Tensor where(const Tensor& cond, Scalar a, const Tensor& b) { return where(cond, scalar_like(b, a), b); }
+// Both branches scalars: their own promoted dtype (torch.where(c, 1.0, 0.0) is the default
+// float dtype, two integers give i64).
+Tensor where(const Tensor& cond, Scalar a, Scalar b) {
+  const DType t = promote_types(a.dtype(), b.dtype());
+  return where(cond, full(Shape{}, a, t), full(Shape{}, b, t));
+}
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
   AG_CHECK(mask.dtype() == DType::b8, DTypeError, "masked_fill: mask must be bool, got ", mask.dtype(),

@@ -227,3 +227,13 @@ TEST_CASE("promotion grads: f64 leaf with integer tensors and scalars (gradcheck
   auto r = ag::gradcheck(fn, {Tensor::from_vector(std::vector<double>{0.7, -1.2, 2.5}).requires_grad_()});
   CHECK_MESSAGE(r.ok, r.message);
 }
+
+TEST_CASE("where with two scalar branches takes the scalars' dtype (torch 1.13)") {
+  ag::Tensor c = ag::gt(ag::Tensor::from_vector(std::vector<double>{1, -1}), 0.0);
+  ag::Tensor f = ag::where(c, 1.0, 0.0);  // torch.where(c, 1.0, 0.0).dtype == float32
+  CHECK(f.dtype() == ag::DType::f32);
+  CHECK(f.to_vector<double>() == std::vector<double>{1, 0});
+  CHECK(ag::where(c, 2, -3).dtype() == ag::DType::i64);  // int64 for two ints
+  CHECK(ag::where(c, 2, 0.5).dtype() == ag::DType::f32);
+  CHECK(ag::where(c, true, false).dtype() == ag::DType::b8);
+}

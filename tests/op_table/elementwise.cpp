@@ -87,6 +87,8 @@ AG_OP_TABLE(elementwise) {
        [](auto& x) { return where(bools({1, 0}, {2, 1}), x[0], x[1]); }},
       {"where scalar b", {{2, 3}}, [](auto& x) { return where(bools({1, 0, 1}, {3}), x[0], 0.5); }},
       {"where scalar a", {{2, 3}}, [](auto& x) { return where(bools({1, 0, 1}, {3}), -2.0, x[0]); }},
+      {"where both branches scalars (a mask of weights)", {{2, 3}},
+       [](auto& x) { return x[0] * where(bools({1, 0, 1}, {3}), 2.0, -0.5).to(DType::f64); }},
       {"where non-contiguous", {{2, 3}, {2, 3}},
        [](auto& x) { return where(bools({0, 1, 1, 0, 1, 0}, {2, 3}), x[0], x[1]); }, transposed},
       {"where eq ne lt le gt ge (a mask from each comparison, tensor and scalar forms)", {{3, 4}, {4}},

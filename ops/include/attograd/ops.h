@@ -90,6 +90,7 @@ Tensor isfinite(const Tensor& a);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b);
 Tensor where(const Tensor& cond, Scalar a, const Tensor& b);
+Tensor where(const Tensor& cond, Scalar a, Scalar b);  // dtype of the two scalars
 // Fills x with `value` where mask is true (PyTorch's masked_fill); mask broadcasts to x.
 // The result keeps x's dtype (value is cast, as in PyTorch).
 Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value);
