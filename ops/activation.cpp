@@ -34,7 +34,8 @@ Tensor with_factor(const char* name, Tensor y, const Tensor& x, F&& factor) {
 Tensor elu_general(const char* name, const Tensor& x, double alpha, double scale, double input_scale) {
   Tensor y = PW::map(x, name, [&]<class T>(T v) {
     const T neg = static_cast<T>(alpha * scale), pos = static_cast<T>(scale), in = static_cast<T>(input_scale);
-    return v <= T(0) ? std::expm1(v * in) * neg : v * pos;
+    // + 0 turns expm1(-0) = -0 into +0: torch's elu(-0) is +0.
+    return v <= T(0) ? std::expm1(v * in) * neg + T(0) : v * pos;
   });
   Tensor nonpos = wants_grad(x) ? PW::map_bool(x, name, []<class T>(T v) { return v <= T(0); }) : Tensor{};
   return record(name, y, {x}, [sx = save_if(wants_grad(x), x), sm = Saved(nonpos), alpha, scale,

@@ -27,6 +27,19 @@ Tensor map_rows(const Tensor& x, XF&& xf, SF&& sf) {
   return out;
 }
 
+// map_rows without the vectorized path: sf on every element, contiguous or not.
+template <class T, class SF>
+Tensor map_scalar(const Tensor& x, SF&& sf) {
+  Tensor out = empty(x.shape(), x.dtype());
+  std::array<Strides, 2> st{out.strides(), x.strides()};
+  T* o = out.data<T>();
+  const T* a = x.data<T>();
+  for_each_row_parallel<2>(x.shape(), st, [&](const auto& off, int64_t n, const auto& inc) {
+    for (int64_t i = 0; i < n; ++i) o[off[0] + i * inc[0]] = sf(a[off[1] + i * inc[1]]);
+  });
+  return out;
+}
+
 // The op's public name, for dtype errors ("exp: expected a floating dtype ...").
 const char* unary_name(Unary op) {
   switch (op) {
@@ -59,7 +72,8 @@ Tensor unary(Unary op, const Tensor& x) {
       case Unary::exp:
         return map_rows<T>(x, [](auto& v) { return xt::exp(v); }, [](T v) { return std::exp(v); });
       case Unary::log:
-        return map_rows<T>(x, [](auto& v) { return xt::log(v); }, [](T v) { return std::log(v); });
+        // std::log on every path: xt::log is wrong on subnormals (log(1e-310) = -746.5).
+        return map_scalar<T>(x, [](T v) { return std::log(v); });
       case Unary::sqrt:
         return map_rows<T>(x, [](auto& v) { return xt::sqrt(v); }, [](T v) { return std::sqrt(v); });
       case Unary::rsqrt:
@@ -68,7 +82,8 @@ Tensor unary(Unary op, const Tensor& x) {
       case Unary::abs:
         return map_rows<T>(x, [](auto& v) { return xt::abs(v); }, [](T v) { return std::abs(v); });
       case Unary::sign:
-        return map_rows<T>(x, [](auto& v) { return xt::sign(v); },
+        // torch.sign: +0 for -0 and for NaN (xt::sign keeps -0 and NaN).
+        return map_rows<T>(x, [&](auto& v) { return xt::where(v > zero, one, xt::where(v < zero, -one, zero)); },
                            [&](T v) { return v > zero ? one : v < zero ? -one : zero; });
       case Unary::tanh:
         return map_rows<T>(x, [](auto& v) { return xt::tanh(v); }, [](T v) { return std::tanh(v); });
@@ -76,10 +91,12 @@ Tensor unary(Unary op, const Tensor& x) {
         return map_rows<T>(x, [&](auto& v) { return one / (one + xt::exp(-v)); },
                            [&](T v) { return one / (one + std::exp(-v)); });
       case Unary::relu:
-        return map_rows<T>(x, [&](auto& v) { return xt::maximum(v, zero); },
-                           [&](T v) { return v > zero ? v : zero; });
+        // torch.relu keeps -0 and NaN (x < 0 ? 0 : x).
+        return map_rows<T>(x, [&](auto& v) { return xt::where(v < zero, zero, v); },
+                           [&](T v) { return v < zero ? zero : v; });
       case Unary::erf:
-        return map_rows<T>(x, [](auto& v) { return xt::erf(v); }, [](T v) { return std::erf(v); });
+        // std::erf on every path: torch matches libm's erf, xt::erf is ~15 ulps off it.
+        return map_scalar<T>(x, [](T v) { return std::erf(v); });
       case Unary::sin:
         return map_rows<T>(x, [](auto& v) { return xt::sin(v); }, [](T v) { return std::sin(v); });
       case Unary::cos:
@@ -95,10 +112,15 @@ Tensor unary(Unary op, const Tensor& x) {
 }
 
 Tensor pow_scalar(const Tensor& x, double e) {
+  // As torch: 2 squares, 0.5 and -0.5 are sqrt and rsqrt (so pow(-inf, 0.5) is NaN and
+  // pow(-0, -0.5) is -inf), the rest std::pow on every path (xt::pow's vectorized path
+  // gets 0, -0, -inf, subnormals and 0 exponents wrong).
   if (e == 2.0) return unary(Unary::square, x);
+  if (e == 0.5) return unary(Unary::sqrt, x);
+  if (e == -0.5) return unary(Unary::rsqrt, x);
   return dispatch_float(x.dtype(), "pow", [&]<class T>() -> Tensor {
-    const T te = static_cast<T>(e);
-    return map_rows<T>(x, [&](auto& v) { return xt::pow(v, te); }, [&](T v) { return std::pow(v, te); });
+    // In double, with the exponent as given: f32's rounded 0.3 is 7 ulps off at 1e30.
+    return map_scalar<T>(x, [&](T v) { return static_cast<T>(std::pow(static_cast<double>(v), e)); });
   });
 }
 
