@@ -248,16 +248,36 @@ Tensor square(const Tensor& x) {  // dx = 2 g x
   });
 }
 
-// Composite: exact 0.5 x (1 + erf(x / sqrt 2)), or the tanh approximation
-// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+// y = 0.5 x (1 + erf(x / sqrt 2)), or the tanh approximation
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). A primitive with PyTorch's own
+// backward formulas (gelu_backward), so gradients match torch's to a few ulps where the
+// composite's chain rule drifts (e.g. exp(-x^2/2) against erf's derivative at x = -20):
+//   none:  dx = g (cdf + x pdf),  cdf = 0.5 (1 + erf(x / sqrt 2)),  pdf = exp(-x^2/2) / sqrt(2 pi)
+//   tanh:  dx = g (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2)),  t = tanh(k (x + c x^3))
 Tensor gelu(const Tensor& x, GeluApprox approximate) {
   check_float(x, "gelu");
-  if (approximate == GeluApprox::tanh) {
-    const double k = std::sqrt(2.0 / std::numbers::pi);
-    Tensor inner = (x + pow(x, 3.0) * 0.044715) * k;
-    return x * 0.5 * (1.0 + tanh(inner));
+  // PyTorch's constants, rounded as it rounds them: M_SQRT2 * M_2_SQRTPI * 0.5 and
+  // M_SQRT1_2 (= sqrt2 / 2 exactly in binary).
+  const double k = std::numbers::sqrt2 * (2.0 * std::numbers::inv_sqrtpi) * 0.5, c = 0.044715;
+  const double alpha = std::numbers::sqrt2 / 2;
+  Tensor y;
+  {
+    NoGradGuard values_only;
+    y = approximate == GeluApprox::tanh ? x * 0.5 * (1.0 + tanh((x + pow(x, 3.0) * c) * k))
+                                        : x * 0.5 * (1.0 + erf(x * alpha));
   }
-  return x * 0.5 * (1.0 + erf(x * (1.0 / std::numbers::sqrt2)));
+  return record("gelu", y, {x}, [sx = save_if(wants_grad(x), x), approximate, k, c, alpha](const Tensor& g, NeedsGrad) {
+    const Tensor x = sx.get();
+    if (approximate == GeluApprox::tanh) {
+      Tensor x_sq = x * x;
+      Tensor t = tanh((x + x_sq * x * c) * k);
+      Tensor right = x * 0.5 * (1.0 - t * t) * ((1.0 + x_sq * (3.0 * c)) * k);
+      return Grads{g * ((1.0 + t) * 0.5 + right)};
+    }
+    Tensor cdf = (1.0 + erf(x * alpha)) * 0.5;
+    Tensor pdf = exp(x * x * -0.5) * (2.0 * std::numbers::inv_sqrtpi * alpha * 0.5);
+    return Grads{g * (cdf + x * pdf)};
+  });
 }
 
 // dx = g where min <= x <= max
