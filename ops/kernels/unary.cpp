@@ -1,9 +1,15 @@
 // Unary float math. Contiguous rows go through xtensor (vectorized exp, tanh, erf, ...);
 // strided rows fall back to the scalar form of the same function. Both forms must give
 // the same bits (tests/test_kernel_special_values.cpp), except that xsimd's transcendental
-// functions may differ from std:: by a few ulp; where no vector form matches std:: bit
-// for bit (pow), every row takes the scalar form.
+// functions may differ from std:: by a few ulp (measured: exp, log <= 1; sin, cos, tanh <= 2;
+// f32 erf <= 3; sigmoid <= 4). Where xsimd is wrong rather than an ulp off, those lanes
+// are recomputed in scalar form (`fix`): exp and sigmoid near underflow (xsimd flushes
+// denormal results to 0) and overflow (xsimd gives inf ~1 early), log of denormals.
+// Where no vector form is close enough, every row takes the scalar form: pow (special
+// values), f64 erf (up to 68 ulp, NaN for |x| > 1e4).
 #include <cmath>
+#include <cstddef>
+#include <limits>
 
 #include "kernels/kernels.h"
 #include "kernels/strided.h"
@@ -12,8 +18,10 @@
 namespace ag::kernels {
 namespace {
 
-template <class T, class XF, class SF>
-Tensor map_rows(const Tensor& x, XF&& xf, SF&& sf) {
+// out = xf(x) on contiguous rows, sf(x) on strided ones. With `fix`, contiguous lanes
+// whose input satisfies fix(v) are recomputed with sf after the vector pass.
+template <class T, class XF, class SF, class Fix = std::nullptr_t>
+Tensor map_rows(const Tensor& x, XF&& xf, SF&& sf, Fix fix = nullptr) {
   Tensor out = empty(x.shape(), x.dtype());
   std::array<Strides, 2> st{out.strides(), x.strides()};
   T* o = out.data<T>();
@@ -23,6 +31,9 @@ Tensor map_rows(const Tensor& x, XF&& xf, SF&& sf) {
       auto xo = xrow(o + off[0], n);
       auto xa = xrow(a + off[1], n);
       xt::noalias(xo) = xf(xa);
+      if constexpr (!std::is_same_v<Fix, std::nullptr_t>)
+        for (int64_t i = 0; i < n; ++i)
+          if (fix(a[off[1] + i])) o[off[0] + i] = sf(a[off[1] + i]);
     } else {
       for (int64_t i = 0; i < n; ++i) o[off[0] + i * inc[0]] = sf(a[off[1] + i * inc[1]]);
     }
@@ -70,12 +81,18 @@ const char* unary_name(Unary op) {
 Tensor unary(Unary op, const Tensor& x) {
   return dispatch_float(x.dtype(), unary_name(op), [&]<class T>() -> Tensor {
     const T one = 1, zero = 0;
+    // exp(v) is denormal (or 0) below log(smallest normal), -87.3 (f32) / -708.4 (f64), and
+    // near overflow above log(max) - 1, 87.7 / 708.8: there xsimd's exp is wrong, not inexact.
+    const T exp_lo = std::log(std::numeric_limits<T>::min());
+    const T exp_hi = std::log(std::numeric_limits<T>::max()) - one;
+    auto exp_edge = [exp_lo, exp_hi](T v) { return v < exp_lo || v > exp_hi; };
+    auto subnormal = [](T v) { return std::fpclassify(v) == FP_SUBNORMAL; };
     switch (op) {
       case Unary::neg: return map_rows<T>(x, [](auto& v) { return -v; }, [](T v) { return -v; });
       case Unary::exp:
-        return map_rows<T>(x, [](auto& v) { return xt::exp(v); }, [](T v) { return std::exp(v); });
+        return map_rows<T>(x, [](auto& v) { return xt::exp(v); }, [](T v) { return std::exp(v); }, exp_edge);
       case Unary::log:
-        return map_rows<T>(x, [](auto& v) { return xt::log(v); }, [](T v) { return std::log(v); });
+        return map_rows<T>(x, [](auto& v) { return xt::log(v); }, [](T v) { return std::log(v); }, subnormal);
       case Unary::sqrt:
         return map_rows<T>(x, [](auto& v) { return xt::sqrt(v); }, [](T v) { return std::sqrt(v); });
       case Unary::rsqrt:
@@ -90,12 +107,14 @@ Tensor unary(Unary op, const Tensor& x) {
         return map_rows<T>(x, [](auto& v) { return xt::tanh(v); }, [](T v) { return std::tanh(v); });
       case Unary::sigmoid:
         return map_rows<T>(x, [&](auto& v) { return one / (one + xt::exp(-v)); },
-                           [&](T v) { return one / (one + std::exp(-v)); });
+                           [&](T v) { return one / (one + std::exp(-v)); },
+                           [exp_edge](T v) { return exp_edge(-v); });
       case Unary::relu:  // PyTorch: x < 0 ? 0 : x, so relu(NaN) = NaN and relu(-0) = -0
         return map_rows<T>(x, [&](auto& v) { return xt::where(v < zero, zero, v); },
                            [&](T v) { return v < zero ? zero : v; });
       case Unary::erf:
-        return map_rows<T>(x, [](auto& v) { return xt::erf(v); }, [](T v) { return std::erf(v); });
+        if constexpr (std::is_same_v<T, double>) return map_scalar<T>(x, [](T v) { return std::erf(v); });
+        else return map_rows<T>(x, [](auto& v) { return xt::erf(v); }, [](T v) { return std::erf(v); });
       case Unary::sin:
         return map_rows<T>(x, [](auto& v) { return xt::sin(v); }, [](T v) { return std::sin(v); });
       case Unary::cos:
