@@ -209,8 +209,9 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
   auto make = [dim, start, end, step](const Tensor& t) {
     Shape s = t.shape();
     Strides st = t.strides();
-    s[dim] = (end - start + step - 1) / step;
-    st[dim] = t.strides()[dim] * step;
+    s[dim] = end == start ? 0 : (end - start - 1) / step + 1;  // (end - start + step - 1) could overflow
+    // With one element or none the stride is never used (a huge step must not overflow it).
+    if (s[dim] > 1) st[dim] = t.strides()[dim] * step;
     return alias(t, s, st, t.offset() + start * t.strides()[dim]);
   };
   return record_part_view("slice", x, make);

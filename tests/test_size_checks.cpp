@@ -41,6 +41,17 @@ TEST_CASE("factories: element, stride and byte overflow are ShapeErrors naming t
   CHECK_THROWS_MSG(ag::zeros({k62}), ag::ShapeError,
                    "zeros: shape [4611686018427387904] of f32 needs more bytes than int64 can count");
   CHECK(ag::zeros({0, k62}).numel() == 0);  // empty tensors with huge dims are fine
+  CHECK_THROWS_MSG(ag::arange(0.0, 1e300, 1.0), ag::ShapeError, "arange: [0, 1e+300) with step 1 has too many elements");
+  CHECK_THROWS_MSG(ag::arange(0.0, 1e18, 1.0, DType::f64), ag::MemoryError,
+                   "arange: cannot allocate 8000000000000000000 bytes for shape [1000000000000000000] of f64");
+}
+
+TEST_CASE("slice: a huge step neither overflows the size nor the stride") {
+  Tensor x = ag::arange(0.0, 6.0, 1.0, DType::f64).reshape({2, 3});
+  Tensor s = x.slice(1, 1, 3, INT64_MAX);  // (2, 1): column 1 only
+  CHECK(s.shape() == Shape{2, 1});
+  CHECK(tc::diff(s, {1, 4}) == "");
+  CHECK(x.slice(1, 3, 3, INT64_MAX).shape() == Shape{2, 0});
 }
 
 TEST_CASE("allocation failure is a MemoryError naming op, shape and bytes") {
