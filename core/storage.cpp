@@ -11,7 +11,6 @@
 #include "attograd/storage.h"
 
 #include <cstdlib>
-#include <string>
 #include <mutex>
 #include <new>
 #include <unordered_map>
