@@ -18,7 +18,7 @@ void check_shape(const Shape& shape, const char* op) {
 template <class Draw>
 Tensor generate(const Shape& shape, DType dtype, const char* op, Draw draw) {
   check_shape(shape, op);
-  Tensor t = kernels::empty(shape, dtype);
+  Tensor t = kernels::empty(shape, dtype, op);
   int64_t n = t.numel();
   dispatch_all(dtype, op, [&]<class T>() {
     T* p = t.data<T>();
@@ -42,20 +42,16 @@ void set_default_dtype(DType t) {
   g_default_dtype.store(t, std::memory_order_relaxed);
 }
 
-Tensor empty(const Shape& shape, std::optional<DType> dtype) {
-  check_shape(shape, "empty");
-  return kernels::empty(shape, float_or_default(dtype));
-}
-
 // Without a dtype, the value's kind picks it (torch.full): bool, i64 or the default float.
 // Integral values are written as int64 (no rounding through double above 2^53).
-Tensor full(const Shape& shape, Scalar value, std::optional<DType> dtype) {
-  check_shape(shape, "full");
-  Tensor t = kernels::empty(shape, dtype ? *dtype : value.dtype());
+// `op` names the public factory in size and allocation errors.
+static Tensor filled(const Shape& shape, Scalar value, std::optional<DType> dtype, const char* op) {
+  check_shape(shape, op);
+  Tensor t = kernels::empty(shape, dtype ? *dtype : value.dtype(), op);
   if (value.is_floating_point()) {
     kernels::fill(t, value.to_double());
   } else {
-    dispatch_all(t.dtype(), "full", [&]<class T>() {
+    dispatch_all(t.dtype(), op, [&]<class T>() {
       T* p = t.data<T>();
       const T v = static_cast<T>(value.to_int());
       for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = v;
@@ -63,9 +59,23 @@ Tensor full(const Shape& shape, Scalar value, std::optional<DType> dtype) {
   }
   return t;
 }
-Tensor zeros(const Shape& shape, std::optional<DType> dtype) { return full(shape, 0.0, float_or_default(dtype)); }
-Tensor ones(const Shape& shape, std::optional<DType> dtype) { return full(shape, 1.0, float_or_default(dtype)); }
-Tensor scalar_tensor(Scalar value, std::optional<DType> dtype) { return full(Shape{}, value, dtype); }
+
+Tensor empty(const Shape& shape, std::optional<DType> dtype) {
+  check_shape(shape, "empty");
+  return kernels::empty(shape, float_or_default(dtype), "empty");
+}
+Tensor full(const Shape& shape, Scalar value, std::optional<DType> dtype) {
+  return filled(shape, value, dtype, "full");
+}
+Tensor zeros(const Shape& shape, std::optional<DType> dtype) {
+  return filled(shape, 0.0, float_or_default(dtype), "zeros");
+}
+Tensor ones(const Shape& shape, std::optional<DType> dtype) {
+  return filled(shape, 1.0, float_or_default(dtype), "ones");
+}
+Tensor scalar_tensor(Scalar value, std::optional<DType> dtype) {
+  return filled(Shape{}, value, dtype, "scalar_tensor");
+}
 
 Tensor arange(Scalar end, std::optional<DType> dtype) { return arange(0, end, 1, dtype); }
 
@@ -85,19 +95,27 @@ Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype)
   AG_CHECK((st > 0 && e_chk >= s) || (st < 0 && e_chk <= s), ValueError,
            "arange: upper bound and lower bound inconsistent with step sign (start ", start.to_double(),
            ", end ", e, ", step ", step.to_double(), ")");
-  int64_t n = static_cast<int64_t>(std::ceil((e - start.to_double()) / step.to_double()));
-  if (dt == DType::i64) {
+  const double span = std::ceil((e - start.to_double()) / step.to_double());
+  // 2^63 elements or more: the count does not fit in int64 (casting it would be UB).
+  AG_CHECK(span < 9223372036854775808.0, ShapeError, "arange: [", start.to_double(), ", ", e, ") with step ",
+           step.to_double(), " has too many elements (", span, ")");
+  int64_t n = static_cast<int64_t>(span);
+  if (dt == DType::i64) {  // exact in int64; when end - start overflows, the double count stands
     const int64_t xs = start.to_int(), xe = end.to_int(), xst = step.to_int();
-    n = (xe - xs + xst - (xst > 0 ? 1 : -1)) / xst;
+    int64_t d = 0;
+    if (!__builtin_sub_overflow(xe, xs, &d) && !__builtin_add_overflow(d, xst - (xst > 0 ? 1 : -1), &d))
+      n = d / xst;
   }
   int64_t i = 0;
   return generate(Shape{n}, dt, "arange", [&] { return s + st * static_cast<double>(i++); });
 }
 
-Tensor eye(int64_t n, int64_t m, std::optional<DType> dtype_opt) {
+// (n, m), m = n when not given; a negative m is an error (PyTorch), not "square".
+Tensor eye(int64_t n, std::optional<int64_t> m_in, std::optional<DType> dtype_opt) {
   DType dtype = float_or_default(dtype_opt);
-  if (m < 0) m = n;
   AG_CHECK(n >= 0, ShapeError, "eye: negative size ", n);
+  const int64_t m = m_in.value_or(n);
+  AG_CHECK(m >= 0, ValueError, "eye: m must be >= 0, got ", m, " (shape [", n, ", ", m, "])");
   int64_t i = 0;
   return generate(Shape{n, m}, dtype, "eye", [&] {
     int64_t k = i++;

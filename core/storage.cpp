@@ -5,6 +5,9 @@
 // Classes: multiples of 64 bytes up to 4 KiB, then four classes per power of two
 // (at most 25% rounding). At most kCacheLimit bytes are kept. Under AddressSanitizer
 // the cache is off, so that use-after-free is still caught.
+// A request larger than RAM + swap throws MemoryError before reaching the allocator:
+// under overcommit malloc could "succeed" and the first write would be OOM-killed, and
+// AddressSanitizer aborts on huge requests unless allocator_may_return_null=1.
 #include "attograd/storage.h"
 
 #include <cstdlib>
@@ -12,6 +15,12 @@
 #include <new>
 #include <unordered_map>
 #include <vector>
+
+#include "attograd/error.h"
+
+#if defined(__linux__)
+#include <sys/sysinfo.h>
+#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 #define AG_NO_BUFFER_CACHE 1
@@ -56,9 +65,38 @@ bool cache_enabled() {
 #endif
 }
 
+// Bytes the machine could ever back: RAM + swap (Linux), else the 47-bit address space.
+std::size_t max_allocation() {
+  static const std::size_t limit = [] {
+    std::size_t cap = std::size_t{1} << 47;
+#if defined(__linux__)
+    struct sysinfo si {};
+    if (sysinfo(&si) == 0) {
+      const std::size_t total = (std::size_t(si.totalram) + std::size_t(si.totalswap)) * si.mem_unit;
+      if (total > 0 && total < cap) cap = total;
+    }
+#endif
+    return cap;
+  }();
+  return limit;
+}
+
+// nbytes <= max_allocation() here, so cls (at most 25% more) cannot overflow.
+void* allocate(std::size_t cls, std::size_t nbytes) {
+  void* p = std::aligned_alloc(Storage::kAlignment, cls);
+  if (!p) {  // give cached buffers back to the system and try once more
+    empty_buffer_cache();
+    p = std::aligned_alloc(Storage::kAlignment, cls);
+  }
+  AG_CHECK(p, MemoryError, "storage: cannot allocate ", nbytes, " bytes: not enough memory");
+  return p;
+}
+
 }  // namespace
 
 Storage::Storage(std::size_t nbytes) : nbytes_(nbytes) {
+  AG_CHECK(nbytes <= max_allocation(), MemoryError, "storage: cannot allocate ", nbytes,
+           " bytes (more than the machine's ", max_allocation(), " bytes of RAM + swap)");
   const std::size_t cls = size_class(nbytes);
   if (cache_enabled()) {
     BufferCache& c = cache();
@@ -71,8 +109,7 @@ Storage::Storage(std::size_t nbytes) : nbytes_(nbytes) {
       return;
     }
   }
-  ptr_ = std::aligned_alloc(kAlignment, cls);
-  if (!ptr_) throw std::bad_alloc();
+  ptr_ = allocate(cls, nbytes);
 }
 
 Storage::~Storage() {

@@ -69,7 +69,10 @@ Tensor div(const Tensor& a, const Tensor& b) {
 }
 
 // ---- pow ----------------------------------------------------------------
-// out = a^b.   da = sum_to(g * b * a^(b-1))   db = sum_to(g * out * log(a))
+// out = a^b. PyTorch's formulas (FunctionsManual.cpp), which fix the gradient at a = 0:
+//   da = sum_to(where(b == 0, 0, g * (b * a^(b-1))))                 (pow_backward_self)
+//   db = sum_to(g * where((a == 0) & (b >= 0), 0, out * log(a)))     (pow_backward_exponent)
+// Built from differentiable ops only, so the closure can itself be differentiated.
 Tensor pow(const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype()) {
     auto [x, y] = promote_pair(a, b);
@@ -82,12 +85,17 @@ Tensor pow(const Tensor& a, const Tensor& b) {
   return record("pow", out, {a, b},
                 [sa, sb, so, as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
                   const Tensor &a = sa.get(), &b = sb.get();
-                  return Grads{need[0] ? sum_to(g * b * pow(a, b - 1.0), as) : Tensor{},
-                               need[1] ? sum_to(g * so.get() * log(a), bs) : Tensor{}};
+                  Grads grads(2);
+                  if (need[0]) grads[0] = sum_to(where(eq(b, 0.0), 0.0, g * (b * pow(a, b - 1.0))), as);
+                  if (need[1]) {
+                    Tensor skip = logical_and(eq(a, 0.0), ge(b, 0.0));  // 0^b for b >= 0: log(0) unused
+                    grads[1] = sum_to(g * where(skip, 0.0, so.get() * log(a)), bs);
+                  }
+                  return grads;
                 });
 }
 
-// out = x^e.   dx = g * e * x^(e-1)
+// out = x^e.   dx = e == 0 ? 0 : g * (e * x^(e-1))   (PyTorch's pow_backward)
 // i64 tensor ** 2.0 is f32 (promoted); integer tensor ** integer stays integral (unsupported).
 Tensor pow(const Tensor& x, Scalar exponent) {
   if (DType t = result_type(x, exponent); t != x.dtype()) return pow(x.to(t), exponent);
@@ -96,8 +104,7 @@ Tensor pow(const Tensor& x, Scalar exponent) {
   Tensor out = K::pow_scalar(x, e);
   return record("pow", out, {x}, [sx = save_if(wants_grad(x), x), e](const Tensor& g, NeedsGrad) {
     if (e == 0.0) return Grads{zeros_like(g)};
-    if (e == 2.0) return Grads{g * sx.get() * 2.0};
-    return Grads{g * e * pow(sx.get(), e - 1.0)};
+    return Grads{g * (pow(sx.get(), e - 1.0) * e)};
   });
 }
 
@@ -280,8 +287,10 @@ Tensor gelu(const Tensor& x, GeluApprox approximate) {
   });
 }
 
-// dx = g where min <= x <= max
+// dx = g where min <= x <= max. NaN inputs stay NaN (PyTorch).
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  AG_CHECK(lo || hi, ValueError, "clamp: at least one of min and max must be given (input shape ",
+           x.shape(), ", dtype ", x.dtype(), ")");
   Tensor y = K::clamp(x, lo, hi);
   if (!x.is_floating_point()) return y;
   return record("clamp", y, {x}, [sx = save_if(wants_grad(x), x), lo, hi](const Tensor& g, NeedsGrad) {

@@ -18,7 +18,8 @@ Shape infer_shape(const Shape& shape, int64_t n, const Shape& from, const char* 
       infer = i;
     } else {
       AG_CHECK(s[i] >= 0, ShapeError, op, ": invalid size ", s[i], " in shape ", shape);
-      known *= s[i];
+      AG_CHECK(!__builtin_mul_overflow(known, s[i], &known), ShapeError, op, ": shape ", shape,
+               " has too many elements (the count overflows int64)");
     }
   }
   if (infer >= 0) {
@@ -26,7 +27,7 @@ Shape infer_shape(const Shape& shape, int64_t n, const Shape& from, const char* 
              " is invalid for input of shape ", from, " (", n, " elements)");
     s[infer] = n / known;
   }
-  AG_CHECK(numel(s) == n, ShapeError, op, ": shape ", shape, " is invalid for input of shape ", from,
+  AG_CHECK(numel(s, op) == n, ShapeError, op, ": shape ", shape, " is invalid for input of shape ", from,
            " (", n, " elements)");
   return s;
 }
@@ -158,7 +159,11 @@ Tensor squeeze(const Tensor& x) {
   return record_reshape_like("squeeze", alias(x, s, st, x.offset()), x);
 }
 
+// Valid dims: [-ndim, ndim - 1], and -1 or 0 for a 0-d tensor (PyTorch).
 Tensor squeeze(const Tensor& x, int64_t dim) {
+  const int64_t lo = x.dim() > 0 ? -x.dim() : -1, hi = x.dim() > 0 ? x.dim() - 1 : 0;
+  AG_CHECK(dim >= lo && dim <= hi, IndexError, "squeeze: dim ", dim, " is out of range for shape ",
+           x.shape(), " (expected ", lo, " to ", hi, ")");
   if (x.dim() == 0) return record_reshape_like("squeeze", alias(x, x.shape(), x.strides(), x.offset()), x);
   dim = wrap_dim(dim, x.dim(), "squeeze");
   Shape s = x.shape();
@@ -187,6 +192,7 @@ Tensor expand(const Tensor& x, const Shape& shape) {
              " cannot be expanded to ", shape, " (dim ", i, ": ", have, " vs ", s[i], ")");
     st[i] = have == s[i] ? x.strides()[i - lead] : 0;
   }
+  numel(s, "expand");  // a view allocates nothing, but its element count must fit in int64
   return record("expand", alias(x, s, st, x.offset()), {x}, [xs = x.shape()](const Tensor& g, NeedsGrad) {
     return Grads{sum_to(g, xs)};
   });
@@ -203,8 +209,9 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
   auto make = [dim, start, end, step](const Tensor& t) {
     Shape s = t.shape();
     Strides st = t.strides();
-    s[dim] = (end - start + step - 1) / step;
-    st[dim] = t.strides()[dim] * step;
+    s[dim] = end == start ? 0 : (end - start - 1) / step + 1;  // (end - start + step - 1) could overflow
+    // With one element or none the stride is never used (a huge step must not overflow it).
+    if (s[dim] > 1) st[dim] = t.strides()[dim] * step;
     return alias(t, s, st, t.offset() + start * t.strides()[dim]);
   };
   return record_part_view("slice", x, make);
@@ -249,7 +256,8 @@ Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
   Shape s;
   for (int64_t d = 0; d < x.dim(); ++d) {
     if (d <= start_dim || d > end_dim) s.push_back(x.shape()[d]);
-    else s[s.size() - 1] *= x.shape()[d];
+    else AG_CHECK(!__builtin_mul_overflow(s[s.size() - 1], x.shape()[d], &s[s.size() - 1]), ShapeError,
+                  "flatten: shape ", x.shape(), " has too many elements (the count overflows int64)");
   }
   return reshape(x, s);
 }
@@ -261,7 +269,7 @@ Tensor contiguous(const Tensor& x) {
 }
 
 Tensor clone(const Tensor& x) {
-  Tensor out = K::empty(x.shape(), x.dtype());
+  Tensor out = K::empty(x.shape(), x.dtype(), "clone");
   K::copy(x, out);
   return record("clone", out, {x}, [](const Tensor& g, NeedsGrad) { return Grads{g}; });
 }
@@ -294,9 +302,10 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
     AG_CHECK(ok, ShapeError, "cat: shapes ", first.shape(), " and ", x.shape(), " (tensor ", i,
              ") differ outside dim ", dim);
     sizes.push_back(x.shape()[dim]);
-    s[dim] += x.shape()[dim];
+    AG_CHECK(!__builtin_add_overflow(s[dim], x.shape()[dim], &s[dim]), ShapeError, "cat: size of dim ", dim,
+             " overflows int64 at tensor ", i, " (shape ", x.shape(), ")");
   }
-  Tensor out = K::empty(s, first.dtype());
+  Tensor out = K::empty(s, first.dtype(), "cat");
   int64_t at = 0;
   for (const Tensor& x : xs) {
     Shape part = out.shape();

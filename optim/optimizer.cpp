@@ -153,59 +153,89 @@ void SGD::step() {
 // t += 1;  g += wd * p (Adam) or p *= 1 - lr * wd (AdamW)
 // m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  vmax = max(vmax, v) (amsgrad)
 // p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+namespace {
+
+// The fields Adam and AdamW share (their options types differ only in defaults).
+struct AdamHyper {
+  double lr, b1, b2, eps, weight_decay;
+  bool amsgrad, decoupled;
+};
+template <class O>
+AdamHyper hyper(const O& o, bool decoupled) {
+  return {o.lr(), o.betas().first, o.betas().second, o.eps(), o.weight_decay(), o.amsgrad(), decoupled};
+}
+
+template <class O>
+void check_adam_options(const O& o, const char* name) {
+  AG_CHECK(o.lr() >= 0 && o.eps() >= 0 && o.weight_decay() >= 0, ValueError, name,
+           ": lr, eps and weight_decay must be >= 0");
+  AG_CHECK(o.betas().first >= 0 && o.betas().first < 1 && o.betas().second >= 0 && o.betas().second < 1,
+           ValueError, name, ": betas must be in [0, 1), got (", o.betas().first, ", ", o.betas().second, ")");
+}
+
+// One Adam(W) update of p (contiguous, same shape as its grad) and its state.
+void adam_update(const Tensor& p, ParamState& st, const AdamHyper& h) {
+  Tensor g = p.grad();
+  if (!g.defined()) return;
+  g = g.contiguous();
+  Tensor& step_t = st.get_or_zeros("step", zeros(Shape{}, DType::i64));
+  int64_t t = ++step_t.data<int64_t>()[0];
+  Tensor m = st.get_or_zeros("exp_avg", p), v = st.get_or_zeros("exp_avg_sq", p);
+  Tensor vmax = h.amsgrad ? st.get_or_zeros("max_exp_avg_sq", p) : Tensor{};
+  const double step_size = h.lr / (1 - std::pow(h.b1, static_cast<double>(t)));
+  const double bc2_sqrt = std::sqrt(1 - std::pow(h.b2, static_cast<double>(t)));
+  dispatch_float(p.dtype(), "Adam", [&]<class T>() {
+    T* w = p.data<T>();
+    const T* gr = g.data<T>();
+    T *pm = m.data<T>(), *pv = v.data<T>(), *pmax = vmax.defined() ? vmax.data<T>() : nullptr;
+    const T wd = T(h.weight_decay), decay = T(1 - h.lr * h.weight_decay);
+    const T tb1 = T(h.b1), tb2 = T(h.b2), c1 = T(1 - h.b1), c2 = T(1 - h.b2), eps = T(h.eps);
+    const T ss = T(step_size), bc = T(bc2_sqrt);
+    for (int64_t i = 0, n = p.numel(); i < n; ++i) {
+      T gi_ = gr[i];
+      if (h.decoupled) w[i] = w[i] * decay;
+      else if (wd != 0) gi_ = gi_ + wd * w[i];
+      pm[i] = pm[i] * tb1 + c1 * gi_;
+      pv[i] = pv[i] * tb2 + c2 * gi_ * gi_;
+      T vv = pv[i];
+      if (pmax) vv = pmax[i] = std::max(pmax[i], pv[i]);
+      w[i] = w[i] - ss * (pm[i] / (std::sqrt(vv) / bc + eps));
+    }
+  });
+  p.storage()->bump_version();
+}
+
+}  // namespace
+
 Adam::Adam(const NamedParams& params, const AdamOptions& o) : Adam(std::vector<ParamGroup<AdamOptions>>{{params, o}}) {}
 
 Adam::Adam(const std::vector<ParamGroup<AdamOptions>>& groups) {
   for (auto& g : groups) {
-    const auto& o = g.options;
-    AG_CHECK(o.lr() >= 0 && o.eps() >= 0 && o.weight_decay() >= 0, ValueError,
-             "Adam: lr, eps and weight_decay must be >= 0");
-    AG_CHECK(o.betas().first >= 0 && o.betas().first < 1 && o.betas().second >= 0 && o.betas().second < 1,
-             ValueError, "Adam: betas must be in [0, 1), got (", o.betas().first, ", ", o.betas().second, ")");
+    check_adam_options(g.options, "Adam");
     add_param_group(g);
   }
 }
 
 void Adam::step() {
   NoGradGuard no_grad;
-  for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
-    const AdamOptions& o = options_[gi];
-    for (auto& [name, p] : groups_[gi]) {
-      Tensor g = p.grad();
-      if (!g.defined()) continue;
-      g = g.contiguous();
-      ParamState& st = state_of(name);
-      Tensor& step_t = st.get_or_zeros("step", zeros(Shape{}, DType::i64));
-      int64_t t = ++step_t.data<int64_t>()[0];
-      Tensor m = st.get_or_zeros("exp_avg", p), v = st.get_or_zeros("exp_avg_sq", p);
-      Tensor vmax = o.amsgrad() ? st.get_or_zeros("max_exp_avg_sq", p) : Tensor{};
-      const double b1 = o.betas().first, b2 = o.betas().second;
-      const double step_size = o.lr() / (1 - std::pow(b1, static_cast<double>(t)));
-      const double bc2_sqrt = std::sqrt(1 - std::pow(b2, static_cast<double>(t)));
-      dispatch_float(p.dtype(), "Adam", [&]<class T>() {
-        T* w = p.data<T>();
-        const T* gr = g.data<T>();
-        T *pm = m.data<T>(), *pv = v.data<T>(), *pmax = vmax.defined() ? vmax.data<T>() : nullptr;
-        const T wd = T(o.weight_decay()), decay = T(1 - o.lr() * o.weight_decay());
-        const T tb1 = T(b1), tb2 = T(b2), c1 = T(1 - b1), c2 = T(1 - b2), eps = T(o.eps());
-        const T ss = T(step_size), bc = T(bc2_sqrt);
-        for (int64_t i = 0, n = p.numel(); i < n; ++i) {
-          T gi_ = gr[i];
-          if (decoupled_) w[i] = w[i] * decay;
-          else if (wd != 0) gi_ = gi_ + wd * w[i];
-          pm[i] = pm[i] * tb1 + c1 * gi_;
-          pv[i] = pv[i] * tb2 + c2 * gi_ * gi_;
-          T vv = pv[i];
-          if (pmax) vv = pmax[i] = std::max(pmax[i], pv[i]);
-          w[i] = w[i] - ss * (pm[i] / (std::sqrt(vv) / bc + eps));
-        }
-      });
-      p.storage()->bump_version();
-    }
+  for (std::size_t gi = 0; gi < groups_.size(); ++gi)
+    for (auto& [name, p] : groups_[gi]) adam_update(p, state_of(name), hyper(options_[gi], false));
+}
+
+AdamW::AdamW(const NamedParams& params, const AdamWOptions& o)
+    : AdamW(std::vector<ParamGroup<AdamWOptions>>{{params, o}}) {}
+
+AdamW::AdamW(const std::vector<ParamGroup<AdamWOptions>>& groups) {
+  for (auto& g : groups) {
+    check_adam_options(g.options, "AdamW");
+    add_param_group(g);
   }
 }
 
-AdamW::AdamW(const NamedParams& params, const AdamOptions& o) : Adam(params, o) { decoupled_ = true; }
-AdamW::AdamW(const std::vector<ParamGroup<AdamOptions>>& groups) : Adam(groups) { decoupled_ = true; }
+void AdamW::step() {
+  NoGradGuard no_grad;
+  for (std::size_t gi = 0; gi < groups_.size(); ++gi)
+    for (auto& [name, p] : groups_[gi]) adam_update(p, state_of(name), hyper(options_[gi], true));
+}
 
 }  // namespace ag::optim

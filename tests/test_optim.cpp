@@ -104,9 +104,17 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const Hyper& h, const optim::Na
                                                     .dampening(h.dampening)
                                                     .nesterov(h.nesterov)
                                                     .weight_decay(h.weight_decay));
-  auto o = optim::AdamOptions(h.lr).betas({h.beta1, h.beta2}).eps(h.eps).weight_decay(h.weight_decay).amsgrad(h.amsgrad);
-  if (h.algo == Algo::adam) return std::make_unique<optim::Adam>(params, o);
-  return std::make_unique<optim::AdamW>(params, o);
+  if (h.algo == Algo::adam)
+    return std::make_unique<optim::Adam>(params, optim::AdamOptions(h.lr)
+                                                     .betas({h.beta1, h.beta2})
+                                                     .eps(h.eps)
+                                                     .weight_decay(h.weight_decay)
+                                                     .amsgrad(h.amsgrad));
+  return std::make_unique<optim::AdamW>(params, optim::AdamWOptions(h.lr)
+                                                    .betas({h.beta1, h.beta2})
+                                                    .eps(h.eps)
+                                                    .weight_decay(h.weight_decay)
+                                                    .amsgrad(h.amsgrad));
 }
 
 // ---- independent reference: torch.optim 1.13 (single-tensor path) in double ----------

@@ -320,7 +320,15 @@ TEST_CASE("logic: and, or, not, any, all, isfinite") {
   CHECK(ag::isfinite(ag::ones({2}, DType::i64)).to_vector<bool>() == B{true, true});
   CHECK_THROWS_MSG(ag::logical_and(p, ag::ones({4})), ag::DTypeError,
                    "logical_and: expected bool tensors, got bool and f32");
-  CHECK_THROWS_MSG(ag::logical_not(ag::ones({4})), ag::DTypeError, "logical_not: expected a bool tensor, got f32");
+  // logical_not of any dtype is x == 0 (PyTorch): -0 is false-y, NaN is truthy.
+  Tensor fz = Tensor::from_vector(std::vector<float>{0.0f, -0.0f, NAN, 2.0f, -INFINITY});
+  CHECK(ag::logical_not(fz).to_vector<bool>() == B{true, true, false, false, false});
+  CHECK(ag::logical_not(fz.to(DType::f64)).to_vector<bool>() == B{true, true, false, false, false});
+  Tensor iz = Tensor::from_vector(std::vector<int64_t>{0, 3, -1}, {3});
+  CHECK(ag::logical_not(iz).dtype() == DType::b8);
+  CHECK(ag::logical_not(iz).to_vector<bool>() == B{true, false, false});
+  CHECK(ag::logical_not(iz.to(DType::i32)).to_vector<bool>() == B{true, false, false});
+  CHECK(ag::logical_not(fz.slice(0, 0, 5, 2)).to_vector<bool>() == B{true, false, false});  // strided
 }
 
 TEST_CASE("where: picks from a or b, broadcasting, scalar forms") {

@@ -21,7 +21,7 @@ void check_same_dtype(const Tensor& a, const Tensor& b, const char* name) {
 template <class T, class O, bool Simd, class F>
 Tensor zip_rows(const Tensor& a, const Tensor& b, const char* name, F&& f) {
   Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
-  Tensor out = empty(shape, dtype_v<O>);
+  Tensor out = empty(shape, dtype_v<O>, name);
   std::array<Strides, 3> st{out.strides(), broadcast_strides(a, shape), broadcast_strides(b, shape)};
   O* o = out.data<O>();
   const T* pa = a.data<T>();
@@ -150,11 +150,13 @@ Tensor logical(Logic op, const Tensor& a, const Tensor& b, const char* name) {
                               [op](bool x, bool y) { return op == Logic::and_ ? x && y : x || y; });
 }
 
+// PyTorch: x == 0 as bool for every dtype (so -0 gives true, NaN gives false).
 Tensor logical_not(const Tensor& a) {
-  AG_CHECK(a.dtype() == DType::b8, DTypeError, "logical_not: expected a bool tensor, got ", a.dtype());
-  Tensor t = empty(Shape{}, DType::b8);
-  fill(t, 1);
-  return zip_rows<bool, bool, false>(a, t, "logical_not", [](bool x, bool) { return !x; });
+  return dispatch_all(a.dtype(), "logical_not", [&]<class T>() {
+    Tensor z = empty(Shape{}, a.dtype());
+    fill(z, 0);
+    return zip_rows<T, bool, false>(a, z, "logical_not", [](T x, T zero) { return x == zero; });
+  });
 }
 
 Tensor isfinite(const Tensor& a) {
@@ -174,7 +176,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   AG_CHECK(cond.dtype() == DType::b8, DTypeError, "where: condition must be bool, got ", cond.dtype());
   check_same_dtype(a, b, "where");
   Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
-  Tensor out = empty(shape, a.dtype());
+  Tensor out = empty(shape, a.dtype(), "where");
   std::array<Strides, 4> st{out.strides(), broadcast_strides(cond, shape), broadcast_strides(a, shape),
                             broadcast_strides(b, shape)};
   dispatch_all(a.dtype(), "where", [&]<class T>() {

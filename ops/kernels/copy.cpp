@@ -1,14 +1,31 @@
 // Copies, conversions and fills over arbitrary strides.
 #include <cstring>
+#include <new>
 
 #include "kernels/kernels.h"
 #include "kernels/strided.h"
 
 namespace ag::kernels {
 
-Tensor empty(const Shape& shape, DType dtype) {
-  auto st = std::make_shared<Storage>(static_cast<std::size_t>(numel(shape)) * itemsize(dtype));
-  return Tensor(std::move(st), shape, contiguous_strides(shape), 0, dtype);
+// Every size is checked: numel and strides (ShapeError), bytes (ShapeError on overflow),
+// the allocation itself (MemoryError naming op, shape, dtype and bytes).
+Tensor empty(const Shape& shape, DType dtype, const char* op) {
+  const int64_t n = numel(shape, op);
+  Strides strides = contiguous_strides(shape, op);
+  int64_t nbytes = 0;
+  AG_CHECK(!__builtin_mul_overflow(n, static_cast<int64_t>(itemsize(dtype)), &nbytes), ShapeError, op,
+           ": shape ", shape, " of ", dtype, " needs more bytes than int64 can count");
+  StoragePtr st;
+  try {
+    st = std::make_shared<Storage>(static_cast<std::size_t>(nbytes));
+  } catch (const MemoryError& e) {
+    throw MemoryError(detail::cat(op, ": cannot allocate ", nbytes, " bytes for shape ", shape, " of ",
+                                  dtype, " (", e.what(), ")"));
+  } catch (const std::bad_alloc&) {
+    throw MemoryError(detail::cat(op, ": cannot allocate ", nbytes, " bytes for shape ", shape, " of ",
+                                  dtype, " (std::bad_alloc)"));
+  }
+  return Tensor(std::move(st), shape, strides, 0, dtype);
 }
 
 void copy(const Tensor& src, const Tensor& dst) {

@@ -9,7 +9,8 @@
 
 namespace ag::kernels {
 
-Tensor empty(const Shape& shape, DType dtype);
+// A fresh contiguous tensor; `op` names the caller in size and allocation errors.
+Tensor empty(const Shape& shape, DType dtype, const char* op = "empty");
 
 // ---- copies (copy.cpp) ----
 // dst[...] = src broadcast to dst's shape, converted to dst's dtype; dst may be a view.

@@ -52,8 +52,8 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   Shape out_shape = batch;
   out_shape.push_back(M);
   out_shape.push_back(N);
-  Tensor out = empty(out_shape, a.dtype());
-  if (numel(out_shape) == 0) return out;
+  Tensor out = empty(out_shape, a.dtype(), "matmul");  // checks numel and bytes of (..., M, N)
+  if (out.numel() == 0) return out;
   if (K == 0) {
     fill(out, 0);
     return out;

@@ -1,6 +1,16 @@
-// Unary float math. Contiguous rows go through xtensor (vectorized exp, tanh, erf, ...);
-// strided rows fall back to the scalar form of the same function.
+// Unary float math. Contiguous rows go through xtensor (vectorized exp, sin, ...);
+// strided rows fall back to the scalar form of the same function. Both forms must give
+// the same bits (tests/test_kernel_special_values.cpp), except that xsimd's transcendental
+// functions may differ from std:: by a few ulp (measured: exp <= 1; sin, cos <= 2;
+// sigmoid <= 4). Where xsimd is wrong rather than an ulp off, those lanes are recomputed
+// in scalar form (`fix`): exp and sigmoid near underflow (xsimd flushes denormal results
+// to 0) and overflow (xsimd gives inf ~1 early). Where PyTorch parity needs libm's
+// answer, every row takes the scalar form: log (xsimd is wrong on denormals), tanh (its
+// gradient 1 - y^2 magnifies an ulp ~70x), erf (xsimd up to 68 ulp off), pow (special
+// values).
 #include <cmath>
+#include <cstddef>
+#include <limits>
 
 #include "kernels/kernels.h"
 #include "kernels/strided.h"
@@ -9,8 +19,10 @@
 namespace ag::kernels {
 namespace {
 
-template <class T, class XF, class SF>
-Tensor map_rows(const Tensor& x, XF&& xf, SF&& sf) {
+// out = xf(x) on contiguous rows, sf(x) on strided ones. With `fix`, contiguous lanes
+// whose input satisfies fix(v) are recomputed with sf after the vector pass.
+template <class T, class XF, class SF, class Fix = std::nullptr_t>
+Tensor map_rows(const Tensor& x, XF&& xf, SF&& sf, Fix fix = nullptr) {
   Tensor out = empty(x.shape(), x.dtype());
   std::array<Strides, 2> st{out.strides(), x.strides()};
   T* o = out.data<T>();
@@ -20,6 +32,9 @@ Tensor map_rows(const Tensor& x, XF&& xf, SF&& sf) {
       auto xo = xrow(o + off[0], n);
       auto xa = xrow(a + off[1], n);
       xt::noalias(xo) = xf(xa);
+      if constexpr (!std::is_same_v<Fix, std::nullptr_t>)
+        for (int64_t i = 0; i < n; ++i)
+          if (fix(a[off[1] + i])) o[off[0] + i] = sf(a[off[1] + i]);
     } else {
       for (int64_t i = 0; i < n; ++i) o[off[0] + i * inc[0]] = sf(a[off[1] + i * inc[1]]);
     }
@@ -67,10 +82,15 @@ const char* unary_name(Unary op) {
 Tensor unary(Unary op, const Tensor& x) {
   return dispatch_float(x.dtype(), unary_name(op), [&]<class T>() -> Tensor {
     const T one = 1, zero = 0;
+    // exp(v) is denormal (or 0) below log(smallest normal), -87.3 (f32) / -708.4 (f64), and
+    // near overflow above log(max) - 1, 87.7 / 708.8: there xsimd's exp is wrong, not inexact.
+    const T exp_lo = std::log(std::numeric_limits<T>::min());
+    const T exp_hi = std::log(std::numeric_limits<T>::max()) - one;
+    auto exp_edge = [exp_lo, exp_hi](T v) { return v < exp_lo || v > exp_hi; };
     switch (op) {
       case Unary::neg: return map_rows<T>(x, [](auto& v) { return -v; }, [](T v) { return -v; });
       case Unary::exp:
-        return map_rows<T>(x, [](auto& v) { return xt::exp(v); }, [](T v) { return std::exp(v); });
+        return map_rows<T>(x, [](auto& v) { return xt::exp(v); }, [](T v) { return std::exp(v); }, exp_edge);
       case Unary::log:
         // std::log on every path: xt::log is wrong on subnormals (log(1e-310) = -746.5).
         return map_scalar<T>(x, [](T v) { return std::log(v); });
@@ -91,13 +111,14 @@ Tensor unary(Unary op, const Tensor& x) {
         return map_scalar<T>(x, [](T v) { return std::tanh(v); });
       case Unary::sigmoid:
         return map_rows<T>(x, [&](auto& v) { return one / (one + xt::exp(-v)); },
-                           [&](T v) { return one / (one + std::exp(-v)); });
-      case Unary::relu:
-        // torch.relu keeps -0 and NaN (x < 0 ? 0 : x).
+                           [&](T v) { return one / (one + std::exp(-v)); },
+                           [exp_edge](T v) { return exp_edge(-v); });
+      case Unary::relu:  // PyTorch: x < 0 ? 0 : x, so relu(NaN) = NaN and relu(-0) = -0
         return map_rows<T>(x, [&](auto& v) { return xt::where(v < zero, zero, v); },
                            [&](T v) { return v < zero ? zero : v; });
       case Unary::erf:
-        // std::erf on every path: torch matches libm's erf, xt::erf is ~15 ulps off it.
+        // std::erf on every path: torch matches libm's erf; xt::erf is ~15 ulps off it (f64
+        // up to 68, NaN for |x| > 1e4).
         return map_scalar<T>(x, [](T v) { return std::erf(v); });
       case Unary::sin:
         return map_rows<T>(x, [](auto& v) { return xt::sin(v); }, [](T v) { return std::sin(v); });
@@ -113,6 +134,9 @@ Tensor unary(Unary op, const Tensor& x) {
   });
 }
 
+// xsimd's pow disagreed with std::pow on special values (0^-1 = 0, 0^0 = 0,
+// (-inf)^0.3 = NaN in the vector body; inf, 1, inf in the tail), so no xsimd here.
+// x * x is std::pow(x, 2) bit for bit (checked over every float and 1e8 random doubles).
 Tensor pow_scalar(const Tensor& x, double e) {
   // As torch: 2 squares, 0.5 and -0.5 are sqrt and rsqrt (so pow(-inf, 0.5) is NaN and
   // pow(-0, -0.5) is -inf), the rest std::pow on every path (xt::pow's vectorized path

@@ -16,6 +16,8 @@ struct IndexError : Error { using Error::Error; };     // index or id out of ran
 struct ValueError : Error { using Error::Error; };     // a bad argument value
 struct IOError : Error { using Error::Error; };        // files: missing, truncated, malformed
 struct AutogradError : Error { using Error::Error; };  // misuse of the graph (freed, no grad)
+// An allocation the system cannot satisfy (PyTorch: RuntimeError "not enough memory").
+struct MemoryError : Error { using Error::Error; };
 struct VersionError : AutogradError { using AutogradError::AutogradError; };  // in-place after save
 
 namespace detail {

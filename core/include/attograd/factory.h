@@ -21,7 +21,7 @@ Tensor scalar_tensor(Scalar value, std::optional<DType> dtype = {});  // shape [
 // step 0 or a step whose sign does not lead from start to end.
 Tensor arange(Scalar end, std::optional<DType> dtype = {});
 Tensor arange(Scalar start, Scalar end, Scalar step = 1, std::optional<DType> dtype = {});
-Tensor eye(int64_t n, int64_t m = -1, std::optional<DType> dtype = {});
+Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, std::optional<DType> dtype = {});  // (n, m or n)
 // `steps` evenly spaced values from start to end inclusive (torch.linspace; f32 or f64,
 // bit for bit as PyTorch 1.13 on CPU; steps = 1 gives [start]).
 Tensor linspace(double start, double end, int64_t steps, std::optional<DType> dtype = {});

@@ -74,15 +74,22 @@ inline std::ostream& operator<<(std::ostream& os, const Dims& d) {
   return os << ']';
 }
 
-inline int64_t numel(const Shape& s) {
+// Element count of s. Every product is checked: a shape whose element count does not
+// fit in int64 throws ShapeError naming `op` and the shape (instead of wrapping, UB).
+inline int64_t numel(const Shape& s, const char* op = "numel") {
   int64_t n = 1;
-  for (int64_t v : s) n *= v;
+  for (int64_t v : s)
+    AG_CHECK(!__builtin_mul_overflow(n, v, &n), ShapeError, op, ": shape ", s,
+             " has too many elements (the count overflows int64)");
   return n;
 }
 
-inline Strides contiguous_strides(const Shape& s) {
+// Row-major strides of s, in elements (size-0 dims count as 1). Checked like numel.
+inline Strides contiguous_strides(const Shape& s, const char* op = "contiguous_strides") {
   Strides st = Dims::filled(s.size(), 1);
-  for (int64_t i = s.size() - 2; i >= 0; --i) st[i] = st[i + 1] * std::max<int64_t>(s[i + 1], 1);
+  for (int64_t i = s.size() - 2; i >= 0; --i)
+    AG_CHECK(!__builtin_mul_overflow(st[i + 1], std::max<int64_t>(s[i + 1], 1), &st[i]), ShapeError, op,
+             ": strides of shape ", s, " overflow int64");
   return st;
 }
 

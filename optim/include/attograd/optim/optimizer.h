@@ -34,7 +34,20 @@ struct AdamOptions {
   AG_ARG(double, lr);
   AG_ARG(Betas, betas) = {0.9, 0.999};
   AG_ARG(double, eps) = 1e-8;
-  AG_ARG(double, weight_decay) = 0.0;  // Adam: added to the gradient; AdamW: decoupled
+  AG_ARG(double, weight_decay) = 0.0;  // added to the gradient
+  AG_ARG(bool, amsgrad) = false;
+};
+
+// AdamW's own options (LibTorch's name), so that its weight decay defaults to 1e-2 however
+// the optimizer is built, as in PyTorch: AdamW(params), AdamW(params, 1e-3) and
+// AdamW(params, AdamWOptions(1e-3)) all decay. (AdamW does not take AdamOptions, whose
+// default 0 could not be told apart from an explicit 0.)
+struct AdamWOptions {
+  AdamWOptions(double lr = 1e-3) : lr_(lr) {}
+  AG_ARG(double, lr);
+  AG_ARG(Betas, betas) = {0.9, 0.999};
+  AG_ARG(double, eps) = 1e-8;
+  AG_ARG(double, weight_decay) = 1e-2;  // decoupled: p *= 1 - lr * weight_decay
   AG_ARG(bool, amsgrad) = false;
 };
 
@@ -110,18 +123,16 @@ class Adam : public OptimizerWithOptions<AdamOptions> {
       : Adam(name_params(params), options) {}
   Adam(const std::vector<ParamGroup<AdamOptions>>& groups);
   void step() override;
-
- protected:
-  bool decoupled_ = false;
 };
 
 // Adam with decoupled weight decay: p *= 1 - lr * weight_decay before the Adam step.
-class AdamW : public Adam {
+class AdamW : public OptimizerWithOptions<AdamWOptions> {
  public:
-  AdamW(const NamedParams& params, const AdamOptions& options = AdamOptions().weight_decay(1e-2));
-  AdamW(const std::vector<Tensor>& params, const AdamOptions& options = AdamOptions().weight_decay(1e-2))
+  AdamW(const NamedParams& params, const AdamWOptions& options = {});
+  AdamW(const std::vector<Tensor>& params, const AdamWOptions& options = {})
       : AdamW(name_params(params), options) {}
-  AdamW(const std::vector<ParamGroup<AdamOptions>>& groups);
+  AdamW(const std::vector<ParamGroup<AdamWOptions>>& groups);
+  void step() override;
 };
 
 }  // namespace ag::optim

