@@ -35,7 +35,7 @@ Tensor f64(const std::vector<double>& v) { return Tensor::from_vector(v); }
 
 }  // namespace
 
-TEST_CASE("pow(x, e): std::pow on every element, body and tail alike") {
+TEST_CASE("pow(x, e): std::pow on every element, body and tail alike (torch's sqrt / rsqrt at +-0.5)") {
   // [-1, 0, 0, 0]^-1 used to give [-1, 0, 0, 0] (the vector body said 0^-1 = 0).
   for (DType dt : {DType::f32, DType::f64}) {
     CHECK(same(ag::pow(f64({-1, 0, 0, 0}).to(dt), -1.0).to_vector<double>(), {-1, kInf, kInf, kInf}) == "");
@@ -44,7 +44,10 @@ TEST_CASE("pow(x, e): std::pow on every element, body and tail alike") {
   for (double e : {-2.0, -1.0, -0.5, -0.3, 0.0, 0.3, 0.5, 1.0, 2.0, 3.0}) {
     std::vector<double> x{0.0, -0.0, -kInf, kInf, NAN, -1.5, 2.0, 1e-310, 0.0, -0.0, -kInf};
     std::vector<double> want;
-    for (double v : x) want.push_back(std::pow(v, e));
+    // PyTorch takes sqrt for 0.5 and rsqrt for -0.5 (so (-0)^0.5 = -0, (-inf)^0.5 = NaN,
+    // (-0)^-0.5 = -inf; tests/fixtures/ops_special_values has torch's values).
+    for (double v : x)
+      want.push_back(e == 0.5 ? std::sqrt(v) : e == -0.5 ? 1.0 / std::sqrt(v) : std::pow(v, e));
     CAPTURE(e);
     CHECK(same(ag::pow(f64(x), e).to_vector<double>(), want) == "");
   }
@@ -52,12 +55,13 @@ TEST_CASE("pow(x, e): std::pow on every element, body and tail alike") {
 
 TEST_CASE("pow gradients at base 0 follow PyTorch's formulas") {
   // Scalar exponent: dx = e == 0 ? 0 : g * (e * x^(e-1)). Values checked against PyTorch,
-  // except e = 0.5 at -0: PyTorch's rsqrt fast path gives -inf, std::pow(-0, -0.5) = +inf.
+  // e = 0.5 at -0 gives -inf: 0.5 * (-0)^-0.5 through torch's rsqrt fast path.
   for (double e : {0.0, -1.0, 0.5, 1.0, 2.0, 3.0, -0.3}) {
     Tensor x = f64({0.0, -0.0, 2.0, -1.0}).requires_grad_();
     ag::pow(x, e).sum().backward();
     std::vector<double> want;
-    for (double v : x.to_vector<double>()) want.push_back(e == 0 ? 0.0 : e * std::pow(v, e - 1));
+    for (double v : x.to_vector<double>())
+      want.push_back(e == 0 ? 0.0 : e == 0.5 ? 0.5 / std::sqrt(v) : e * std::pow(v, e - 1));
     CAPTURE(e);
     CHECK(same(x.grad().to_vector<double>(), want) == "");
   }
