@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "attograd/nn/init.h"
+#include "attention_masks.h"
 
 namespace ag::nn {
 namespace {
@@ -22,6 +23,9 @@ void check_inputs(const char* op, const Tensor& q, const Tensor& k, const Tensor
            " differ in length S");
 }
 
+}  // namespace
+
+namespace detail {
 // One mask for scaled_dot_product_attention, broadcastable to (B, h, L, S): the user's
 // attn_mask, the causal mask and the padding mask combined. Bool stays bool (and);
 // with a float mask, the bool parts become additive (-inf where not allowed).
@@ -49,7 +53,9 @@ Tensor combine_masks(const char* op, const AttentionArgs& args, int64_t B, int64
              dtype, ", got ", m.dtype());
     merge(m);
   }
-  if (args.causal) merge(causal_mask(L, S));
+  if (args.causal) merge(causal_mask(L, S, args.causal_variant));
+  AG_CHECK(!(args.padding_mask.defined() && args.key_padding_mask.defined()), ValueError, op,
+           ": give padding_mask (true = real key) or key_padding_mask (true = ignore), not both");
   if (args.padding_mask.defined()) {
     const Tensor& p = args.padding_mask;
     AG_CHECK(p.dtype() == DType::b8, DTypeError, op, ": padding_mask must be bool (true = real key), got ",
@@ -58,8 +64,19 @@ Tensor combine_masks(const char* op, const AttentionArgs& args, int64_t B, int64
              " must be (B, S) = ", Shape({B, S}));
     merge(p.view({B, 1, 1, S}));
   }
+  if (args.key_padding_mask.defined()) {  // torch's meaning: true = ignore this key
+    const Tensor& p = args.key_padding_mask;
+    AG_CHECK(p.dtype() == DType::b8, DTypeError, op, ": key_padding_mask must be bool (true = ignore the key), got ",
+             p.dtype());
+    AG_CHECK(p.shape() == Shape({B, S}), ShapeError, op, ": key_padding_mask shape ", p.shape(),
+             " must be (B, S) = ", Shape({B, S}));
+    merge(logical_not(p).view({B, 1, 1, S}));
+  }
   return mask;
 }
+}  // namespace detail
+
+namespace {
 
 // (B, len, E) -> (B, h, len, d)
 Tensor split_heads(const Tensor& x, int64_t h) {
@@ -92,7 +109,7 @@ std::pair<Tensor, Tensor> AttentionImpl::forward(const Tensor& query, const Tens
   const int64_t B = query.size(0), L = query.size(1), S = key.size(1);
   Tensor q = q_proj(query).unsqueeze(1), k = k_proj(key).unsqueeze(1), v = v_proj(value).unsqueeze(1);
   SdpaOptions so;
-  so.attn_mask = combine_masks("Attention", args, B, 1, L, S, query.dtype());
+  so.attn_mask = detail::combine_masks("Attention", args, B, 1, L, S, query.dtype());
   so.need_weights = args.need_weights;
   auto [o, w] = scaled_dot_product_attention(q, k, v, so);  // (B, 1, L, E)
   return {out_proj(o.squeeze(1)), w};
@@ -185,7 +202,7 @@ std::pair<Tensor, Tensor> MultiheadAttentionImpl::attend(const Tensor& q, const 
   const int64_t h = options.num_heads();
   const int64_t B = q.size(0), L = q.size(1), S = k_in.size(1);
   Tensor k = k_in, v = v_in;
-  Tensor mask = combine_masks("MultiheadAttention", args, B, h, L, S, q.dtype());
+  Tensor mask = detail::combine_masks("MultiheadAttention", args, B, h, L, S, q.dtype());
   if (options.add_bias_kv()) {
     // One more key and value, always visible: pad the mask's S dim with "allowed".
     k = cat({k, bias_k.expand({B, 1, options.embed_dim()})}, 1);

@@ -17,6 +17,14 @@ Tensor causal_mask(int64_t L, int64_t S) {
   return le(j, i);  // (L, S): key j visible to query i when j <= i
 }
 
+Tensor causal_mask(int64_t L, int64_t S, CausalVariant variant) {
+  AG_CHECK(L >= 0 && S >= 0, ShapeError, "causal_mask: negative size (", L, ", ", S, ")");
+  if (variant == CausalVariant::upper_left) return causal_mask(L, S);
+  Tensor i = arange(S - L, S).view({L, 1});  // i64: query i is position i + S - L of the keys
+  Tensor j = arange(S).view({1, S});
+  return le(j, i);  // (L, S): key j visible to query i when j <= i + S - L
+}
+
 Tensor padding_mask(const Tensor& lengths, int64_t S) {
   AG_CHECK(lengths.dim() == 1, ShapeError, "padding_mask: lengths must be 1-D (B), got shape ",
            lengths.shape());
@@ -35,14 +43,23 @@ Tensor additive_mask(const Tensor& bool_mask, DType dtype) {
 
 namespace {
 
+Shape batch_of(const Tensor& t) { return Shape(std::vector<int64_t>(t.shape().begin(), t.shape().end() - 2)); }
+
+// Query heads per key/value head: h / g with enable_gqa (checked by the caller), else 1.
+int64_t kv_group(const Tensor& q, const Tensor& k, const SdpaOptions& opt) {
+  return opt.enable_gqa ? q.size(-3) / k.size(-3) : 1;
+}
+
 bool can_fuse(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaOptions& opt) {
   if (!opt.fused || opt.need_weights || opt.dropout_p >= 1) return false;
   // With dropout and short key rows the composite path is faster (copy-task training,
   // S = 10: 33 vs 38 ms per step); the fused kernel's O(L) memory matters for long rows.
   if (opt.dropout_p > 0 && k.size(-2) < 32) return false;
   if (q.dim() != k.dim() || q.dim() != v.dim()) return false;
+  // Batch dims equal, but for the head dim (-3) with grouped-query attention.
+  const int64_t head = kv_group(q, k, opt) > 1 ? q.dim() - 3 : -1;
   for (int64_t i = 0; i + 2 < q.dim(); ++i)
-    if (q.shape()[i] != k.shape()[i] || q.shape()[i] != v.shape()[i]) return false;
+    if (i != head && (q.shape()[i] != k.shape()[i] || q.shape()[i] != v.shape()[i])) return false;
   return !(opt.attn_mask.defined() && wants_grad(opt.attn_mask));
 }
 
@@ -52,6 +69,8 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   K::FlashConfig cfg;
   cfg.scale = scale;
   cfg.causal = opt.causal;
+  if (opt.causal && opt.causal_variant == CausalVariant::lower_right) cfg.causal_offset = k.size(-2) - q.size(-2);
+  cfg.group = kv_group(q, k, opt);
   cfg.bool_mask = opt.attn_mask.defined() && opt.attn_mask.dtype() == DType::b8;
   if (opt.dropout_p > 0) {  // one draw per call: the kernel derives every mask bit from it
     cfg.dropout_p = opt.dropout_p;
@@ -62,15 +81,18 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   bool need = wants_grad(q) || wants_grad(k) || wants_grad(v);
   return record("scaled_dot_product_attention", f.out, {q, k, v},
                 [sq = save_if(need, q), sk = save_if(need, k), sv = save_if(need, v), sm = save_if(need, mask),
-                 so = save_output_if(need, f.out), sl = save_if(need, f.lse), cfg](const Tensor& g, NeedsGrad needs) {
+                 so = save_output_if(need, f.out), sl = save_if(need, f.lse), cfg,
+                 variant = opt.causal_variant](const Tensor& g, NeedsGrad needs) {
                   if (grad_enabled()) {  // create_graph: differentiate the composite path
                     AG_CHECK(cfg.dropout_p == 0, AutogradError, "scaled_dot_product_attention: double "
                              "backward through the fused kernel with dropout is not supported (its mask "
                              "is regenerated inside the kernel); pass fused = false");
-                    auto composite = [&cfg, &sm](const std::vector<Tensor>& in) {
+                    auto composite = [&cfg, &sm, variant](const std::vector<Tensor>& in) {
                       SdpaOptions o;
                       o.attn_mask = sm.get();
                       o.causal = cfg.causal;
+                      o.causal_variant = variant;
+                      o.enable_gqa = cfg.group > 1;
                       o.scale = cfg.scale;
                       o.fused = false;
                       return scaled_dot_product_attention(in[0], in[1], in[2], o).first;
@@ -103,12 +125,31 @@ std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Te
 
   AG_CHECK(q.dtype() == k.dtype() && k.dtype() == v.dtype(), DTypeError, op, ": dtypes of query ", q.dtype(),
            ", key ", k.dtype(), " and value ", v.dtype(), " differ");
+  // The scores' batch dims (..., h): q's, k's and v's batch dims broadcast, k's and v's
+  // head dim standing in for q's h with enable_gqa.
+  Shape kb = batch_of(k), vb = batch_of(v);
+  if (opt.enable_gqa) {
+    AG_CHECK(q.dim() >= 3 && k.dim() >= 3 && v.dim() >= 3, ShapeError, op,
+             ": enable_gqa needs a head dim: q (..., h, L, d), k (..., g, S, d), v (..., g, S, dv); got ", q.shape(),
+             ", ", k.shape(), ", ", v.shape());
+    const int64_t h = q.size(-3), g = k.size(-3);
+    AG_CHECK(g > 0 && v.size(-3) == g && h % g == 0, ShapeError, op, ": enable_gqa: query heads ", h,
+             " must be a multiple of the key/value heads (key ", k.shape(), ", value ", v.shape(),
+             "), with key and value having the same number; query ", q.shape());
+    kb[kb.size() - 1] = h, vb[vb.size() - 1] = h;
+  }
+  Shape scores_shape;
+  try {
+    scores_shape = broadcast_shapes(broadcast_shapes(batch_of(q), kb, op), vb, op);
+  } catch (const ShapeError&) {
+    AG_CHECK(false, ShapeError, op, ": the batch and head dims of query ", q.shape(), ", key ", k.shape(),
+             " and value ", v.shape(), " do not broadcast",
+             opt.enable_gqa ? "" : " (key/value with fewer heads than the query need enable_gqa)");
+  }
+  scores_shape.push_back(L);
+  scores_shape.push_back(S);
   if (opt.attn_mask.defined()) {
     const Tensor& m = opt.attn_mask;
-    Shape scores_shape = broadcast_shapes(Shape(std::vector<int64_t>(q.shape().begin(), q.shape().end() - 2)),
-                                          Shape(std::vector<int64_t>(k.shape().begin(), k.shape().end() - 2)), op);
-    scores_shape.push_back(L);
-    scores_shape.push_back(S);
     Shape b;
     try {
       b = broadcast_shapes(m.shape(), scores_shape, op);
@@ -123,16 +164,36 @@ std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Te
   }
   if (can_fuse(q, k, v, opt)) return {fused_attention(q, k, v, opt, scale), Tensor{}};
 
-  Tensor scores = matmul(q, transpose(k, -2, -1)) * scale;  // (..., L, S)
+  // Grouped heads without repeating K/V: q (..., g, h/g, L, d) against k, v viewed as
+  // (..., g, 1, S, d); matmul broadcasts the 1, and its backward's sum_to adds up each
+  // group's gradient into the shared head.
+  const int64_t group = kv_group(q, k, opt);
+  auto split_groups = [group](const Tensor& t) {  // (..., h, n, c) -> (..., g, h/g, n, c)
+    Shape s = t.shape();
+    const int64_t hh = s[s.size() - 3];
+    s[s.size() - 3] = group;
+    s.insert(static_cast<int64_t>(s.size()) - 3, hh / group);
+    return t.reshape(s);
+  };
+  auto merge_groups = [](const Tensor& t) {  // (..., g, h/g, n, c) -> (..., h, n, c)
+    Shape s = t.shape();
+    s[s.size() - 4] *= s[s.size() - 3];
+    s.erase(static_cast<int64_t>(s.size()) - 3);
+    return t.reshape(s);
+  };
+  Tensor kk = group > 1 ? k.unsqueeze(-3) : k, vv = group > 1 ? v.unsqueeze(-3) : v;
+  Tensor scores = matmul(group > 1 ? split_groups(q) : q, transpose(kk, -2, -1)) * scale;  // (..., [g, h/g | h], L, S)
+  if (group > 1) scores = merge_groups(scores);                                         // (..., h, L, S)
   const double ninf = -std::numeric_limits<double>::infinity();
   if (opt.attn_mask.defined()) {
     const Tensor& m = opt.attn_mask;
     scores = m.dtype() == DType::b8 ? masked_fill(scores, logical_not(m), ninf) : scores + m;
   }
-  if (opt.causal) scores = masked_fill(scores, logical_not(causal_mask(L, S)), ninf);
+  if (opt.causal) scores = masked_fill(scores, logical_not(causal_mask(L, S, opt.causal_variant)), ninf);
   Tensor weights = softmax(scores, -1);
   Tensor attn = opt.dropout_p > 0 ? dropout(weights, opt.dropout_p, true, opt.generator) : weights;
-  Tensor out = matmul(attn, v);  // (..., L, dv)
+  Tensor out = matmul(group > 1 ? split_groups(attn) : attn, vv);  // (..., [g, h/g | h], L, dv)
+  if (group > 1) out = merge_groups(out);                           // (..., h, L, dv)
   return {out, opt.need_weights ? weights : Tensor{}};
 }
 

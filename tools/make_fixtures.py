@@ -688,12 +688,52 @@ def double_backward():
     return t, meta
 
 
+def gqa():
+    # Grouped-query attention (issue 11). torch 1.13 has no enable_gqa, so the reference
+    # is the composite with K/V repeated over the query heads by repeat_interleave. E 8,
+    # h 4, B 2, L 3, S 5 (cross-attention: separate key and value inputs), for g in 4, 2, 1;
+    # a lower-right causal mask (query i sees keys j <= i + S - L) and a key_padding_mask.
+    E, h, B, L, S = 8, 4, 2, 3, 5
+    d = E // h
+    causal = torch.ones(L, S, dtype=torch.bool).tril(S - L)  # (L, S), true = may attend
+    key_padding = torch.arange(S) >= torch.tensor([[5], [4]])  # (B, S), true = ignore (lengths 5, 4)
+    t = {"mask.attn": causal, "mask.key_padding": key_padding}
+    for g in (4, 2, 1):
+        torch.manual_seed(20 + g)
+        proj = torch.nn.ModuleDict({"q_proj": torch.nn.Linear(E, E), "k_proj": torch.nn.Linear(E, g * d),
+                                    "v_proj": torch.nn.Linear(E, g * d), "out_proj": torch.nn.Linear(E, E)})
+        randomize_vectors(proj)
+        query = torch.randn(B, L, E, requires_grad=True)
+        key = torch.randn(B, S, E, requires_grad=True)
+        value = torch.randn(B, S, E, requires_grad=True)
+        q = proj["q_proj"](query).view(B, L, h, d).transpose(1, 2)  # (B, h, L, d)
+        k = proj["k_proj"](key).view(B, S, g, d).transpose(1, 2).repeat_interleave(h // g, dim=1)
+        v = proj["v_proj"](value).view(B, S, g, d).transpose(1, 2).repeat_interleave(h // g, dim=1)
+        allowed = causal & ~key_padding.view(B, 1, 1, S)  # (B, 1, L, S)
+        scores = (q @ k.transpose(-2, -1) / math.sqrt(d)).masked_fill(~allowed, -math.inf)
+        w = torch.softmax(scores, dim=-1)  # (B, h, L, S)
+        out = proj["out_proj"]((w @ v).transpose(1, 2).reshape(B, L, E))
+        up = torch.randn_like(out)
+        (out * up).sum().backward()
+        p = f"g{g}."
+        t.update({p + "param." + n: x.detach().clone() for n, x in proj.named_parameters()})
+        t.update({p + "grad.param." + n: x.grad.clone() for n, x in proj.named_parameters()})
+        for n, x in (("query", query), ("key", key), ("value", value)):
+            t[p + "input." + n] = x.detach().clone()
+            t[p + "grad.input." + n] = x.grad.clone()
+        t.update({p + "output": out.detach(), p + "attn_weights": w.detach(), p + "upstream": up})
+    meta = {"embed_dim": E, "num_heads": h, "num_kv_heads": "4, 2, 1 (key prefix g4., g2., g1.)",
+            "reference": "composite attention with K/V repeat_interleave'd over heads (torch 1.13)",
+            "causal": "lower_right", "loss": "sum(output * upstream)"}
+    return t, meta
+
+
 # ---- driver ---------------------------------------------------------------------
 
 FIXTURES = [masked_softmax, mha_worked_example, mha_self_causal, mha_cross_kdim_vdim,
             mha_additive_nobias, transformer_post_norm, layers_and_loss,
             ops_special_values, ops_ties, ops_pad, ops_einsum, ops_losses, ops_scan_reduce,
-            double_backward]
+            double_backward, gqa]
 
 
 def make(out_dir, only=None):

@@ -6,6 +6,7 @@
 //
 // Legend (per batch slice): L queries, S keys, d head dim, dv value dim;
 // Br x Bc is one tile of scores.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -52,13 +53,14 @@ void score_tile(const Slice<T>& s, const FlashConfig& cfg, int64_t i0, int64_t r
       }
     }
     if (cfg.causal)
-      for (int64_t c = std::max<int64_t>(0, i + 1 - j0); c < cols; ++c) row[c] = ninf;
+      for (int64_t c = std::max<int64_t>(0, i + cfg.causal_offset + 1 - j0); c < cols; ++c) row[c] = ninf;
   }
 }
 
-// Keys a query block [i0, i0 + rows) can see: all, or up to the diagonal when causal.
+// Keys a query block [i0, i0 + rows) can see: all, or up to the (shifted) diagonal when
+// causal; 0 when the whole block lies above it (lower_right with L > S).
 int64_t key_end(const FlashConfig& cfg, int64_t i0, int64_t rows, int64_t S) {
-  return cfg.causal ? std::min(S, i0 + rows) : S;
+  return cfg.causal ? std::clamp<int64_t>(i0 + rows + cfg.causal_offset, 0, S) : S;
 }
 
 // Per-thread scratch, reused across the batch slices of a chunk (allocating it per
@@ -145,7 +147,7 @@ void forward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_t
 template <class T>
 void backward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv,
                     const T* out, const T* lse, const T* dout, T* dq, T* dk, T* dvv, Scratch<T>& sc,
-                    uint64_t slice) {
+                    uint64_t slice) {  // adds this query slice's dK, dV into dk, dvv
   std::vector<T>&tile = sc.tile, &dp = sc.dp, &D = sc.D;
   D.resize(static_cast<std::size_t>(L));
   for (int64_t i = 0; i < L; ++i) {  // D_i = dO_i . O_i
@@ -153,9 +155,7 @@ void backward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_
     for (int64_t c = 0; c < dv; ++c) acc += dout[i * dv + c] * out[i * dv + c];
     D[i] = acc;
   }
-  std::fill(dq, dq + L * d, T(0));
-  std::fill(dk, dk + S * d, T(0));
-  std::fill(dvv, dvv + S * dv, T(0));
+  std::fill(dq, dq + L * d, T(0));  // dk, dvv accumulate: the caller zeroes them once per K/V head
   const T scale = static_cast<T>(cfg.scale);
   const T ninf = -std::numeric_limits<T>::infinity();
   for (int64_t i0 = 0; i0 < L; i0 += Br) {
@@ -210,14 +210,23 @@ Strides batch_part(const Tensor& t, int64_t nbatch) {
   return st;
 }
 
+// Query batch slice b (over q's batch dims) -> its key/value slice: the same index
+// without grouping; with group > 1, query head hq of h uses key/value head hq / group.
+struct Heads {
+  int64_t h = 1, group = 1;
+  int64_t kv_of(int64_t b) const { return group == 1 ? b : (b / h) * (h / group) + (b % h) / group; }
+  // The query slices that share key/value slice kb: first(kb) + r for r < group.
+  int64_t first_q(int64_t kb) const { return group == 1 ? kb : (kb / (h / group)) * h + (kb % (h / group)) * group; }
+};
+
 template <class T>
 Slice<T> slice_at(int64_t b, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                  const Shape& batch, const Strides& mst) {
-  const int64_t nb = batch.size();
+                  const Shape& batch, const Shape& kv_batch, const Heads& heads, const Strides& mst) {
+  const int64_t nb = batch.size(), kb = heads.kv_of(b);
   Slice<T> s{};
   s.q = q.data<T>() + batch_offset(b, batch, batch_part(q, nb));
-  s.k = k.data<T>() + batch_offset(b, batch, batch_part(k, nb));
-  s.v = v.data<T>() + batch_offset(b, batch, batch_part(v, nb));
+  s.k = k.data<T>() + batch_offset(kb, kv_batch, batch_part(k, nb));
+  s.v = v.data<T>() + batch_offset(kb, kv_batch, batch_part(v, nb));
   s.qs = q.strides()[nb], s.ks = k.strides()[nb], s.vs = v.strides()[nb];
   if (mask.defined()) {
     Strides mb;
@@ -229,6 +238,15 @@ Slice<T> slice_at(int64_t b, const Tensor& q, const Tensor& k, const Tensor& v, 
   return s;
 }
 
+Shape batch_of(const Tensor& t) { return Shape(std::vector<int64_t>(t.shape().begin(), t.shape().end() - 2)); }
+
+Heads heads_of(const Tensor& q, const FlashConfig& cfg) {
+  Heads hd;
+  hd.group = cfg.group;
+  if (cfg.group > 1) hd.h = q.size(-3);
+  return hd;
+}
+
 // Last dim contiguous (BLAS needs a unit column stride); a copy only when it is not.
 Tensor unit_rows(const Tensor& t) { return t.strides()[t.dim() - 1] == 1 || t.size(-1) == 1 ? t : contiguous(t); }
 
@@ -238,7 +256,8 @@ FlashForward flash_attention_forward(const Tensor& q_in, const Tensor& k_in, con
                                      const FlashConfig& cfg) {
   Tensor q = unit_rows(q_in), k = unit_rows(k_in), v = unit_rows(v_in);
   const int64_t L = q.size(-2), S = k.size(-2), d = q.size(-1), dv = v.size(-1);
-  Shape batch(std::vector<int64_t>(q.shape().begin(), q.shape().end() - 2));
+  Shape batch = batch_of(q), kv_batch = batch_of(k);
+  const Heads heads = heads_of(q, cfg);
   Shape out_shape = batch, lse_shape = batch;
   out_shape.push_back(L), out_shape.push_back(dv), lse_shape.push_back(L);
   FlashForward r{empty(out_shape, q.dtype()), empty(lse_shape, q.dtype())};
@@ -252,7 +271,7 @@ FlashForward flash_attention_forward(const Tensor& q_in, const Tensor& k_in, con
     detail::parallel_for(n, 1, [&](int64_t b0, int64_t b1) {
       Scratch<T> sc;
       for (int64_t b = b0; b < b1; ++b)
-        forward_slice(slice_at<T>(b, q, k, v, mask, batch, mst), cfg, L, S, d, dv, out + b * L * dv, lse + b * L,
+        forward_slice(slice_at<T>(b, q, k, v, mask, batch, kv_batch, heads, mst), cfg, L, S, d, dv, out + b * L * dv, lse + b * L,
                       sc, static_cast<uint64_t>(b));
     });
   });
@@ -264,27 +283,37 @@ FlashGrads flash_attention_backward(const Tensor& q_in, const Tensor& k_in, cons
                                     const Tensor& dout_in) {
   Tensor q = unit_rows(q_in), k = unit_rows(k_in), v = unit_rows(v_in), dout = contiguous(dout_in);
   const int64_t L = q.size(-2), S = k.size(-2), d = q.size(-1), dv = v.size(-1);
-  Shape batch(std::vector<int64_t>(q.shape().begin(), q.shape().end() - 2));
+  Shape batch = batch_of(q), kv_batch = batch_of(k);
+  const Heads heads = heads_of(q, cfg);
   Shape full = batch;
   full.push_back(L), full.push_back(S);
   Strides mst = mask.defined() ? broadcast_strides(mask, full) : Strides{};
-  auto shaped = [&](int64_t a, int64_t b) {
-    Shape s = batch;
+  auto shaped = [&](Shape s, int64_t a, int64_t b) {
     s.push_back(a), s.push_back(b);
     return empty(s, q.dtype());
   };
-  FlashGrads g{shaped(L, d), shaped(S, d), shaped(S, dv)};
-  const int64_t n = numel(batch);
+  FlashGrads g{shaped(batch, L, d), shaped(kv_batch, S, d), shaped(kv_batch, S, dv)};
+  // One task per key/value slice: it owns that slice's dK, dV and sums them over the
+  // `group` query slices that share it (no two threads write the same dK).
+  const int64_t n_kv = numel(kv_batch);
   dispatch_float(q.dtype(), "flash_attention_backward", [&]<class T>() {
     const T* po = out.data<T>();
     const T* pl = lse.data<T>();
     const T* pd = dout.data<T>();
     T *gq = g.dq.data<T>(), *gk = g.dk.data<T>(), *gv = g.dv.data<T>();
-    detail::parallel_for(n, 1, [&](int64_t b0, int64_t b1) {
+    detail::parallel_for(n_kv, 1, [&](int64_t k0, int64_t k1) {
       Scratch<T> sc;
-      for (int64_t b = b0; b < b1; ++b)
-        backward_slice(slice_at<T>(b, q, k, v, mask, batch, mst), cfg, L, S, d, dv, po + b * L * dv, pl + b * L,
-                       pd + b * L * dv, gq + b * L * d, gk + b * S * d, gv + b * S * dv, sc, static_cast<uint64_t>(b));
+      for (int64_t kb = k0; kb < k1; ++kb) {
+        T *dk = gk + kb * S * d, *dvv = gv + kb * S * dv;
+        std::fill(dk, dk + S * d, T(0));
+        std::fill(dvv, dvv + S * dv, T(0));
+        for (int64_t r = 0; r < heads.group; ++r) {
+          const int64_t b = heads.first_q(kb) + r;
+          backward_slice(slice_at<T>(b, q, k, v, mask, batch, kv_batch, heads, mst), cfg, L, S, d, dv,
+                         po + b * L * dv, pl + b * L, pd + b * L * dv, gq + b * L * d, dk, dvv, sc,
+                         static_cast<uint64_t>(b));
+        }
+      }
     });
   });
   return g;

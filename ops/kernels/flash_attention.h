@@ -1,7 +1,8 @@
 #pragma once
 // Fused attention kernels (flash_attention.cpp). q (..., L, d), k (..., S, d),
-// v (..., S, dv) share their batch dims; mask (bool or float, not requiring grad)
-// broadcasts to (..., L, S). Internal header.
+// v (..., S, dv) share their batch dims, except with group > 1 (grouped-query
+// attention): q (..., h, L, d), k (..., g, S, d), v (..., g, S, dv), h = g * group.
+// mask (bool or float, not requiring grad) broadcasts to q's (..., L, S). Internal header.
 #include "kernels/kernels.h"
 
 namespace ag::kernels {
@@ -9,6 +10,11 @@ namespace ag::kernels {
 struct FlashConfig {
   double scale = 1.0;
   bool causal = false;
+  // With causal, query i sees keys j <= i + causal_offset: 0 for CausalVariant::upper_left,
+  // S - L for lower_right.
+  int64_t causal_offset = 0;
+  // Query heads per key/value head (grouped-query attention); 1 = one K/V head per query head.
+  int64_t group = 1;
   bool bool_mask = false;
   // Dropout on the attention weights: weight (i, j) of batch slice b is kept when
   // hash(seed, b, i, j) < (1 - p) * 2^32, so the backward regenerates the same mask.

@@ -15,6 +15,16 @@ SdpaOptions causal() {
   o.causal = true;
   return o;
 }
+// Grouped-query attention (k, v with fewer heads than q), optionally causal lower_right.
+SdpaOptions gqa(bool fused, bool lower_right_causal = false, const Tensor& m = {}) {
+  SdpaOptions o;
+  o.enable_gqa = true;
+  o.fused = fused;
+  o.attn_mask = m;
+  o.causal = lower_right_causal;
+  o.causal_variant = CausalVariant::lower_right;
+  return o;
+}
 }  // namespace
 
 AG_OP_TABLE(nn) {
@@ -82,6 +92,19 @@ AG_OP_TABLE(nn) {
          o.generator = &gen;
          return scaled_dot_product_attention(x[0], x[1], x[2], o).first;
        }},
+      {"scaled_dot_product_attention enable_gqa g = h/2 (fused)", {{1, 4, 3, 2}, {1, 2, 4, 2}, {1, 2, 4, 3}},
+       [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], gqa(true)).first; }},
+      {"scaled_dot_product_attention enable_gqa g = h/2 (composite)", {{1, 4, 3, 2}, {1, 2, 4, 2}, {1, 2, 4, 3}},
+       [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], gqa(false)).first; }},
+      {"scaled_dot_product_attention enable_gqa g = 1 bool mask", {{2, 3, 3, 2}, {2, 1, 4, 2}, {2, 1, 4, 2}},
+       [](auto& x) {
+         Tensor m = bools({1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1}, {3, 4});  // query 1 sees no key
+         return scaled_dot_product_attention(x[0], x[1], x[2], gqa(true, false, m)).first;
+       }},
+      {"scaled_dot_product_attention enable_gqa causal lower_right, L < S", {{1, 4, 2, 2}, {1, 2, 4, 2}, {1, 2, 4, 2}},
+       [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], gqa(true, true)).first; }},
+      {"scaled_dot_product_attention causal lower_right composite, float mask", {{2, 2, 2}, {2, 3, 2}, {2, 3, 2}, {2, 3}},
+       [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], gqa(false, true, x[3])).first; }},
 
       // ---- normalization and dropout ----
       {"layer_norm", {{3, 4}}, [](auto& x) { return layer_norm(x[0], {4}); }},

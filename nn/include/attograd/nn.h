@@ -4,6 +4,7 @@
 #include "attograd/nn/attention.h"
 #include "attograd/nn/container.h"
 #include "attograd/nn/functional.h"
+#include "attograd/nn/gqa.h"
 #include "attograd/nn/init.h"
 #include "attograd/nn/layers.h"
 #include "attograd/nn/loss.h"

@@ -12,7 +12,10 @@ struct AttentionArgs {
   Tensor attn_mask;           // bool (true = may attend) or float (added to scores),
                               // broadcastable to (B, h, L, S): (L, S) is typical
   Tensor padding_mask;        // bool (B, S): true = real key, false = padding
-  bool causal = false;        // also apply causal_mask(L, S)
+  Tensor key_padding_mask;    // bool (B, S): true = IGNORE this key (torch.nn.MultiheadAttention's
+                              // meaning); the negation of padding_mask. Give one or the other.
+  bool causal = false;        // also apply causal_mask(L, S, causal_variant)
+  CausalVariant causal_variant = CausalVariant::upper_left;  // see attograd/nn_ops.h
   bool need_weights = false;  // also return per-head weights (B, h, L, S)
 };
 

@@ -1,0 +1,106 @@
+#pragma once
+// Grouped-query attention and its KV cache for decoder-only models.
+// Legend: B batch, L query length, S key length, E embed dim, h query heads,
+// g key/value heads (h % g == 0), d = E / h head dim, t positions in a cache.
+//
+// In grouped-query attention (GQA) the h query heads share g key/value heads: query
+// heads i*h/g ... (i+1)*h/g - 1 read key/value head i. g == h is ordinary multi-head
+// attention, g == 1 is multi-query attention (MQA). Quality stays close to g == h while
+// the keys and values a decoder caches per token shrink from 2*h*d to 2*g*d numbers per
+// layer, which is what bounds the batch size and context length of cached decoding.
+//
+// Why a module apart from MultiheadAttention: MultiheadAttention keeps PyTorch's packed
+// in_proj_weight (3E, E) layout so that its state dict moves to and from
+// torch.nn.MultiheadAttention. With g < h the key and value projections are narrower
+// (E -> g*d) than the query's (E -> E), which that packed layout cannot hold; LLaMA-style
+// models keep four separate projections instead, and so does GroupedQueryAttention
+// (state-dict keys q_proj.weight, q_proj.bias, k_proj.weight, ..., out_proj.bias).
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "attograd/nn/attention.h"
+
+namespace ag::nn {
+
+// ---- DecoderKVCache: keys and values of the positions decoded so far ----
+// One Layer per attention layer holds k (B, g, t, d) and v (B, g, t, dv) in buffers whose
+// position dim has capacity >= t and doubles when full, so an append copies only the new
+// positions (amortized O(1) per token) where a cat per step would copy all t each step.
+// keys()/values() are views (B, g, t, d) into the buffers; no copy. The cache holds values
+// without autograd history: cached decoding is inference (train with forward).
+struct DecoderKVCache {
+  class Layer {
+   public:
+    // k (B, g, n, d), v (B, g, n, dv): n new positions. The first append fixes B, g, d,
+    // dv and the dtype; later ones must match (ShapeError / DTypeError).
+    void append(const Tensor& k, const Tensor& v);
+    Tensor keys() const;    // (B, g, t, d), a view
+    Tensor values() const;  // (B, g, t, dv), a view
+    int64_t length() const { return length_; }
+    int64_t capacity() const { return k_.defined() ? k_.size(2) : 0; }
+    // Bytes of K and V per cached position and batch row: g * (d + dv) * itemsize.
+    int64_t bytes_per_token() const;
+    int64_t bytes_allocated() const;  // both buffers, capacity included
+    void clear();                     // forgets the positions and frees the buffers
+
+   private:
+    Tensor k_, v_;  // (B, g, capacity, d), (B, g, capacity, dv)
+    int64_t length_ = 0;
+  };
+
+  DecoderKVCache() = default;
+  explicit DecoderKVCache(std::size_t num_layers) : layers(num_layers) {}
+  std::vector<Layer> layers;
+  int64_t length() const { return layers.empty() ? 0 : layers[0].length(); }
+  int64_t bytes_per_token() const;  // summed over the layers
+};
+
+// ---- GroupedQueryAttention ----
+// Example: nn::GroupedQueryAttention attn(nn::GroupedQueryAttentionOptions(512, 8).num_kv_heads(2));
+struct GroupedQueryAttentionOptions {
+  GroupedQueryAttentionOptions(int64_t embed_dim, int64_t num_heads) : embed_dim_(embed_dim), num_heads_(num_heads) {}
+  AG_ARG(int64_t, embed_dim);
+  AG_ARG(int64_t, num_heads);
+  AG_ARG(std::optional<int64_t>, num_kv_heads);  // g, dividing num_heads; default num_heads
+  AG_ARG(bool, bias) = true;
+  AG_ARG(double, dropout) = 0.0;  // on the attention weights, in training mode
+};
+
+class GroupedQueryAttentionImpl : public Module {
+ public:
+  explicit GroupedQueryAttentionImpl(const GroupedQueryAttentionOptions& options);
+  GroupedQueryAttentionImpl(int64_t embed_dim, int64_t num_heads)
+      : GroupedQueryAttentionImpl(GroupedQueryAttentionOptions(embed_dim, num_heads)) {}
+  // query (B, L, E), key (B, S, E), value (B, S, E) -> (output (B, L, E), per-head
+  // weights (B, h, L, S) when args.need_weights, else undefined). Masks as for
+  // MultiheadAttention (attn_mask, causal with causal_variant, padding_mask or
+  // key_padding_mask). A query whose keys are all masked gives out_proj.bias.
+  std::pair<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const AttentionArgs& args = {});
+  // Cached causal self-attention: x (B, n, E) holds n new positions following the
+  // cache's t; their keys and values are appended to `cache`, then each new query i sees
+  // the cached keys 0 ... t + i (CausalVariant::lower_right). n = prompt length for the
+  // prefill, then 1 per decoded token. Masks in args apply on top, over all t + n keys
+  // (padding masks are (B, t + n)). Returns (B, n, E), equal to the matching rows of
+  // forward(x_all, x_all, x_all, causal) over every position so far.
+  Tensor forward_step(const Tensor& x, DecoderKVCache::Layer& cache, const AttentionArgs& args = {});
+
+  // The pieces of forward, for callers that transform q and k between projection and
+  // attention (rotary embeddings): (B, L, E) -> (B, h, L, d); (B, S, E) -> (B, g, S, d) twice.
+  Tensor project_q(const Tensor& query) const;
+  std::pair<Tensor, Tensor> project_kv(const Tensor& key, const Tensor& value) const;
+  // q (B, h, L, d), k and v (B, g, S, d) -> (out_proj of the merged heads (B, L, E),
+  // weights (B, h, L, S) or undefined).
+  std::pair<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionArgs& args);
+
+  void pretty_print(std::ostream& os) const override;
+  int64_t num_kv_heads() const { return options.num_kv_heads().value_or(options.num_heads()); }
+  int64_t head_dim() const { return options.embed_dim() / options.num_heads(); }
+
+  GroupedQueryAttentionOptions options;
+  Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};  // E->E, E->g*d, E->g*d, E->E
+};
+AG_MODULE(GroupedQueryAttention);
+
+}  // namespace ag::nn

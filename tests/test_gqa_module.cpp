@@ -1,0 +1,215 @@
+// nn::GroupedQueryAttention and nn::DecoderKVCache: parity with the `gqa` fixture (a
+// PyTorch composite with repeat_interleave'd K/V: outputs, weights, every parameter and
+// input gradient) for g in {h, h/2, 1}; key_padding_mask against padding_mask in
+// GroupedQueryAttention and MultiheadAttention (and against mha_self_causal); g == h
+// against MultiheadAttention with the same weights; incremental decoding against full
+// recomputation; cache growth and bytes per token; state-dict keys and errors.
+// Legend: B batch, L query length, S key length, E embed dim, h heads, g kv heads.
+#include <doctest/doctest.h>
+
+#include <attograd/attograd.h>
+
+#include "test_util.h"
+
+#include <string>
+
+using namespace ag;
+
+using test_util::contains;
+using test_util::error_of;
+using test_util::max_abs_diff;
+
+namespace {
+
+void randomize(nn::Module& m, uint64_t seed) {
+  Generator gen(seed);
+  TensorMap sd;
+  for (auto& [n, p] : m.named_parameters()) sd.insert(n, randn(p.shape(), DType::f64, &gen) * 0.5);
+  m.load_state_dict(sd);
+}
+
+// Keys of `t` that start with `prefix`, with the prefix removed.
+TensorMap with_prefix(const test_util::Fixture& t, const std::string& prefix) {
+  TensorMap m;
+  for (auto& [k, v] : t)
+    if (k.rfind(prefix, 0) == 0) m.insert(k.substr(prefix.size()), v);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("GroupedQueryAttention matches the gqa fixture for g in {4, 2, 1}, both padding conventions") {
+  const test_util::Fixture t = test_util::load_fixture("gqa");
+  const int64_t E = std::stoll(t.meta("embed_dim")), h = std::stoll(t.meta("num_heads"));
+  const Tensor kpm = t.at("mask.key_padding");  // (B, S), true = ignore
+  const int64_t L = 3, S = 5;
+  // The fixture's mask is the lower-right causal mask.
+  CHECK(max_abs_diff(causal_mask(L, S, CausalVariant::lower_right).to(DType::f64), t.at("mask.attn").to(DType::f64)) ==
+        0);
+  for (int64_t g : {4, 2, 1})
+    for (int convention : {0, 1, 2}) {  // key_padding_mask + causal, padding_mask + causal, explicit masks
+      const std::string p = "g" + std::to_string(g) + ".";
+      INFO("g = ", g, ", convention ", convention);
+      nn::GroupedQueryAttention attn(nn::GroupedQueryAttentionOptions(E, h).num_kv_heads(g));
+      attn->to(DType::f64);
+      attn->load_state_dict(with_prefix(t, p + "param."));  // strict: every key, torch's names
+      Tensor q = t.at(p + "input.query").clone().requires_grad_(), k = t.at(p + "input.key").clone().requires_grad_(),
+             v = t.at(p + "input.value").clone().requires_grad_();
+      nn::AttentionArgs args;
+      args.need_weights = true;
+      if (convention == 2) {
+        args.attn_mask = logical_and(t.at("mask.attn"), logical_not(kpm).view({2, 1, 1, S}));
+      } else {
+        args.causal = true;
+        args.causal_variant = CausalVariant::lower_right;
+        if (convention == 0) args.key_padding_mask = kpm;
+        else args.padding_mask = logical_not(kpm);
+      }
+      auto [out, w] = attn(q, k, v, args);
+      (out * t.at(p + "upstream")).sum().backward();
+      CHECK(max_abs_diff(out, t.at(p + "output")) < 1e-9);
+      CHECK(max_abs_diff(w, t.at(p + "attn_weights")) < 1e-9);
+      CHECK(max_abs_diff(q.grad(), t.at(p + "grad.input.query")) < 1e-9);
+      CHECK(max_abs_diff(k.grad(), t.at(p + "grad.input.key")) < 1e-9);
+      CHECK(max_abs_diff(v.grad(), t.at(p + "grad.input.value")) < 1e-9);
+      int n = 0;
+      for (auto& [name, param] : attn->named_parameters()) {
+        INFO("gradient of ", name);
+        CHECK(max_abs_diff(param.grad(), t.at(p + "grad.param." + name)) < 1e-9);
+        ++n;
+      }
+      CHECK(n == 8);
+      // And without weights: the fused kernel, same output.
+      args.need_weights = false;
+      CHECK(max_abs_diff(attn(q, k, v, args).first, t.at(p + "output")) < 1e-9);
+    }
+}
+
+TEST_CASE("MultiheadAttention: key_padding_mask (true = ignore) against padding_mask and mha_self_causal") {
+  const test_util::Fixture t = test_util::load_fixture("mha_self_causal");
+  nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
+  mha->to(DType::f64);
+  mha->load_state_dict(with_prefix(t, "param."));
+  const Tensor x = t.at("input.x");
+  nn::AttentionArgs a, b;
+  a.attn_mask = b.attn_mask = t.at("mask.attn");
+  a.padding_mask = t.at("mask.padding");                 // true = real token
+  b.key_padding_mask = logical_not(t.at("mask.padding"));  // torch's: true = padding
+  Tensor oa = mha(x, x, x, a).first, ob = mha(x, x, x, b).first;
+  CHECK(max_abs_diff(ob, t.at("output")) < 1e-9);
+  CHECK(max_abs_diff(oa, ob) == 0);
+  nn::AttentionArgs both = b;
+  both.padding_mask = a.padding_mask;
+  std::string e = error_of<ValueError>([&] { mha(x, x, x, both); });
+  CHECK(contains(e, "MultiheadAttention: give padding_mask"));
+  nn::GroupedQueryAttention gqa(nn::GroupedQueryAttentionOptions(8, 2));
+  gqa->to(DType::f64);
+  e = error_of<ValueError>([&] { gqa(x, x, x, both); });
+  CHECK(contains(e, "GroupedQueryAttention: give padding_mask"));
+  nn::AttentionArgs wrong;
+  wrong.key_padding_mask = t.at("mask.padding").narrow(1, 0, 4);
+  e = error_of<ShapeError>([&] { gqa(x, x, x, wrong); });
+  CHECK(contains(e, "key_padding_mask shape [2, 4] must be (B, S) = [2, 5]"));
+}
+
+TEST_CASE("GroupedQueryAttention with g == h equals MultiheadAttention with the same weights") {
+  nn::GroupedQueryAttention gqa(nn::GroupedQueryAttentionOptions(8, 4));
+  gqa->to(DType::f64);
+  randomize(*gqa, 3);
+  nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 4));
+  mha->to(DType::f64);
+  TensorMap sd;
+  sd.insert("in_proj_weight", cat({gqa->q_proj->weight, gqa->k_proj->weight, gqa->v_proj->weight}, 0));
+  sd.insert("in_proj_bias", cat({gqa->q_proj->bias, gqa->k_proj->bias, gqa->v_proj->bias}, 0));
+  sd.insert("out_proj.weight", gqa->out_proj->weight);
+  sd.insert("out_proj.bias", gqa->out_proj->bias);
+  mha->load_state_dict(sd);
+  Generator gen(1);
+  Tensor x = randn({2, 6, 8}, DType::f64, &gen);
+  nn::AttentionArgs args;
+  args.causal = true;
+  args.need_weights = true;
+  auto [o1, w1] = gqa(x, x, x, args);
+  auto [o2, w2] = mha(x, x, x, args);
+  CHECK(max_abs_diff(o1, o2) < 1e-12);
+  CHECK(max_abs_diff(w1, w2) < 1e-12);
+}
+
+TEST_CASE("GroupedQueryAttention: cached decoding equals full recomputation, g in {h, h/2, 1}") {
+  const int64_t E = 16, h = 4, B = 2, T = 11;
+  for (int64_t g : {h, h / 2, int64_t(1)})
+    for (bool fused : {true, false}) {  // need_weights forces the composite path
+      INFO("g = ", g, ", fused ", fused);
+      nn::GroupedQueryAttention attn(nn::GroupedQueryAttentionOptions(E, h).num_kv_heads(g));
+      attn->to(DType::f64);
+      randomize(*attn, 7 + static_cast<uint64_t>(g));
+      Generator gen(5);
+      Tensor x = randn({B, T, E}, DType::f64, &gen);
+      nn::AttentionArgs causal;
+      causal.causal = true;
+      Tensor full = attn(x, x, x, causal).first;  // (B, T, E)
+      nn::AttentionArgs step_args;
+      step_args.need_weights = !fused;
+      nn::DecoderKVCache cache(1);
+      // A prefill of 3 positions, then one position per step.
+      Tensor got = attn->forward_step(x.narrow(1, 0, 3), cache.layers[0], step_args);
+      CHECK(max_abs_diff(got, full.narrow(1, 0, 3)) < 1e-12);
+      for (int64_t t = 3; t < T; ++t) {
+        got = attn->forward_step(x.narrow(1, t, 1), cache.layers[0], step_args);
+        CHECK(max_abs_diff(got, full.narrow(1, t, 1)) < 1e-12);
+      }
+      CHECK(cache.length() == T);
+      CHECK(cache.layers[0].keys().shape() == Shape({B, g, T, E / h}));
+      CHECK(cache.layers[0].capacity() == 12);  // 3, then doubled to 6 and 12
+    }
+}
+
+TEST_CASE("DecoderKVCache grows by doubling; bytes per token at d_model 512, h 8") {
+  nn::DecoderKVCache::Layer c;
+  Generator gen(2);
+  int64_t last_cap = 0, grows = 0;
+  for (int64_t t = 0; t < 100; ++t) {
+    c.append(randn({1, 2, 1, 4}, DType::f32, &gen), randn({1, 2, 1, 4}, DType::f32, &gen));
+    if (c.capacity() != last_cap) ++grows, last_cap = c.capacity();
+  }
+  CHECK(c.length() == 100);
+  CHECK(c.capacity() == 128);
+  CHECK(grows == 8);  // 1, 2, 4, ..., 128: log2 reallocations, not one per step
+  CHECK(c.keys().shape() == Shape({1, 2, 100, 4}));
+  std::string e = error_of<ShapeError>([&] { c.append(zeros({1, 3, 1, 4}), zeros({1, 3, 1, 4})); });
+  CHECK(contains(e, "DecoderKVCache.append"));
+  CHECK(contains(e, "[1, 3, 1, 4]"));
+
+  // Measured, not computed: the bytes the cache's K and V views hold per position, after
+  // a 16-token prefill of one layer of GroupedQueryAttention(512, 8), float32.
+  for (int64_t g : {8, 2, 1}) {
+    nn::GroupedQueryAttention attn(nn::GroupedQueryAttentionOptions(512, 8).num_kv_heads(g));
+    nn::DecoderKVCache cache(1);
+    NoGradGuard no_grad;
+    attn->forward_step(randn({1, 16, 512}, DType::f32, &gen), cache.layers[0]);
+    const auto& l = cache.layers[0];
+    const int64_t bytes = (l.keys().numel() + l.values().numel()) * 4 / 16;
+    MESSAGE("KV cache, d_model 512, h 8, g ", g, ": ", bytes, " bytes per token per layer (float32)");
+    CHECK(bytes == l.bytes_per_token());
+    CHECK(bytes == 2 * g * 64 * 4);
+  }
+}
+
+TEST_CASE("GroupedQueryAttention: state-dict keys, printing, errors") {
+  nn::GroupedQueryAttention attn(nn::GroupedQueryAttentionOptions(8, 4).num_kv_heads(2));
+  TensorMap sd = attn->state_dict();
+  CHECK(sd.size() == 8);
+  CHECK(sd.at("q_proj.weight").shape() == Shape({8, 8}));
+  CHECK(sd.at("k_proj.weight").shape() == Shape({4, 8}));  // g * d = 2 * 2
+  CHECK(sd.at("v_proj.bias").shape() == Shape({4}));
+  CHECK(sd.at("out_proj.weight").shape() == Shape({8, 8}));
+  nn::GroupedQueryAttention nb(nn::GroupedQueryAttentionOptions(8, 4).num_kv_heads(1).bias(false));
+  CHECK(nb->state_dict().size() == 4);
+  std::ostringstream os;
+  attn->pretty_print(os);
+  CHECK(os.str() == "GroupedQueryAttention(embed_dim=8, num_heads=4, num_kv_heads=2, dropout=0, bias=true)");
+  std::string e = error_of<ShapeError>([] { nn::GroupedQueryAttention(nn::GroupedQueryAttentionOptions(8, 4).num_kv_heads(3)); });
+  CHECK(contains(e, "num_heads 4 must be divisible by num_kv_heads 3"));
+  e = error_of<ShapeError>([&] { attn(zeros({2, 3, 6}), zeros({2, 3, 8}), zeros({2, 3, 8})); });
+  CHECK(contains(e, "query must be (B, len, E) with E = 8, got [2, 3, 6]"));
+}
