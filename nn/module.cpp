@@ -9,40 +9,40 @@
 namespace ag::nn {
 
 namespace {
-void check_name(const std::string& owner, const char* what, const std::string& name) {
+using Registry = std::vector<std::pair<std::string, Tensor*>>;
+void check_new(const std::string& owner, const char* what, const std::string& name, const Registry& reg) {
   AG_CHECK(!name.empty() && name.find('.') == std::string::npos, ValueError, owner, ": ", what, " name '",
            name, "' must be non-empty and contain no '.'");
+  for (auto& [n, t] : reg)
+    AG_CHECK(n != name, ValueError, owner, ": ", what, " '", name, "' is already registered");
 }
 }  // namespace
 
 Tensor& Module::register_parameter(const std::string& name, Tensor t, bool requires_grad) {
+  check_new(type_name_, "parameter", name, params_);  // before owned_ grows
   AG_CHECK(t.defined(), ValueError, type_name_, ": parameter '", name, "' is undefined");
   owned_.push_back(std::move(t));
   return register_parameter(name, &owned_.back(), requires_grad);
 }
 
 Tensor& Module::register_parameter(const std::string& name, Tensor* member, bool requires_grad) {
-  check_name(type_name_, "parameter", name);
+  check_new(type_name_, "parameter", name, params_);
   AG_CHECK(member != nullptr && member->defined(), ValueError, type_name_, ": parameter '", name,
            "' is undefined");
-  for (auto& [n, p] : params_)
-    AG_CHECK(n != name, ValueError, type_name_, ": parameter '", name, "' is already registered");
   if (requires_grad) member->requires_grad_(true);
   params_.emplace_back(name, member);
   return *member;
 }
 
 Tensor& Module::register_buffer(const std::string& name, Tensor t) {
-  check_name(type_name_, "buffer", name);
+  check_new(type_name_, "buffer", name, buffers_);
   owned_.push_back(std::move(t));
   return register_buffer(name, &owned_.back());
 }
 
 Tensor& Module::register_buffer(const std::string& name, Tensor* member) {
-  check_name(type_name_, "buffer", name);
+  check_new(type_name_, "buffer", name, buffers_);
   AG_CHECK(member != nullptr, ValueError, type_name_, ": buffer '", name, "' is a null pointer");
-  for (auto& [n, b] : buffers_)
-    AG_CHECK(n != name, ValueError, type_name_, ": buffer '", name, "' is already registered");
   buffers_.emplace_back(name, member);
   return *member;
 }
@@ -110,8 +110,9 @@ void walk(const std::string& name, const std::shared_ptr<Module>& m, bool remove
 }  // namespace
 
 std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules(const std::string& prefix,
-                                                                                  bool remove_duplicate) {
-  std::shared_ptr<Module> self = weak_from_this().lock();
+                                                                                  bool remove_duplicate) const {
+  // Children are handed out as shared_ptr<Module> from a const module already.
+  auto self = std::const_pointer_cast<Module>(weak_from_this().lock());
   AG_CHECK(self != nullptr, ValueError, type_name_,
            ".named_modules: the module is not owned by a shared_ptr (make it through a holder, "
            "nn::Linear(...), or std::make_shared)");
@@ -121,7 +122,7 @@ std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modul
   return out;
 }
 
-std::vector<std::shared_ptr<Module>> Module::modules() {
+std::vector<std::shared_ptr<Module>> Module::modules() const {
   std::vector<std::shared_ptr<Module>> out;
   for (auto& [n, m] : named_modules()) out.push_back(m);
   return out;

@@ -11,6 +11,7 @@
 // Determinism: the loader's order depends only on its seed and the epoch number (each
 // range-for over the loader is one epoch, as each `for batch in loader` in PyTorch).
 // Batches are built in order by one producer, so the prefetch depth never changes them.
+#include <concepts>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -20,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "attograd/generator.h"

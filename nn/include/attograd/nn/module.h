@@ -83,8 +83,8 @@ class Module : public std::enable_shared_from_this<Module> {
   // a module reachable twice is listed once. Needs the module to be owned by a
   // shared_ptr (made through a holder or make_shared); ValueError otherwise.
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules(
-      const std::string& prefix = "", bool remove_duplicate = true);
-  std::vector<std::shared_ptr<Module>> modules();
+      const std::string& prefix = "", bool remove_duplicate = true) const;
+  std::vector<std::shared_ptr<Module>> modules() const;
   // PyTorch's Module.apply: fn on every descendant first (children depth-first, each
   // after its own children), this module last; for custom initialization:
   //   model->apply([](nn::Module& m) {
