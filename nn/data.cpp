@@ -13,16 +13,15 @@ TensorDataset::TensorDataset(Tensor data, Tensor target) : data_(std::move(data)
            "TensorDataset: data must have a first (example) dimension, got shape ",
            data_.defined() ? data_.shape() : Shape{});
   if (target_.defined())
-    AG_CHECK(target_.dim() >= 1 && target_.size(0) == data_.size(0), ShapeError,
-             "TensorDataset: data ", data_.shape(), " and target ", target_.shape(),
-             " must have the same first dimension");
+    AG_CHECK(target_.dim() >= 1 && target_.size(0) == data_.size(0), ShapeError, "TensorDataset: data ", data_.shape(),
+             " and target ", target_.shape(), " must have the same first dimension");
 }
 
 int64_t TensorDataset::size() const { return data_.size(0); }
 
 Example TensorDataset::get(int64_t index) const {
-  AG_CHECK(index >= 0 && index < size(), IndexError, "TensorDataset.get: index ", index,
-           " is out of range for ", size(), " examples");
+  AG_CHECK(index >= 0 && index < size(), IndexError, "TensorDataset.get: index ", index, " is out of range for ",
+           size(), " examples");
   return {data_.select(0, index), target_.defined() ? target_.select(0, index) : Tensor{}};
 }
 
@@ -32,8 +31,8 @@ RandomWindows::RandomWindows(Tensor tokens, int64_t block_size, int64_t num_wind
   AG_CHECK(block_size > 0 && num_windows >= 0, ValueError, "RandomWindows: block_size ", block_size,
            " must be positive and num_windows ", num_windows, " non-negative");
   AG_CHECK(tokens_.defined() && tokens_.dim() == 1 && tokens_.size(0) >= block_size + 1, ShapeError,
-           "RandomWindows: tokens must be 1-D with at least block_size + 1 = ", block_size + 1,
-           " tokens, got shape ", tokens_.defined() ? tokens_.shape() : Shape{});
+           "RandomWindows: tokens must be 1-D with at least block_size + 1 = ", block_size + 1, " tokens, got shape ",
+           tokens_.defined() ? tokens_.shape() : Shape{});
   starts_.resize(static_cast<std::size_t>(num_windows));
   resample(gen);
 }
@@ -45,10 +44,10 @@ void RandomWindows::resample(Generator& gen) {
 }
 
 Example RandomWindows::get(int64_t index) const {
-  AG_CHECK(index >= 0 && index < size(), IndexError, "RandomWindows.get: index ", index,
-           " is out of range for ", size(), " windows");
+  AG_CHECK(index >= 0 && index < size(), IndexError, "RandomWindows.get: index ", index, " is out of range for ",
+           size(), " windows");
   Tensor window = tokens_.narrow(0, starts_[static_cast<std::size_t>(index)], block_size_ + 1);  // (T + 1,)
-  return {window.narrow(0, 0, block_size_), window.narrow(0, 1, block_size_)};                 // (T,), (T,)
+  return {window.narrow(0, 0, block_size_), window.narrow(0, 1, block_size_)};                   // (T,), (T,)
 }
 
 // ---- DataLoader ----

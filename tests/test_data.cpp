@@ -1,11 +1,8 @@
 // ag::data: TensorDataset, RandomWindows and DataLoader (batching, shuffling by seed,
 // drop_last, the bounded prefetch thread, stopping mid-epoch, errors).
-#include <doctest/doctest.h>
-
 #include <attograd/attograd.h>
 #include <attograd/data.h>
-
-#include "test_util.h"
+#include <doctest/doctest.h>
 
 #include <atomic>
 #include <chrono>
@@ -13,6 +10,8 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#include "test_util.h"
 
 using namespace ag;
 using test_util::contains;
@@ -102,7 +101,7 @@ TEST_CASE("DataLoader: batches in order, the short last batch, drop_last, len") 
   Flat f = epoch(loader);
   REQUIRE(f.data.size() == 3);
   CHECK(f.data[0] == std::vector<double>{0, 0, 1, 10, 2, 20});  // (3, 2)
-  CHECK(f.target[2] == std::vector<double>{6});                  // (1,)
+  CHECK(f.target[2] == std::vector<double>{6});                 // (1,)
 
   data::DataLoader dl(numbered(7), data::DataLoaderOptions(3).drop_last(true));
   CHECK(dl.size() == 2);
@@ -190,7 +189,7 @@ TEST_CASE("DataLoader: an error building a batch is rethrown at that batch") {
       }
     });
     CHECK(contains(msg, "bad example 5"));
-    CHECK(batches == 2);  // batches 0 and 1; batch 2 holds example 5
+    CHECK(batches == 2);                         // batches 0 and 1; batch 2 holds example 5
     CHECK_THROWS_AS(epoch(loader), ValueError);  // the next epoch starts afresh (and fails there again)
   }
   // Examples of different shapes cannot be stacked: stack's error names the shapes.

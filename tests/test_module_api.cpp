@@ -1,16 +1,15 @@
 // nn::Module's PyTorch-style traversal (named_modules, modules, apply), parameter
 // counts, requires_grad_, zero_grad, and weight tying by member assignment through
 // parameters / state_dict / save-load / an optimizer step.
-#include <doctest/doctest.h>
-
 #include <attograd/attograd.h>
-
-#include "test_util.h"
+#include <doctest/doctest.h>
 
 #include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "test_util.h"
 
 using namespace ag;
 using test_util::contains;
@@ -72,8 +71,8 @@ TEST_CASE("named_modules / modules / apply: PyTorch's names and order") {
   std::vector<std::string> order;
   nn::Module& self = net->apply([&](nn::Module& m) { order.push_back(m.type_name()); });
   CHECK(&self == net.ptr().get());
-  CHECK(order == std::vector<std::string>{"Linear", "GELU", "Linear", "Sequential", "Sequential", "LayerNorm",
-                                          "Nested"});
+  CHECK(order ==
+        std::vector<std::string>{"Linear", "GELU", "Linear", "Sequential", "Sequential", "LayerNorm", "Nested"});
 
   // apply for custom initialization reaches every Linear.
   net->apply([](nn::Module& m) {
@@ -207,6 +206,11 @@ TEST_CASE("weight tying: .grad sums both uses; Adam updates the shared tensor on
   (lm(ids) * R).sum().backward();
   Tensor g = lm->wte->weight.grad();
   CHECK(test_util::max_abs_diff(g, expected_grad) < 1e-12);
+  // clip_grad_norm_ over parameters() counts the shared gradient once (a stale or
+  // duplicate entry would add |g|^2 again).
+  auto sq = [](const Tensor& t) { return (t * t).sum().item<double>(); };
+  double want_norm = std::sqrt(sq(g) + sq(lm->ln->weight.grad()) + sq(lm->ln->bias.grad()));
+  CHECK(optim::clip_grad_norm_(lm->parameters(), 1e9) == doctest::Approx(want_norm).epsilon(1e-12));
   opt.step();
   // Adam's first step: m_hat = g, v_hat = g^2, p -= lr * g / (|g| + eps). A second
   // update of the same tensor (stale duplicate in the list) would move it by 2 lr.

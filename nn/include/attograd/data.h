@@ -82,10 +82,10 @@ class RandomWindows : public Dataset {
 struct DataLoaderOptions {
   DataLoaderOptions(int64_t batch_size = 1) : batch_size_(batch_size) {}
   AG_ARG(int64_t, batch_size);
-  AG_ARG(bool, shuffle) = false;       // a new permutation every epoch, drawn from seed
-  AG_ARG(uint64_t, seed) = 0;          // the shuffling generator's seed
-  AG_ARG(bool, drop_last) = false;     // drop the last batch if it is short
-  AG_ARG(int64_t, prefetch) = 2;       // batches a background thread builds ahead; 0: none
+  AG_ARG(bool, shuffle) = false;    // a new permutation every epoch, drawn from seed
+  AG_ARG(uint64_t, seed) = 0;       // the shuffling generator's seed
+  AG_ARG(bool, drop_last) = false;  // drop the last batch if it is short
+  AG_ARG(int64_t, prefetch) = 2;    // batches a background thread builds ahead; 0: none
 };
 
 // Iterates over a dataset in batches: data and target of the batch's examples stacked
@@ -100,8 +100,7 @@ class DataLoader {
   DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options);
   // Takes a copy of a concrete dataset.
   template <class D>
-    requires std::derived_from<std::remove_cvref_t<D>, Dataset>
-  DataLoader(D&& dataset, DataLoaderOptions options)
+  requires std::derived_from<std::remove_cvref_t<D>, Dataset> DataLoader(D&& dataset, DataLoaderOptions options)
       : DataLoader(std::make_shared<const std::remove_cvref_t<D>>(std::forward<D>(dataset)), options) {}
   ~DataLoader();
   DataLoader(const DataLoader&) = delete;
@@ -139,14 +138,14 @@ class DataLoader {
   Example build(int64_t batch) const;  // stacks the examples of batch `batch` of order_
   std::optional<Example> next();       // the next batch of this epoch, or none at its end
   void stop();                         // stops and joins the producer, drops the queue
-  void produce();               // the producer thread: builds batches 0..size-1 into queue_
+  void produce();                      // the producer thread: builds batches 0..size-1 into queue_
 
   std::shared_ptr<const Dataset> dataset_;
   DataLoaderOptions options_;
   Generator gen_;
   std::vector<int64_t> order_;  // this epoch's example order
   int64_t epoch_ = 0;
-  int64_t next_batch_ = 0;      // consumer's position in this epoch
+  int64_t next_batch_ = 0;  // consumer's position in this epoch
 
   // Producer / consumer queue (prefetch > 0): guarded by mu_.
   std::thread producer_;
