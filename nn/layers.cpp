@@ -10,8 +10,13 @@ namespace ag::nn {
 LinearImpl::LinearImpl(const LinearOptions& o) : Module("Linear"), options(o) {
   AG_CHECK(o.in_features() > 0 && o.out_features() > 0, ValueError, "Linear: features must be positive, got (",
            o.in_features(), ", ", o.out_features(), ")");
-  weight = register_parameter("weight", empty({o.out_features(), o.in_features()}));
-  if (o.bias()) bias = register_parameter("bias", empty({o.out_features()}));
+  // Registered by address, so that tying by assignment (head->weight = wte->weight) works.
+  weight = empty({o.out_features(), o.in_features()});
+  register_parameter("weight", &weight);
+  if (o.bias()) {
+    bias = empty({o.out_features()});
+    register_parameter("bias", &bias);
+  }
   reset_parameters();
 }
 
@@ -40,7 +45,8 @@ EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& o) : Module("Embedding"), o
              " is out of range for ", o.num_embeddings(), " embeddings");
     if (p < 0) options.padding_idx(p + o.num_embeddings());
   }
-  weight = register_parameter("weight", empty({o.num_embeddings(), o.embedding_dim()}));
+  weight = empty({o.num_embeddings(), o.embedding_dim()});
+  register_parameter("weight", &weight);  // by address: tying by assignment works
   reset_parameters();
 }
 
@@ -65,8 +71,12 @@ LayerNormImpl::LayerNormImpl(const LayerNormOptions& o) : Module("LayerNorm"), o
   AG_CHECK(!o.normalized_shape().empty(), ValueError, "LayerNorm: normalized_shape is empty");
   Shape s(o.normalized_shape());
   if (o.elementwise_affine()) {
-    weight = register_parameter("weight", empty(s));
-    if (o.bias()) bias = register_parameter("bias", empty(s));
+    weight = empty(s);
+    register_parameter("weight", &weight);
+    if (o.bias()) {
+      bias = empty(s);
+      register_parameter("bias", &bias);
+    }
   }
   reset_parameters();
 }

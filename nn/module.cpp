@@ -2,27 +2,49 @@
 
 #include <algorithm>
 #include <sstream>
+#include <unordered_set>
 
 #include "attograd/autograd.h"
 
 namespace ag::nn {
 
+namespace {
+using Registry = std::vector<std::pair<std::string, Tensor*>>;
+void check_new(const std::string& owner, const char* what, const std::string& name, const Registry& reg) {
+  AG_CHECK(!name.empty() && name.find('.') == std::string::npos, ValueError, owner, ": ", what, " name '",
+           name, "' must be non-empty and contain no '.'");
+  for (auto& [n, t] : reg)
+    AG_CHECK(n != name, ValueError, owner, ": ", what, " '", name, "' is already registered");
+}
+}  // namespace
+
 Tensor& Module::register_parameter(const std::string& name, Tensor t, bool requires_grad) {
-  AG_CHECK(!name.empty() && name.find('.') == std::string::npos, ValueError, type_name_,
-           ": parameter name '", name, "' must be non-empty and contain no '.'");
+  check_new(type_name_, "parameter", name, params_);  // before owned_ grows
   AG_CHECK(t.defined(), ValueError, type_name_, ": parameter '", name, "' is undefined");
-  for (auto& [n, p] : params_)
-    AG_CHECK(n != name, ValueError, type_name_, ": parameter '", name, "' is already registered");
-  if (requires_grad) t.requires_grad_(true);
-  params_.emplace_back(name, t);
-  return params_.back().second;
+  owned_.push_back(std::move(t));
+  return register_parameter(name, &owned_.back(), requires_grad);
+}
+
+Tensor& Module::register_parameter(const std::string& name, Tensor* member, bool requires_grad) {
+  check_new(type_name_, "parameter", name, params_);
+  AG_CHECK(member != nullptr && member->defined(), ValueError, type_name_, ": parameter '", name,
+           "' is undefined");
+  if (requires_grad) member->requires_grad_(true);
+  params_.emplace_back(name, member);
+  return *member;
 }
 
 Tensor& Module::register_buffer(const std::string& name, Tensor t) {
-  AG_CHECK(!name.empty() && name.find('.') == std::string::npos, ValueError, type_name_,
-           ": buffer name '", name, "' must be non-empty and contain no '.'");
-  buffers_.emplace_back(name, t);
-  return buffers_.back().second;
+  check_new(type_name_, "buffer", name, buffers_);
+  owned_.push_back(std::move(t));
+  return register_buffer(name, &owned_.back());
+}
+
+Tensor& Module::register_buffer(const std::string& name, Tensor* member) {
+  check_new(type_name_, "buffer", name, buffers_);
+  AG_CHECK(member != nullptr, ValueError, type_name_, ": buffer '", name, "' is a null pointer");
+  buffers_.emplace_back(name, member);
+  return *member;
 }
 
 void Module::add_child(const std::string& name, std::shared_ptr<Module> m) {
@@ -37,21 +59,32 @@ void Module::add_child(const std::string& name, std::shared_ptr<Module> m) {
 void Module::collect(const std::string& prefix, bool params, bool recurse,
                      std::vector<std::pair<std::string, Tensor>>& out) const {
   for (const auto& [n, t] : params ? params_ : buffers_)
-    if (t.defined()) out.emplace_back(prefix + n, t);
+    if (t->defined()) out.emplace_back(prefix + n, *t);
   if (!recurse) return;
   for (const auto& [n, c] : children_) c->collect(prefix + n + ".", params, true, out);
 }
 
-std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurse) const {
+namespace {
+// Keeps the first name of each tensor (by handle identity, as PyTorch's memo set).
+std::vector<std::pair<std::string, Tensor>> unique(std::vector<std::pair<std::string, Tensor>> all) {
+  std::unordered_set<const TensorImpl*> seen;
   std::vector<std::pair<std::string, Tensor>> out;
-  collect("", true, recurse, out);
+  for (auto& e : all)
+    if (seen.insert(e.second.impl()).second) out.push_back(std::move(e));
   return out;
 }
+}  // namespace
 
-std::vector<std::pair<std::string, Tensor>> Module::named_buffers(bool recurse) const {
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurse, bool remove_duplicate) const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  collect("", true, recurse, out);
+  return remove_duplicate ? unique(std::move(out)) : out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_buffers(bool recurse, bool remove_duplicate) const {
   std::vector<std::pair<std::string, Tensor>> out;
   collect("", false, recurse, out);
-  return out;
+  return remove_duplicate ? unique(std::move(out)) : out;
 }
 
 std::vector<Tensor> Module::parameters(bool recurse) const {
@@ -64,6 +97,53 @@ std::vector<std::shared_ptr<Module>> Module::children() const {
   std::vector<std::shared_ptr<Module>> out;
   for (auto& [n, c] : children_) out.push_back(c);
   return out;
+}
+
+namespace {
+void walk(const std::string& name, const std::shared_ptr<Module>& m, bool remove_duplicate,
+          std::unordered_set<const Module*>& seen,
+          std::vector<std::pair<std::string, std::shared_ptr<Module>>>& out) {
+  if (remove_duplicate && !seen.insert(m.get()).second) return;
+  out.emplace_back(name, m);
+  for (auto& [n, c] : m->named_children()) walk(name.empty() ? n : name + "." + n, c, remove_duplicate, seen, out);
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules(const std::string& prefix,
+                                                                                  bool remove_duplicate) const {
+  // Children are handed out as shared_ptr<Module> from a const module already.
+  auto self = std::const_pointer_cast<Module>(weak_from_this().lock());
+  AG_CHECK(self != nullptr, ValueError, type_name_,
+           ".named_modules: the module is not owned by a shared_ptr (make it through a holder, "
+           "nn::Linear(...), or std::make_shared)");
+  std::unordered_set<const Module*> seen;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
+  walk(prefix, self, remove_duplicate, seen, out);
+  return out;
+}
+
+std::vector<std::shared_ptr<Module>> Module::modules() const {
+  std::vector<std::shared_ptr<Module>> out;
+  for (auto& [n, m] : named_modules()) out.push_back(m);
+  return out;
+}
+
+Module& Module::apply(const std::function<void(Module&)>& fn) {
+  for (auto& [n, c] : children_) c->apply(fn);
+  fn(*this);
+  return *this;
+}
+
+int64_t Module::num_parameters(bool trainable_only) const {
+  int64_t n = 0;
+  for (auto& t : parameters())
+    if (!trainable_only || t.requires_grad()) n += t.numel();
+  return n;
+}
+
+Module& Module::requires_grad_(bool on) {
+  for (auto& t : parameters()) t.requires_grad_(on);
+  return *this;
 }
 
 void Module::train(bool on) {
@@ -96,14 +176,18 @@ void Module::to(DType dtype) {
 
 TensorMap Module::state_dict() const {
   TensorMap out;
-  for (auto& [n, t] : named_parameters()) out.insert(n, t.detach());
-  for (auto& [n, t] : named_buffers()) out.insert(n, t.detach());
+  // Every name, tied ones included (PyTorch's state_dict keeps both keys).
+  for (auto& [n, t] : named_parameters(true, false)) out.insert(n, t.detach());
+  for (auto& [n, t] : named_buffers(true, false)) out.insert(n, t.detach());
   return out;
 }
 
 void Module::load_state_dict(const TensorMap& state, bool strict) {
-  auto own = named_parameters();
-  for (auto& b : named_buffers()) own.push_back(b);
+  // Every name, tied ones included: each name is copied into its tensor in order, so
+  // for a tied pair the later name wins, as torch's load_state_dict (which copies
+  // module by module, parents before children, without checking that they agree).
+  auto own = named_parameters(true, false);
+  for (auto& b : named_buffers(true, false)) own.push_back(b);
   std::vector<std::string> missing, unexpected, mismatched;
   for (auto& [n, t] : own) {
     if (!state.contains(n)) {

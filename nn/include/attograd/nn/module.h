@@ -7,6 +7,9 @@
 //   struct LinearImpl : Module { ... };  AG_MODULE(Linear);
 //   nn::Linear lin(nn::LinearOptions(4, 5));  Tensor y = lin(x);  lin->weight;
 #include <concepts>
+#include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -38,9 +41,19 @@ class Module : public std::enable_shared_from_this<Module> {
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
 
-  // Registered tensors are shared with the caller's handle (the module's member).
+  // Registered tensors are shared with the caller's handle (the module's member):
+  //   weight = register_parameter("weight", empty({out, in}));
+  // The registry keeps its own handle, so assigning the member afterwards is not seen.
   Tensor& register_parameter(const std::string& name, Tensor t, bool requires_grad = true);
+  // Registers the member handle itself: the registry reads *member each time it lists
+  // parameters, so a later assignment to the member (weight tying,
+  //   head->weight = wte->weight;
+  // ) is what parameters(), state_dict(), save and optimizers see, as PyTorch's
+  // setattr. `member` must live as long as the module (a data member of it).
+  //   weight = empty({out, in});  register_parameter("weight", &weight);
+  Tensor& register_parameter(const std::string& name, Tensor* member, bool requires_grad = true);
   Tensor& register_buffer(const std::string& name, Tensor t);
+  Tensor& register_buffer(const std::string& name, Tensor* member);
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> m) {
     add_child(name, m);
@@ -53,13 +66,40 @@ class Module : public std::enable_shared_from_this<Module> {
     return h;
   }
 
+  // As PyTorch (remove_duplicate=True): a tensor reachable under several names (tied
+  // weights, a shared submodule) is listed once, under the first name in registration
+  // order; state_dict() keeps every name.
   std::vector<Tensor> parameters(bool recurse = true) const;
-  std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true) const;
-  std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true) const;
+  std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true,
+                                                               bool remove_duplicate = true) const;
+  std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true,
+                                                            bool remove_duplicate = true) const;
   std::vector<std::shared_ptr<Module>> children() const;
   const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& named_children() const {
     return children_;
   }
+  // PyTorch's order: this module first under "" (under `prefix` if given), then every
+  // descendant depth-first in registration order with dotted names ("encoder.layers.0");
+  // a module reachable twice is listed once. Needs the module to be owned by a
+  // shared_ptr (made through a holder or make_shared); ValueError otherwise.
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules(
+      const std::string& prefix = "", bool remove_duplicate = true) const;
+  std::vector<std::shared_ptr<Module>> modules() const;
+  // PyTorch's Module.apply: fn on every descendant first (children depth-first, each
+  // after its own children), this module last; for custom initialization:
+  //   model->apply([](nn::Module& m) {
+  //     if (auto* lin = dynamic_cast<nn::LinearImpl*>(&m)) nn::init::normal_(lin->weight, 0, 0.02);
+  //   });
+  // (LibTorch's apply visits this module first; we follow PyTorch, whose order
+  // decides which init wins when two rules touch the same tensor.)
+  Module& apply(const std::function<void(Module&)>& fn);
+  // Number of parameter elements, each shared tensor counted once: PyTorch's
+  // sum(p.numel() for p in model.parameters()). The name and the flag are those of
+  // Hugging Face's PreTrainedModel.num_parameters(only_trainable=...), the count GPT
+  // code reports; trainable_only counts parameters with requires_grad.
+  int64_t num_parameters(bool trainable_only = false) const;
+  // Sets requires_grad on every parameter (freezing / unfreezing), as PyTorch.
+  Module& requires_grad_(bool on = true);
 
   virtual void train(bool on = true);
   void eval() { train(false); }
@@ -87,8 +127,11 @@ class Module : public std::enable_shared_from_this<Module> {
 
   std::string type_name_;
   bool training_ = true;
-  std::vector<std::pair<std::string, Tensor>> params_;
-  std::vector<std::pair<std::string, Tensor>> buffers_;
+  // Each entry points at the handle to read: a member registered by address, or a
+  // handle in owned_ (a deque: references stay valid as it grows).
+  std::vector<std::pair<std::string, Tensor*>> params_;
+  std::vector<std::pair<std::string, Tensor*>> buffers_;
+  std::deque<Tensor> owned_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
 };
 
@@ -105,13 +148,17 @@ void load(Module& m, const std::string& path, bool strict = true);
 template <class Impl>
 class ModuleHolder {
  public:
-  // Like LibTorch: constructs the Impl from the arguments (default-constructs if it can).
-  // A single holder argument is a copy, never an Impl built from it: without that
-  // exclusion `Sequential copy(seq)` would wrap seq in a new Sequential.
+  // Like LibTorch: constructs the Impl from the arguments. A single holder argument is
+  // a copy, never an Impl built from it: without that exclusion `Sequential copy(seq)`
+  // would wrap seq in a new Sequential.
   template <class... Args>
-    requires(std::constructible_from<Impl, Args&&...> &&
+    requires(sizeof...(Args) > 0 && std::constructible_from<Impl, Args&&...> &&
              !(sizeof...(Args) == 1 && (std::is_same_v<std::remove_cvref_t<Args>, ModuleHolder> && ...)))
   explicit ModuleHolder(Args&&... args) : impl_(std::make_shared<Impl>(std::forward<Args>(args)...)) {}
+  // Default-constructs the Impl when it can (Sequential, ModuleList); for modules with
+  // required options it stops the build with one readable message instead of pages
+  // of failed overloads.
+  ModuleHolder() : impl_(make_default()) {}
   ModuleHolder(std::nullptr_t) {}
   ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -126,6 +173,19 @@ class ModuleHolder {
   }
 
  private:
+  template <class>
+  static constexpr bool dependent_false = false;
+  static std::shared_ptr<Impl> make_default() {
+    if constexpr (std::is_default_constructible_v<Impl>) {
+      return std::make_shared<Impl>();
+    } else {
+      static_assert(dependent_false<Impl>,
+                    "attograd: this module has no default constructor. Declare module members "
+                    "as `nn::Linear head{nullptr};` and register them in the constructor: "
+                    "`head = register_module(\"head\", nn::Linear(512, 100));`");
+      return nullptr;
+    }
+  }
   Impl* checked() const {
     if (!impl_) throw ValueError("ModuleHolder: the module is empty (constructed from nullptr)");
     return impl_.get();
