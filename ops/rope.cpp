@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "attograd/ops/position.h"
+#include "kernels/rope.h"
 #include "op_util.h"
 
 namespace ag {
@@ -16,10 +17,10 @@ Tensor rotate_half(const Tensor& x) {
   return cat({neg(narrow(x, -1, h, h)), narrow(x, -1, 0, h)}, -1);
 }
 
-// The transpose of rotate_half: [y2, -y1].
-Tensor rotate_half_t(const Tensor& y) {
-  const int64_t h = y.shape()[y.dim() - 1] / 2;
-  return cat({narrow(y, -1, h, h), neg(narrow(y, -1, 0, h))}, -1);
+// [t2, t1]: the halves of the last dim swapped.
+Tensor swap_halves(const Tensor& t) {
+  const int64_t h = t.shape()[t.dim() - 1] / 2;
+  return cat({narrow(t, -1, h, h), narrow(t, -1, 0, h)}, -1);
 }
 
 }  // namespace
@@ -51,9 +52,13 @@ std::pair<Tensor, Tensor> rotary_cos_sin(int64_t length, int64_t head_dim, doubl
   return {Tensor::from_vector(c, shape).to(dt), Tensor::from_vector(s, shape).to(dt)};
 }
 
-// out = x * cos + rotate_half(x) * sin
-//   dx   = g * cos + rotate_half^T(g * sin)
-//   dcos = sum_to(g * x, cos.shape)    dsin = sum_to(g * rotate_half(x), sin.shape)
+// out = x * cos + rotate_half(x) * sin  (R = rotate_half, a 90-degree turn of each pair)
+//   dx   = g * cos + R^T(g * sin) = g * cos + R(g) * (-swap_halves(sin))
+//        = rotary_embedding(g, cos, -swap_halves(sin))
+// because R^T = -R and R(g * s) = R(g) * swap_halves(s). So the backward is the op itself
+// (one fused pass; differentiable, so double backward works), for any cos and sin; with
+// HF's tables (equal halves) it is the rotation by -angle.
+//   dcos = sum_to(g * x, cos.shape)    dsin = sum_to(g * R(x), sin.shape)
 Tensor rotary_embedding(const Tensor& x, const Tensor& cos, const Tensor& sin) {
   check_float(x, "rotary_embedding");
   AG_CHECK(x.dim() >= 1 && x.shape()[x.dim() - 1] % 2 == 0, ShapeError,
@@ -68,17 +73,22 @@ Tensor rotary_embedding(const Tensor& x, const Tensor& cos, const Tensor& sin) {
                broadcast_shapes(x.shape(), cos.shape(), "rotary_embedding") == x.shape(),
            ShapeError, "rotary_embedding: cos/sin of shape ", cos.shape(),
            " must end in x's head dim and broadcast to x's shape ", x.shape(), " (e.g. (L, d) for x (B, h, L, d))");
+  // The kernel reads the tables laid out as x's trailing cos.dim() dims: expand the
+  // broadcast ones ((L, 1, d) -> (L, h, d); a small copy next to x).
+  Shape trailing;
+  for (int64_t i = x.dim() - cos.dim(); i < x.dim(); ++i) trailing.push_back(x.shape()[i]);
   Tensor out;
   {
-    NoGradGuard no_grad;
-    out = x * cos + rotate_half(x) * sin;
+    NoGradGuard no_grad;  // the expanded tables are kernel inputs only
+    out = K::rotary(x, K::contiguous(cos.expand(trailing)), K::contiguous(sin.expand(trailing)));
   }
-  const bool need = wants_grad(x) || wants_grad(cos) || wants_grad(sin);
+  const bool need_tables = wants_grad(cos) || wants_grad(sin);  // only their gradients read x
+  const bool need = wants_grad(x) || need_tables;
   return record("rotary_embedding", out, {x, cos, sin},
-                [sx = save_if(need, x), sc = save_if(need, cos), ss = save_if(need, sin), cs = cos.shape(),
+                [sx = save_if(need_tables, x), sc = save_if(need, cos), ss = save_if(need, sin), cs = cos.shape(),
                  sns = sin.shape()](const Tensor& g, NeedsGrad needs) {
                   Tensor dx, dc, ds;
-                  if (needs[0]) dx = g * sc.get() + rotate_half_t(g * ss.get());
+                  if (needs[0]) dx = rotary_embedding(g, sc.get(), neg(swap_halves(ss.get())));
                   if (needs[1]) dc = sum_to(g * sx.get(), cs);
                   if (needs[2]) ds = sum_to(g * rotate_half(sx.get()), sns);
                   return Grads{dx, dc, ds};

@@ -331,3 +331,22 @@ TEST_CASE("nn::SwiGLU: LLaMA's parameter names, shapes, the bias option, errors"
   os << ffn;
   CHECK(contains(os.str(), "SwiGLU(dim=4, hidden_dim=12, bias=false)"));
 }
+
+TEST_CASE("rms_norm and rotary_embedding kernels give the same bits on 1 and 2 threads") {
+  Generator gen(36);
+  Tensor x = randn({512, 300}, DType::f32, &gen), w = randn({300}, DType::f32, &gen);  // > 2 grains of rows
+  Tensor up = randn({512, 300}, DType::f32, &gen);
+  Tensor q = randn({8, 8, 64, 32}, DType::f32, &gen), upq = randn({8, 8, 64, 32}, DType::f32, &gen);
+  auto [c, s] = rotary_cos_sin(64, 32);
+  auto run = [&](int threads) {
+    set_num_threads(threads);
+    Tensor xl = leaf(x), wl = leaf(w), ql = leaf(q);
+    Tensor y = rms_norm(xl, {300}, wl), r = rotary_embedding(ql, c, s);
+    auto g = grad({y, r}, {xl, wl, ql}, {up, upq});
+    return std::vector<Tensor>{y, g[0], g[1], r, g[2]};
+  };
+  const int before = get_num_threads();
+  auto one = run(1), two = run(2);
+  set_num_threads(before);
+  for (std::size_t i = 0; i < one.size(); ++i) CHECK(max_abs_diff(one[i], two[i]) == 0.0);
+}

@@ -11,18 +11,38 @@ namespace ag::kernels {
 
 namespace {
 
+// sum_j a[j] * b[j] (* w[j] when w is given) in double, with four running sums so that
+// the additions do not wait on each other.
+template <class T>
+double dot(const T* a, const T* b, const T* w, int64_t n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t j = 0;
+  auto at = [&](int64_t k) { return static_cast<double>(a[k]) * static_cast<double>(w ? b[k] * w[k] : b[k]); };
+  if (w) {
+    for (; j + 4 <= n; j += 4) s0 += at(j), s1 += at(j + 1), s2 += at(j + 2), s3 += at(j + 3);
+  } else {
+    for (; j + 4 <= n; j += 4)
+      s0 += static_cast<double>(a[j]) * b[j], s1 += static_cast<double>(a[j + 1]) * b[j + 1],
+          s2 += static_cast<double>(a[j + 2]) * b[j + 2], s3 += static_cast<double>(a[j + 3]) * b[j + 3];
+  }
+  for (; j < n; ++j) s0 += at(j);
+  return (s0 + s1) + (s2 + s3);
+}
+
 // Rows [i0, i1) of (rows, n) contiguous x: y = x * rstd * w, and each row's rstd.
 template <class T>
 void rms_norm_rows(const T* px, const T* w, T* py, T* pr, int64_t i0, int64_t i1, int64_t n, double eps) {
   for (int64_t i = i0; i < i1; ++i) {
     const T* row = px + i * n;
-    double ss = 0;
-    for (int64_t j = 0; j < n; ++j) ss += static_cast<double>(row[j]) * static_cast<double>(row[j]);
+    const double ss = dot<T>(row, row, nullptr, n);
     const double rstd = 1.0 / std::sqrt(ss / static_cast<double>(n) + eps);
     pr[i] = static_cast<T>(rstd);
     const T tr = static_cast<T>(rstd);
     T* out = py + i * n;
-    for (int64_t j = 0; j < n; ++j) out[j] = w ? (row[j] * tr) * w[j] : row[j] * tr;
+    if (w)
+      for (int64_t j = 0; j < n; ++j) out[j] = (row[j] * tr) * w[j];
+    else
+      for (int64_t j = 0; j < n; ++j) out[j] = row[j] * tr;
   }
 }
 
@@ -34,15 +54,14 @@ void rms_norm_dx_rows(const T* px, const T* pg, const T* w, const T* pr, T* dx, 
                       int64_t n) {
   for (int64_t i = i0; i < i1; ++i) {
     const T *row = px + i * n, *gr = pg + i * n;
-    double s = 0;
-    for (int64_t j = 0; j < n; ++j) s += static_cast<double>(w ? gr[j] * w[j] : gr[j]) * row[j];
+    const double s = dot(row, gr, w, n);  // sum of x * g * w
     const double r = pr[i];
     const T a = static_cast<T>(r), c = static_cast<T>(r * r * r * s / static_cast<double>(n));
     T* out = dx + i * n;
-    for (int64_t j = 0; j < n; ++j) {
-      const T gw = w ? gr[j] * w[j] : gr[j];
-      out[j] = a * gw - row[j] * c;
-    }
+    if (w)
+      for (int64_t j = 0; j < n; ++j) out[j] = a * (gr[j] * w[j]) - row[j] * c;
+    else
+      for (int64_t j = 0; j < n; ++j) out[j] = a * gr[j] - row[j] * c;
   }
 }
 
