@@ -126,6 +126,18 @@ TEST_CASE("rotary_embedding: gradients equal the composite's, for x, cos and sin
   CHECK(max_abs_diff(y1, y2) < 1e-14);
   auto g1 = grad({sum(y1 * up)}, {x, c, s}), g2 = grad({sum(y2 * up)}, {x, c, s});
   for (int i = 0; i < 3; ++i) CHECK(max_abs_diff(g1[i], g2[i]) < 1e-13);
+  // Second derivatives (create_graph): the backward, itself a rotary_embedding, against
+  // the composite's.
+  Tensor v = randn({2, 3, 4, 6}, DType::f64, &gen);
+  auto second = [&](bool op) {
+    Tensor y = op ? rotary_embedding(x, c, s) : rope_composite(x, c, s);
+    Tensor gx = grad({sum(y * up)}, {x}, {}, true, /*create_graph=*/true)[0];
+    if (op) CHECK(gx.grad_fn()->name == std::string("rotary_embedding"));
+    return grad({sum(gx * v)}, {c, s});
+  };
+  auto h1 = second(true), h2 = second(false);
+  CHECK(max_abs_diff(h1[0], h2[0]) < 1e-13);
+  CHECK(max_abs_diff(h1[1], h2[1]) < 1e-13);
   // (B, L, h, d) with (L, 1, d) tables equals (B, h, L, d) with (L, d) tables, transposed.
   auto [tc, ts] = rotary_cos_sin(4, 6, 10000.0, 3, DType::f64);
   Tensor bhld = rotary_embedding(x.detach(), tc, ts);

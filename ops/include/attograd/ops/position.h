@@ -27,8 +27,10 @@ std::pair<Tensor, Tensor> rotary_cos_sin(int64_t length, int64_t head_dim, doubl
 // pair of equal shapes broadcastable to x's without enlarging it, ending in d: for the
 // (B, L, h, d) layout pass cos.unsqueeze(-2), (L, 1, d)). Returns x's shape and dtype;
 // cos and sin must have x's dtype, and d must be even.
-// Backward (the rotation's transpose): dx = g * cos + rotate_half^T(g * sin) with
-// rotate_half^T([y1, y2]) = [y2, -y1]; dcos = sum_to(g * x), dsin = sum_to(g * rotate_half(x)).
+// One fused pass over x. Backward (the rotation's transpose): dx = g * cos +
+// rotate_half^T(g * sin), rotate_half^T([y1, y2]) = [y2, -y1], which is this same op,
+// rotary_embedding(g, cos, -[sin2, sin1]) (so it is fused and differentiable again);
+// dcos = sum_to(g * x), dsin = sum_to(g * rotate_half(x)).
 Tensor rotary_embedding(const Tensor& x, const Tensor& cos, const Tensor& sin);
 
 }  // namespace ag
