@@ -3,7 +3,7 @@
 model fixtures the parity tests use (masked softmax, MultiheadAttention, Transformer,
 Embedding -> Linear -> LayerNorm -> cross-entropy) and the op-semantics fixtures of
 issue 10 (ops_special_values, ops_ties, ops_pad, ops_einsum, ops_losses, ops_scan_reduce,
-double_backward).
+double_backward) and the LLaMA blocks of issue 11 (rope, rms_norm, swiglu).
 
 Every file is float64, built from a fixed torch.manual_seed, and written as safetensors
 by this script itself (8-byte little-endian header length, compact JSON header with the
@@ -728,12 +728,96 @@ def gqa():
     return t, meta
 
 
+# ---- issue 11: LLaMA's building blocks (see tests/fixtures/README.md) -------------------
+
+def _rotate_half(x):
+    """Hugging Face's LLaMA: [x1, x2] -> [-x2, x1] over the halves of the last dim."""
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rope():
+    # HF's LlamaRotaryEmbedding + apply_rotary_pos_emb (tables in float64 here; HF builds
+    # inv_freq in float32), positions offset .. offset + L - 1 taken from a table of
+    # max_position rows through position_ids, as HF's cached decoding does.
+    torch.manual_seed(21)
+    B, h, L, d, max_position = 2, 2, 5, 8, 16
+    t = {}
+    for name, base, offset in [("base10000.offset0", 10000.0, 0), ("base500.offset7", 500.0, 7)]:
+        inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
+        pos = torch.arange(max_position, dtype=torch.float64)
+        freqs = torch.einsum("i,j->ij", pos, inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)  # (max_position, d)
+        position_ids = torch.arange(offset, offset + L)
+        cos, sin = emb.cos()[position_ids], emb.sin()[position_ids]  # (L, d)
+        q = torch.randn(B, h, L, d, requires_grad=True)
+        out = q * cos + _rotate_half(q) * sin
+        G = torch.randn(out.shape)
+        (gq,) = torch.autograd.grad((out * G).sum(), [q])
+        t.update({f"{name}.cos": cos, f"{name}.sin": sin, f"{name}.input.x": q.detach(),
+                  f"{name}.output": out.detach(), f"{name}.upstream": G, f"{name}.grad.input.x": gq})
+    meta = {"model": "out = x * cos + rotate_half(x) * sin, rotate_half([x1, x2]) = [-x2, x1]; "
+                     "cos/sin rows = positions offset..offset+L-1, inv_freq = 1/base^(2i/d), "
+                     "columns i and i+d/2 share frequency i (HF LlamaRotaryEmbedding)",
+            "shapes": "x (B 2, h 2, L 5, d 8); grad = d sum(out * upstream) / d x"}
+    return t, meta
+
+
+def _rms_norm(x, n_dims, weight, eps):
+    """PyTorch 2.4's rms_norm composite (torch 1.13 has none)."""
+    dims = tuple(range(-n_dims, 0))
+    if eps is None:
+        eps = torch.finfo(x.dtype).eps
+    y = x * torch.rsqrt(x.pow(2).mean(dims, keepdim=True) + eps)
+    return y if weight is None else y * weight
+
+
+def rms_norm():
+    torch.manual_seed(22)
+    t = {}
+    for name, shape, norm, affine, eps in [("last_dim", (3, 4, 8), (8,), True, 1e-6),
+                                           ("two_dims_no_weight", (3, 4, 8), (4, 8), False, None)]:
+        x = (torch.randn(shape) * 2 + 0.5).requires_grad_()
+        w = (1 + 0.1 * torch.randn(norm)).requires_grad_() if affine else None
+        out = _rms_norm(x, len(norm), w, eps)
+        G = torch.randn(out.shape)
+        leaves = [x] + ([w] if affine else [])
+        grads = torch.autograd.grad((out * G).sum(), leaves)
+        t.update({f"{name}.input.x": x.detach(), f"{name}.output": out.detach(),
+                  f"{name}.upstream": G, f"{name}.grad.input.x": grads[0]})
+        if affine:
+            t.update({f"{name}.param.weight": w.detach(), f"{name}.grad.param.weight": grads[1]})
+    meta = {"model": "y = x * rsqrt(mean(x^2 over normalized dims) + eps) * weight (PyTorch 2.4 rms_norm)",
+            "last_dim": "normalized_shape (8,), weight, eps 1e-6",
+            "two_dims_no_weight": "normalized_shape (4, 8), no weight, eps None = finfo(float64).eps"}
+    return t, meta
+
+
+def swiglu():
+    # LLaMA's FeedForward: w2(silu(w1(x)) * w3(x)), Linear layers without bias.
+    torch.manual_seed(23)
+    dim, hidden = 6, 10
+    mods = {n: torch.nn.Linear(i, o, bias=False)
+            for n, i, o in [("w1", dim, hidden), ("w2", hidden, dim), ("w3", dim, hidden)]}
+    x = torch.randn(2, 3, dim, requires_grad=True)  # (B, L, E)
+    out = mods["w2"](F.silu(mods["w1"](x)) * mods["w3"](x))
+    G = torch.randn(out.shape)
+    (out * G).sum().backward()
+    t = {"input.x": x.detach(), "output": out.detach(), "upstream": G, "grad.input.x": x.grad.clone()}
+    for n, m in mods.items():
+        t[f"param.{n}.weight"] = m.weight.detach().clone()
+        t[f"grad.param.{n}.weight"] = m.weight.grad.clone()
+    meta = {"model": "out = w2(silu(w1(x)) * w3(x)), w1, w3 Linear(6, 10), w2 Linear(10, 6), no bias",
+            "loss": "sum(out * upstream)"}
+    return t, meta
+
+
 # ---- driver ---------------------------------------------------------------------
 
 FIXTURES = [masked_softmax, mha_worked_example, mha_self_causal, mha_cross_kdim_vdim,
             mha_additive_nobias, transformer_post_norm, layers_and_loss,
             ops_special_values, ops_ties, ops_pad, ops_einsum, ops_losses, ops_scan_reduce,
-            double_backward, gqa]
+            double_backward, gqa, rope, rms_norm, swiglu]
 
 
 def make(out_dir, only=None):

@@ -14,6 +14,7 @@
 #include "attograd/nn_ops.h"
 #include "attograd/ops/indexing.h"
 #include "attograd/ops/loss.h"
+#include "attograd/ops/position.h"
 #include "attograd/ops/pointwise.h"
 #include "attograd/ops/reduction.h"
 #include "attograd/ops/shaping.h"

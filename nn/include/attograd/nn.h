@@ -7,6 +7,7 @@
 #include "attograd/nn/gqa.h"
 #include "attograd/nn/init.h"
 #include "attograd/nn/layers.h"
+#include "attograd/nn/llama.h"
 #include "attograd/nn/loss.h"
 #include "attograd/nn/module.h"
 #include "attograd/nn/transformer.h"

@@ -104,3 +104,17 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& targets, const NLLOptions
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean);
 
 }  // namespace ag
+
+namespace ag {
+
+// ---- RMS normalization (ops/rms_norm.cpp) ----
+// PyTorch 2.4's torch.nn.functional.rms_norm: over the trailing dims given by
+// normalized_shape,  y = x * rsqrt(mean(x^2) + eps) * weight  (weight of that shape,
+// optional; no mean is subtracted and there is no bias). eps defaults to the machine
+// epsilon of x's dtype (torch.finfo(x.dtype).eps: 2^-23 for f32, 2^-52 for f64).
+// A fused primitive (one pass per row forward and backward); under create_graph its
+// backward differentiates the composite formula above, so second derivatives work.
+Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
+                std::optional<double> eps = std::nullopt);
+
+}  // namespace ag
