@@ -107,7 +107,13 @@ TensorFn1 grad_of(TensorFn1 f) {
 }
 
 template <class T>
-T pow_ref(T v, double e) { return std::pow(v, T(e)); }
+// torch 1.13: 0.5 and -0.5 take sqrt and rsqrt; other exponents std::pow in double (an
+// f32 tensor's pow(1e30, 0.3) is 1e9 in torch, powf(1e30f, 0.3f) is 1000000832).
+T pow_ref(T v, double e) {
+  if (e == 0.5) return std::sqrt(v);
+  if (e == -0.5) return T(1) / std::sqrt(v);
+  return static_cast<T>(std::pow(static_cast<double>(v), e));
+}
 
 // Transcendental bounds: the max ulp distance of the xsimd vector forms from std:: (glibc)
 // measured over these values and 2e6 random ones (|x| in [1e-300, 1e300]), SSE2 build.
