@@ -93,3 +93,23 @@ TEST_CASE("sampling filters: temperature 0, top-k and top-p") {
   o.top_p = 0.4;  // the most likely class alone
   CHECK(next_token_probs(logits, o).to_vector<double>() == std::vector<double>{1, 0, 0, 0});
 }
+
+TEST_CASE("a run resumed from a checkpoint continues exactly (model, optimizer, schedule, data, dropout)") {
+  Corpus corpus = make_corpus(paragraph(), 0.1, 17);
+  Config c;
+  c.context = 16, c.d_model = 16, c.heads = 2, c.layers = 1, c.batch = 4, c.steps = 12, c.warmup = 3;
+  c.dropout = 0.1, c.seed = 9;
+  const int64_t V = corpus.vocab.size();
+  const std::string path = std::string(AG_TMP_DIR) + "/test_lm_checkpoint.safetensors";
+  Run a(c, V);
+  for (int i = 0; i < 6; ++i) train_step(a, corpus.train);
+  save_checkpoint(path, *a.model, &a.opt, &a.sched, {{"data_gen", a.data_gen.state()}});
+  for (int i = 0; i < 6; ++i) train_step(a, corpus.train);
+  Run b(c, V);
+  Metadata extra = load_checkpoint(path, *b.model, &b.opt, &b.sched);
+  b.data_gen.set_state(extra.at("data_gen"));
+  CHECK(b.sched.last_step() == 6);
+  for (int i = 0; i < 6; ++i) train_step(b, corpus.train);
+  for (std::size_t i = 0; i < a.model->parameters().size(); ++i)
+    CHECK(allclose(a.model->parameters()[i], b.model->parameters()[i], 0.0, 0.0));
+}

@@ -122,7 +122,7 @@ struct Series {
 // positive.
 inline void line_chart(const std::string& path, const std::string& title, const std::vector<Series>& series,
                        const std::string& xlabel, const std::string& ylabel) {
-  const int W = 720, H = 440, L = 80, R = 20, T = 40, B = 60;
+  const int W = 720, H = 450, L = 80, R = 20, T = 50, B = 60;
   Canvas c(W, H);
   const Color axis{40, 40, 40}, grid{225, 225, 225};
   c.text(L, 12, title, axis, 3);
@@ -164,7 +164,7 @@ inline void line_chart(const std::string& path, const std::string& title, const 
     }
   }
   c.text(W / 2 - 30, H - 24, xlabel, axis);
-  c.text(4, T - 14, ylabel + (logy ? " (LOG)" : ""), axis);
+  c.text(4, T - 17, ylabel + (logy ? " (LOG)" : ""), axis);
   c.save(path);
 }
 

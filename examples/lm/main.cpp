@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> data = default_text_files();
   std::string out = "runs/lm", prompt = "The ";
   int threads = 2;
-  int64_t eval_every = 250, checkpoint_every = 500, max_new_tokens = 400;
+  int64_t eval_every = 100, checkpoint_every = 200, max_new_tokens = 400;
   uint64_t sample_seed = 1;
   bool resume = false;
   CLI::App app{"Train a character-level GPT on English text and sample from it."};
@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
       val_curve.xs.push_back(static_cast<double>(step));
       val_curve.ys.push_back(last_val);
     };
+    auto val_text = [&] { return std::isnan(last_val) ? std::string("-") : plot::fmt(last_val, 3); };
     while (run.sched.last_step() < c.steps) {
       StepStats s = train_step(run, corpus.train);
       tokens += s.tokens;
@@ -133,12 +134,13 @@ int main(int argc, char** argv) {
       const double tps = static_cast<double>(tokens) / std::max(train_secs, 1e-9);
       const double eta = seconds_since(t0) / static_cast<double>(s.step - first) * static_cast<double>(c.steps - s.step);
       if (tty) {
-        std::fprintf(stderr, "\rstep %5lld/%lld  loss %.3f  held-out %.3f  lr %.2e  %6.0f tok/s  ETA %4.0fs ",
-                     static_cast<long long>(s.step), static_cast<long long>(c.steps), smooth, last_val, s.lr, tps, eta);
+        std::fprintf(stderr, "\rstep %5lld/%lld  loss %.3f  held-out %s  lr %.2e  %6.0f tok/s  ETA %4.0fs ",
+                     static_cast<long long>(s.step), static_cast<long long>(c.steps), smooth, val_text().c_str(), s.lr,
+                     tps, eta);
         if (s.step == c.steps) std::fprintf(stderr, "\n");
       } else if (s.step % 50 == 0 || s.step == c.steps) {
-        log().info("step {}/{} loss {:.4f} held-out {:.4f} lr {:.2e} |g| {:.2f} {:.0f} tok/s ETA {:.0f}s", s.step,
-                   c.steps, smooth, last_val, s.lr, s.grad_norm, tps, eta);
+        log().info("step {}/{} loss {:.4f} held-out {} lr {:.2e} |g| {:.2f} {:.0f} tok/s ETA {:.0f}s", s.step,
+                   c.steps, smooth, val_text(), s.lr, s.grad_norm, tps, eta);
       }
       if (checkpoint_every > 0 && (s.step % checkpoint_every == 0 || s.step == c.steps))
         save_checkpoint(ckpt, *run.model, &run.opt, &run.sched, {{"data_gen", run.data_gen.state()}});
@@ -169,7 +171,7 @@ int main(int argc, char** argv) {
 
     // ---- files ----
     if (!train_curve.xs.empty() || !val_curve.xs.empty())
-      plot::line_chart(out + "/loss.png", "CHARACTER LM LOSS", {train_curve, val_curve}, "STEP", "NATS PER CHAR");
+      plot::line_chart(out + "/loss.png", "CHARACTER LM LOSS", {train_curve, val_curve}, "STEP", "NATS/CHAR");
     nn::save(*run.model, out + "/model.safetensors");
     {  // a held-out batch and our logits, for tools/check_lm_model.py
       NoGradGuard no_grad;

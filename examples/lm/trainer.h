@@ -15,8 +15,8 @@ namespace lm {
 struct Config {
   int64_t context = 128, d_model = 128, heads = 4, layers = 4;
   double dropout = 0.0;
-  int64_t batch = 32, accum = 1, steps = 2000, warmup = 100;
-  double lr = 2e-3, weight_decay = 0.1, clip = 1.0, beta2 = 0.99;
+  int64_t batch = 32, accum = 1, steps = 800, warmup = 100;
+  double lr = 3e-3, weight_decay = 0.1, clip = 1.0, beta2 = 0.99;
   uint64_t seed = 1;
 
   GPTOptions model_options(int64_t vocab) const {
