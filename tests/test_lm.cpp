@@ -23,6 +23,12 @@ std::string paragraph() {
   return s;
 }
 
+// Tiny matrices: one thread, so that OpenBLAS's workers do not spin on a shared machine.
+const bool single_thread = [] {
+  set_num_threads(1);
+  return true;
+}();
+
 }  // namespace
 
 TEST_CASE("a tiny GPT beats the bigram baseline on held-out text") {
