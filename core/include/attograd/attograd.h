@@ -16,6 +16,7 @@
 #include "attograd/ops/loss.h"
 #include "attograd/ops/position.h"
 #include "attograd/ops/pointwise.h"
+#include "attograd/ops/random.h"
 #include "attograd/ops/reduction.h"
 #include "attograd/ops/shaping.h"
 #include "attograd/nn.h"

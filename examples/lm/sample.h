@@ -1,0 +1,28 @@
+#pragma once
+// Text generation: temperature, top-k and nucleus (top-p) filtering of the next
+// character's distribution, then a draw with multinomial. Decoding recomputes the model
+// on the last `context` tokens at every step (no KV cache yet).
+#include <string>
+#include <vector>
+
+#include "data.h"
+#include "gpt.h"
+
+namespace lm {
+
+struct SamplingOptions {
+  double temperature = 0.8;  // 0: greedy (argmax)
+  int64_t top_k = 0;         // keep the k most likely characters (0: all)
+  double top_p = 0.95;       // keep the smallest set whose probability reaches top_p (1: all)
+};
+
+// logits (V) -> the filtered next-token distribution (V), f64, summing to 1. With
+// temperature 0 it is one-hot at the argmax.
+Tensor next_token_probs(const Tensor& logits, const SamplingOptions& o);
+
+// Appends `n` sampled tokens to `ids` (the prompt, at least one token); returns the
+// new tokens only.
+std::vector<int64_t> generate(GPT& model, std::vector<int64_t> ids, int64_t n, const SamplingOptions& o,
+                              Generator& gen);
+
+}  // namespace lm

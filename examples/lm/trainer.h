@@ -1,0 +1,53 @@
+#pragma once
+// Training for the character-level LM, shared by the lm binary and tests/test_lm.cpp:
+// AdamW (decoupled weight decay on the Linear weights only: biases, norms and
+// embeddings form a group without decay), linear warm-up then cosine decay to lr/10,
+// global gradient clipping, gradient accumulation over `accum` micro-batches, and the
+// held-out loss over every window of the validation split.
+#include <string>
+#include <vector>
+
+#include "data.h"
+#include "gpt.h"
+
+namespace lm {
+
+struct Config {
+  int64_t context = 128, d_model = 128, heads = 4, layers = 4;
+  double dropout = 0.0;
+  int64_t batch = 32, accum = 1, steps = 800, warmup = 100;
+  double lr = 3e-3, weight_decay = 0.1, clip = 1.0, beta2 = 0.99;
+  uint64_t seed = 1;
+
+  GPTOptions model_options(int64_t vocab) const {
+    return GPTOptions(vocab).context(context).d_model(d_model).heads(heads).layers(layers).dropout(dropout);
+  }
+};
+
+// The two AdamW groups: weights of Linear layers (decay) and everything else (none).
+std::vector<optim::ParamGroup<optim::AdamWOptions>> param_groups(const GPT& model, const Config& c);
+
+// Everything a run owns, so that a checkpoint captures and restores all of it.
+struct Run {
+  Config config;
+  GPT model;
+  optim::AdamW opt;
+  optim::CosineAnnealingLR sched;
+  Generator data_gen;
+  Run(const Config& c, int64_t vocab);
+};
+
+struct StepStats {
+  int64_t step;      // optimizer steps taken, this one included
+  double loss;       // mean over the accumulated micro-batches (nats per character)
+  double lr, grad_norm;
+  int64_t tokens;    // characters predicted
+};
+
+// One optimizer step over config.accum micro-batches of random training windows.
+StepStats train_step(Run& r, const std::vector<int64_t>& train_ids);
+
+// Mean cross-entropy (nats per character) over the batches, in eval mode, no graph.
+double evaluate(GPT& model, const std::vector<Batch>& batches);
+
+}  // namespace lm

@@ -1,0 +1,61 @@
+// multinomial: inverse-CDF sampling per row, in double whatever the input dtype.
+#include "attograd/ops/random.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "op_util.h"
+
+namespace ag {
+
+// Index of the class that u in [0, total) falls into on the running sums `cdf` (C):
+// the first c with cdf[c] > u. A class of weight 0 has cdf[c] == cdf[c - 1], so u can
+// never land on it; u * total rounding up to total falls back to the last class of
+// non-zero weight.
+static int64_t draw(const std::vector<double>& cdf, const std::vector<double>& w, double u) {
+  const auto C = static_cast<int64_t>(cdf.size());
+  auto c = static_cast<int64_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+  if (c < C) return c;
+  for (c = C - 1; c > 0 && w[static_cast<std::size_t>(c)] <= 0;) --c;
+  return c;
+}
+
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, Generator* gen) {
+  AG_CHECK(probs.dim() == 1 || probs.dim() == 2, ShapeError, "multinomial: probs must be 1-D (C) or 2-D (N, C), got shape ",
+           probs.shape());
+  AG_CHECK(probs.is_floating_point(), DTypeError, "multinomial: probs must be floating (f32, f64), got ", probs.dtype(),
+           " with shape ", probs.shape());
+  const int64_t C = probs.size(-1), N = probs.dim() == 2 ? probs.size(0) : 1;
+  AG_CHECK(C > 0, ShapeError, "multinomial: probs shape ", probs.shape(), " has no classes");
+  AG_CHECK(num_samples > 0, ValueError, "multinomial: num_samples must be positive, got ", num_samples);
+  AG_CHECK(replacement || num_samples <= C, ValueError, "multinomial: cannot draw ", num_samples,
+           " samples without replacement from ", C, " classes (probs shape ", probs.shape(), ")");
+  Generator& g = gen ? *gen : default_generator();
+  const std::vector<double> p = probs.to_vector<double>();  // (N * C) row-major
+  std::vector<int64_t> out(static_cast<std::size_t>(N * num_samples));
+  std::vector<double> w(static_cast<std::size_t>(C)), cdf(w.size());
+  for (int64_t n = 0; n < N; ++n) {
+    int64_t nonzero = 0;
+    for (int64_t c = 0; c < C; ++c) {
+      double v = p[static_cast<std::size_t>(n * C + c)];
+      AG_CHECK(std::isfinite(v) && v >= 0, ValueError, "multinomial: probs must be finite and non-negative, row ", n,
+               " class ", c, " is ", v, " (shape ", probs.shape(), ")");
+      w[static_cast<std::size_t>(c)] = v;
+      nonzero += v > 0;
+    }
+    AG_CHECK(nonzero > 0, ValueError, "multinomial: row ", n, " of probs (shape ", probs.shape(), ") sums to 0");
+    AG_CHECK(replacement || num_samples <= nonzero, ValueError, "multinomial: row ", n, " has ", nonzero,
+             " classes of non-zero weight, fewer than the ", num_samples, " samples drawn without replacement");
+    for (int64_t s = 0; s < num_samples; ++s) {
+      if (s == 0 || !replacement) std::partial_sum(w.begin(), w.end(), cdf.begin());
+      int64_t c = draw(cdf, w, g.uniform() * cdf.back());
+      out[static_cast<std::size_t>(n * num_samples + s)] = c;
+      if (!replacement) w[static_cast<std::size_t>(c)] = 0;  // drawn at most once
+    }
+  }
+  return Tensor::from_vector(out, probs.dim() == 2 ? Shape{N, num_samples} : Shape{num_samples});
+}
+
+}  // namespace ag

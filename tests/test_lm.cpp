@@ -1,0 +1,121 @@
+// End to end: a tiny character-level GPT, trained for a few hundred steps with the lm
+// example's own model, data and training step on a built-in English paragraph, must
+// beat a bigram model's held-out loss on the same split; sampling filters behave.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "../examples/lm/sample.h"
+#include "../examples/lm/trainer.h"
+
+using namespace lm;
+
+namespace {
+
+// A short paragraph repeated with small changes, so that the held-out tail is predictable
+// from context but not from the previous character alone.
+std::string paragraph() {
+  std::string s;
+  const char* names[] = {"the program", "the library", "the work", "the software"};
+  for (int i = 0; i < 24; ++i)
+    s += std::string("You may copy and distribute ") + names[i % 4] +
+         " in any medium, provided that you keep intact all notices. ";
+  return s;
+}
+
+// Tiny matrices: one thread, so that OpenBLAS's workers do not spin on a shared machine.
+const bool single_thread = [] {
+  set_num_threads(1);
+  return true;
+}();
+
+}  // namespace
+
+TEST_CASE("a tiny GPT beats the bigram baseline on held-out text") {
+  Corpus corpus = make_corpus(paragraph(), 0.1, 33);
+  Config c;
+  c.context = 32, c.d_model = 32, c.heads = 2, c.layers = 2, c.batch = 16, c.steps = 250, c.warmup = 20;
+  c.lr = 3e-3, c.seed = 3;
+  const int64_t V = corpus.vocab.size();
+  Run run(c, V);
+  const std::vector<Batch> val = sequential_windows(corpus.val, 64, c.context);
+  const double bigram = bigram_loss(corpus.train, corpus.val, V, c.context);
+  const double before = evaluate(run.model, val);
+  StepStats s{};
+  for (int64_t i = 0; i < c.steps; ++i) s = train_step(run, corpus.train);
+  const double after = evaluate(run.model, val);
+  MESSAGE("held-out loss " << before << " -> " << after << " nats/char (bigram " << bigram << ", last train "
+                           << s.loss << ")");
+  CHECK(std::abs(before - std::log(static_cast<double>(V))) < 0.3);  // ~uniform at init
+  CHECK(s.step == c.steps);
+  CHECK(after < bigram);
+  CHECK(after < 0.5 * bigram);  // the context pins down most characters of this text
+}
+
+TEST_CASE("gradient accumulation: two micro-batches of B match one batch of 2B") {
+  Corpus corpus = make_corpus(paragraph(), 0.1, 17);
+  Config c;
+  c.context = 16, c.d_model = 16, c.heads = 2, c.layers = 1, c.batch = 8, c.steps = 10, c.seed = 5;
+  Config wide = c;
+  wide.batch = 16;
+  c.accum = 2;
+  Run a(c, corpus.vocab.size()), b(wide, corpus.vocab.size());
+  // Same data: b's single batch of 16 draws the same 16 window starts as a's two of 8.
+  StepStats sa = train_step(a, corpus.train), sb = train_step(b, corpus.train);
+  CHECK(sa.tokens == sb.tokens);
+  CHECK(std::abs(sa.loss - sb.loss) < 1e-5);
+  CHECK(std::abs(sa.grad_norm - sb.grad_norm) < 1e-4 * sb.grad_norm);
+  for (std::size_t i = 0; i < a.model->parameters().size(); ++i)
+    CHECK(allclose(a.model->parameters()[i], b.model->parameters()[i], 1e-4, 1e-6));
+}
+
+TEST_CASE("data: vocabulary from the training split, unknown characters, windows") {
+  Corpus corpus = make_corpus("abcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcab~~~", 0.1, 4);
+  CHECK(corpus.vocab.size() == 4);  // a, b, c and the reserved unknown id
+  CHECK(corpus.vocab.decode(corpus.vocab.encode("cab~")) == "cab?");
+  CHECK(corpus.val.back() == CharVocab::kUnknown);
+  Generator g(1);
+  Batch b = random_windows(corpus.train, 5, 6, g);
+  auto x = b.x.to_vector<int64_t>(), y = b.y.to_vector<int64_t>();
+  for (std::size_t i = 0; i < x.size(); ++i) CHECK(y[i] == x[i] % 3 + 1);  // a->b->c->a
+  CHECK_THROWS_AS(make_corpus("abc", 0.1, 4), ValueError);
+  CHECK_THROWS_AS(read_texts({"/nonexistent/file"}), IOError);
+}
+
+TEST_CASE("sampling filters: temperature 0, top-k and top-p") {
+  Tensor logits = Tensor::from_vector(std::vector<float>{std::log(0.5f), std::log(0.3f), std::log(0.15f), std::log(0.05f)});
+  SamplingOptions o;
+  o.temperature = 0;
+  CHECK(next_token_probs(logits, o).to_vector<double>() == std::vector<double>{1, 0, 0, 0});
+  o.temperature = 1, o.top_p = 1, o.top_k = 2;
+  auto k2 = next_token_probs(logits, o).to_vector<double>();
+  CHECK(k2[0] == doctest::Approx(0.625));  // 0.5 / 0.8
+  CHECK(k2[2] == 0.0);
+  CHECK(k2[3] == 0.0);
+  o.top_k = 0, o.top_p = 0.9;  // 0.5 + 0.3 < 0.9 <= 0.95: three classes kept
+  auto p9 = next_token_probs(logits, o).to_vector<double>();
+  CHECK(p9[2] == doctest::Approx(0.15 / 0.95));
+  CHECK(p9[3] == 0.0);
+  o.top_p = 0.4;  // the most likely class alone
+  CHECK(next_token_probs(logits, o).to_vector<double>() == std::vector<double>{1, 0, 0, 0});
+}
+
+TEST_CASE("a run resumed from a checkpoint continues exactly (model, optimizer, schedule, data, dropout)") {
+  Corpus corpus = make_corpus(paragraph(), 0.1, 17);
+  Config c;
+  c.context = 16, c.d_model = 16, c.heads = 2, c.layers = 1, c.batch = 4, c.steps = 12, c.warmup = 3;
+  c.dropout = 0.1, c.seed = 9;
+  const int64_t V = corpus.vocab.size();
+  const std::string path = std::string(AG_TMP_DIR) + "/test_lm_checkpoint.safetensors";
+  Run a(c, V);
+  for (int i = 0; i < 6; ++i) train_step(a, corpus.train);
+  save_checkpoint(path, *a.model, &a.opt, &a.sched, {{"data_gen", a.data_gen.state()}});
+  for (int i = 0; i < 6; ++i) train_step(a, corpus.train);
+  Run b(c, V);
+  Metadata extra = load_checkpoint(path, *b.model, &b.opt, &b.sched);
+  b.data_gen.set_state(extra.at("data_gen"));
+  CHECK(b.sched.last_step() == 6);
+  for (int i = 0; i < 6; ++i) train_step(b, corpus.train);
+  for (std::size_t i = 0; i < a.model->parameters().size(); ++i)
+    CHECK(allclose(a.model->parameters()[i], b.model->parameters()[i], 0.0, 0.0));
+}
