@@ -57,14 +57,14 @@ int main(int argc, char** argv) {
   app.add_option("--heads", c.heads, "attention heads")->check(CLI::PositiveNumber);
   app.add_option("--kv-heads", c.kv_heads, "key/value heads shared by the query heads (grouped-query attention)")
       ->check(CLI::PositiveNumber)
-      ->default_str("= --heads");
+      ->default_str("heads");
   app.add_option("--norm", norm, "normalization: layer (LayerNorm) or rms (RMSNorm)")
       ->check(CLI::IsMember({"layer", "rms"}));
   app.add_option("--pos", pos, "positions: learned (embedding table) or rope (rotary, on q and k)")
       ->check(CLI::IsMember({"learned", "rope"}));
   app.add_option("--mlp", mlp, "feed-forward: gelu (4E wide) or swiglu (8E/3 wide, 3 matrices)")
       ->check(CLI::IsMember({"gelu", "swiglu"}));
-  app.add_flag("--tie", c.tie, "tie the output head to the token embedding");
+  app.add_flag("--tie", c.tie, "tie the output head to the token embedding (default: separate)");
   app.add_option("--layers", c.layers, "Transformer blocks")->check(CLI::PositiveNumber);
   app.add_option("--dropout", c.dropout, "dropout probability")->check(CLI::Range(0.0, 0.99));
   app.add_option("--batch", c.batch, "windows per micro-batch")->check(CLI::PositiveNumber);
