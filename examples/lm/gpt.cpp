@@ -45,7 +45,8 @@ MLPImpl::MLPImpl(const GPTOptions& o) : Module("MLP") {
 Tensor MLPImpl::forward(const Tensor& x) { return proj(gelu(fc(x))); }
 
 // ---- Block ----
-BlockImpl::BlockImpl(const GPTOptions& o, nn::RotaryEmbedding rope_) : Module("Block"), options(o), rope(std::move(rope_)) {
+BlockImpl::BlockImpl(const GPTOptions& o, nn::RotaryEmbedding rope_)
+    : Module("Block"), options(o), rope(std::move(rope_)) {
   const int64_t g = o.kv_heads().value_or(o.heads());
   AG_CHECK(o.d_model() % o.heads() == 0, ValueError, "GPT: d_model ", o.d_model(), " is not divisible by heads ",
            o.heads());
@@ -118,8 +119,8 @@ GPTImpl::GPTImpl(const GPTOptions& o) : Module("GPT"), options(o) {
   } else {
     AG_CHECK((o.d_model() / o.heads()) % 2 == 0, ValueError, "GPT: rope needs an even head dim, got d_model ",
              o.d_model(), " / heads ", o.heads());
-    rope = register_module("rope", nn::RotaryEmbedding(nn::RotaryEmbeddingOptions(o.d_model() / o.heads())
-                                                           .max_position(o.context())));
+    rope = register_module(
+        "rope", nn::RotaryEmbedding(nn::RotaryEmbeddingOptions(o.d_model() / o.heads()).max_position(o.context())));
   }
   drop = register_module("drop", nn::Dropout(o.dropout()));
   blocks = register_module("blocks", nn::ModuleList());
@@ -138,7 +139,7 @@ Tensor GPTImpl::embed(const Tensor& ids, int64_t offset) {
   const int64_t T = ids.size(1);
   AG_CHECK(T >= 1 && offset + T <= options.context(), ShapeError, "GPT: positions ", offset, " .. ", offset + T - 1,
            " must lie in [0, context = ", options.context(), ") (ids shape ", ids.shape(), ")");
-  Tensor x = tok_emb(ids);  // (B, T, E)
+  Tensor x = tok_emb(ids);                                               // (B, T, E)
   if (!pos_emb.is_empty()) x = x + pos_emb(arange(offset, offset + T));  // + (T, E)
   return drop(x);
 }
@@ -163,8 +164,8 @@ void GPTImpl::pretty_print(std::ostream& os) const {
      << ", heads=" << options.heads() << ", kv_heads=" << options.kv_heads().value_or(options.heads())
      << ", layers=" << options.layers() << ", norm=" << (options.norm() == Norm::layer ? "layer" : "rms")
      << ", pos=" << (options.pos() == Position::learned ? "learned" : "rope")
-     << ", mlp=" << (options.mlp() == MlpKind::gelu ? "gelu" : "swiglu") << ", tie=" << (options.tie() ? "true" : "false")
-     << ", dropout=" << options.dropout() << ')';
+     << ", mlp=" << (options.mlp() == MlpKind::gelu ? "gelu" : "swiglu")
+     << ", tie=" << (options.tie() ? "true" : "false") << ", dropout=" << options.dropout() << ')';
 }
 
 }  // namespace lm

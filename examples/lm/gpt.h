@@ -49,7 +49,7 @@ struct GPTOptions {
   AG_ARG(Norm, norm) = Norm::layer;
   AG_ARG(Position, pos) = Position::learned;
   AG_ARG(MlpKind, mlp) = MlpKind::gelu;
-  AG_ARG(bool, tie) = false;       // head.weight is tok_emb.weight
+  AG_ARG(bool, tie) = false;  // head.weight is tok_emb.weight
 };
 
 // SwiGLU's hidden width for these options: 2/3 of the GELU MLP's, rounded up to 8.

@@ -126,11 +126,12 @@ int main(int argc, char** argv) {
       run.data_gen.set_state(extra.at("data_gen"));
       log().info("resumed from {} at step {}", ckpt, run.sched.last_step());
     }
-    log().info("{} training + {} held-out characters, vocabulary {}; {} parameters; context {}, d_model {}, {} heads "
-               "({} kv), {} layers, norm {}, pos {}, mlp {}{}, batch {} x {} accumulated, {} steps",
-               corpus.train.size(), corpus.val.size(), V, run.model->num_parameters(), c.context, c.d_model, c.heads,
-               c.kv_heads > 0 ? c.kv_heads : c.heads, c.layers, norm, pos, mlp, c.tie ? ", tied head" : "", c.batch,
-               c.accum, c.steps);
+    log().info(
+        "{} training + {} held-out characters, vocabulary {}; {} parameters; context {}, d_model {}, {} heads "
+        "({} kv), {} layers, norm {}, pos {}, mlp {}{}, batch {} x {} accumulated, {} steps",
+        corpus.train.size(), corpus.val.size(), V, run.model->num_parameters(), c.context, c.d_model, c.heads,
+        c.kv_heads > 0 ? c.kv_heads : c.heads, c.layers, norm, pos, mlp, c.tie ? ", tied head" : "", c.batch, c.accum,
+        c.steps);
     log().info("held-out bigram baseline: {:.4f} nats/char", bigram);
 
     // ---- training ----
@@ -181,7 +182,8 @@ int main(int argc, char** argv) {
     double gen_tps = 0;
     if (max_new_tokens > 0) {
       auto tg = Clock::now();
-      sample = corpus.vocab.decode(generate(run.model, corpus.vocab.encode(prompt), max_new_tokens, so, sample_gen, !no_cache));
+      sample = corpus.vocab.decode(
+          generate(run.model, corpus.vocab.encode(prompt), max_new_tokens, so, sample_gen, !no_cache));
       gen_tps = static_cast<double>(max_new_tokens) / std::max(seconds_since(tg), 1e-9);
     }
 
@@ -190,9 +192,9 @@ int main(int argc, char** argv) {
               << "training: " << run.sched.last_step() << " steps, " << plot::fmt(train_secs, 1) << " s in this run, "
               << plot::fmt(train_tps, 0) << " tokens/s\n";
     if (max_new_tokens > 0)
-      std::cout << "generation: " << max_new_tokens << " characters at " << plot::fmt(gen_tps, 1)
-                << " tokens/s ("
-                << (no_cache ? "full recomputation over the last " + std::to_string(c.context) : std::string("KV cache"))
+      std::cout << "generation: " << max_new_tokens << " characters at " << plot::fmt(gen_tps, 1) << " tokens/s ("
+                << (no_cache ? "full recomputation over the last " + std::to_string(c.context)
+                             : std::string("KV cache"))
                 << ")\n\n"
                 << prompt << sample << "\n\n";
 
@@ -208,25 +210,59 @@ int main(int argc, char** argv) {
       eval_set.insert("x", x);
       eval_set.insert("logits", run.model(x));
       save_safetensors(out + "/eval.safetensors", eval_set,
-                       {{"vocab", std::to_string(V)}, {"context", std::to_string(c.context)},
-                        {"d_model", std::to_string(c.d_model)}, {"heads", std::to_string(c.heads)},
-                        {"layers", std::to_string(c.layers)}, {"kv_heads", std::to_string(c.kv_heads > 0 ? c.kv_heads : c.heads)},
-                        {"norm", norm}, {"pos", pos}, {"mlp", mlp}, {"tie", c.tie ? "1" : "0"}});
+                       {{"vocab", std::to_string(V)},
+                        {"context", std::to_string(c.context)},
+                        {"d_model", std::to_string(c.d_model)},
+                        {"heads", std::to_string(c.heads)},
+                        {"layers", std::to_string(c.layers)},
+                        {"kv_heads", std::to_string(c.kv_heads > 0 ? c.kv_heads : c.heads)},
+                        {"norm", norm},
+                        {"pos", pos},
+                        {"mlp", mlp},
+                        {"tie", c.tie ? "1" : "0"}});
     }
-    nlohmann::json metrics = {
-        {"val_loss_nats", val_loss}, {"val_bits_per_char", bpc}, {"bigram_val_loss_nats", bigram},
-        {"final_train_loss_smoothed", smooth}, {"steps", run.sched.last_step()},
-        {"train_seconds", train_secs}, {"eval_seconds", eval_secs}, {"train_tokens_per_s", train_tps},
-        {"generate_tokens_per_s", gen_tps}, {"generate_kv_cache", !no_cache}, {"parameters", run.model->num_parameters()}, {"vocab", V},
-        {"train_chars", corpus.train.size()}, {"val_chars", corpus.val.size()}, {"data", data},
-        {"eval_curve", {{"steps", val_curve.xs}, {"loss", val_curve.ys}}},
-        {"sample", {{"prompt", prompt}, {"text", sample}, {"temperature", so.temperature}, {"top_k", so.top_k},
-                    {"top_p", so.top_p}, {"seed", sample_seed}}},
-        {"config", {{"context", c.context}, {"d_model", c.d_model}, {"heads", c.heads},
-                    {"kv_heads", c.kv_heads > 0 ? c.kv_heads : c.heads}, {"layers", c.layers}, {"norm", norm},
-                    {"pos", pos}, {"mlp", mlp}, {"tie", c.tie}, {"dropout", c.dropout}, {"batch", c.batch}, {"accum", c.accum}, {"warmup", c.warmup},
-                    {"lr", c.lr}, {"weight_decay", c.weight_decay}, {"clip", c.clip}, {"seed", c.seed},
-                    {"threads", threads}}}};
+    nlohmann::json metrics = {{"val_loss_nats", val_loss},
+                              {"val_bits_per_char", bpc},
+                              {"bigram_val_loss_nats", bigram},
+                              {"final_train_loss_smoothed", smooth},
+                              {"steps", run.sched.last_step()},
+                              {"train_seconds", train_secs},
+                              {"eval_seconds", eval_secs},
+                              {"train_tokens_per_s", train_tps},
+                              {"generate_tokens_per_s", gen_tps},
+                              {"generate_kv_cache", !no_cache},
+                              {"parameters", run.model->num_parameters()},
+                              {"vocab", V},
+                              {"train_chars", corpus.train.size()},
+                              {"val_chars", corpus.val.size()},
+                              {"data", data},
+                              {"eval_curve", {{"steps", val_curve.xs}, {"loss", val_curve.ys}}},
+                              {"sample",
+                               {{"prompt", prompt},
+                                {"text", sample},
+                                {"temperature", so.temperature},
+                                {"top_k", so.top_k},
+                                {"top_p", so.top_p},
+                                {"seed", sample_seed}}},
+                              {"config",
+                               {{"context", c.context},
+                                {"d_model", c.d_model},
+                                {"heads", c.heads},
+                                {"kv_heads", c.kv_heads > 0 ? c.kv_heads : c.heads},
+                                {"layers", c.layers},
+                                {"norm", norm},
+                                {"pos", pos},
+                                {"mlp", mlp},
+                                {"tie", c.tie},
+                                {"dropout", c.dropout},
+                                {"batch", c.batch},
+                                {"accum", c.accum},
+                                {"warmup", c.warmup},
+                                {"lr", c.lr},
+                                {"weight_decay", c.weight_decay},
+                                {"clip", c.clip},
+                                {"seed", c.seed},
+                                {"threads", threads}}}};
     std::ofstream(out + "/metrics.json") << metrics.dump(2) << "\n";
     std::cout << "  picture: " << out << "/loss.png\n  model:   " << out
               << "/model.safetensors (metrics.json, eval.safetensors beside it)\n";

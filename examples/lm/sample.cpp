@@ -31,8 +31,8 @@ Tensor next_token_probs(const Tensor& logits, const SamplingOptions& o) {
   return p;
 }
 
-std::vector<int64_t> generate(GPT& model, std::vector<int64_t> ids, int64_t n, const SamplingOptions& o,
-                              Generator& gen, bool use_cache) {
+std::vector<int64_t> generate(GPT& model, std::vector<int64_t> ids, int64_t n, const SamplingOptions& o, Generator& gen,
+                              bool use_cache) {
   AG_CHECK(!ids.empty(), ValueError, "lm generate: the prompt is empty");
   NoGradGuard no_grad;
   model->eval();

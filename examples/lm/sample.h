@@ -29,7 +29,7 @@ Tensor next_token_probs(const Tensor& logits, const SamplingOptions& o);
 
 // Appends `n` sampled tokens to `ids` (the prompt, at least one token); returns the
 // new tokens only.
-std::vector<int64_t> generate(GPT& model, std::vector<int64_t> ids, int64_t n, const SamplingOptions& o,
-                              Generator& gen, bool use_cache = true);
+std::vector<int64_t> generate(GPT& model, std::vector<int64_t> ids, int64_t n, const SamplingOptions& o, Generator& gen,
+                              bool use_cache = true);
 
 }  // namespace lm
