@@ -8,8 +8,10 @@ Needs PyTorch (Debian: apt-get install python3-torch); run by hand, never by the
 or the tests. Reads <run>/model.safetensors and <run>/eval.safetensors (x: held-out
 windows (B, T) i64, logits: attograd's (B, T, V) f32, and the model's sizes as
 metadata) written by examples/lm. The PyTorch model is written out here from its
-definition (pre-norm blocks, causal scaled_dot_product attention, GELU MLP), with the
-same parameter names, and loaded with load_state_dict(strict=True).
+definition (pre-norm blocks with LayerNorm or RMSNorm, causal grouped-query attention
+with learned or rotary positions, GELU or SwiGLU MLP, optionally tied head: the
+configuration is read from eval.safetensors' metadata), with the same parameter names,
+and loaded with load_state_dict(strict=True).
 """
 import argparse
 import json
@@ -40,22 +42,58 @@ def load_file(path):
     return out, meta
 
 
-class CausalSelfAttention(nn.Module):
-    def __init__(self, d_model, heads):
+class RMSNorm(nn.Module):
+    """y = x * rsqrt(mean(x^2) + eps) * weight (torch 2.4's nn.RMSNorm; 1.13 has none)."""
+
+    def __init__(self, d_model, eps=1e-5):
         super().__init__()
-        self.heads = heads
-        self.qkv = nn.Linear(d_model, 3 * d_model)
-        self.proj = nn.Linear(d_model, d_model)
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d_model))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def rope_tables(T, d, base=10000.0):
+    """(cos, sin), each (T, d): HF LLaMA's layout, the d/2 frequencies written twice."""
+    inv_freq = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2)
+    angles = torch.arange(T, dtype=torch.float64)[:, None] * inv_freq[None, :]  # (T, d/2)
+    angles = torch.cat([angles, angles], dim=-1)  # (T, d)
+    return angles.cos().float(), angles.sin().float()
+
+
+def apply_rope(x, cos, sin):  # x (B, h, T, d)
+    x1, x2 = x.chunk(2, dim=-1)
+    return x * cos + torch.cat([-x2, x1], dim=-1) * sin
+
+
+class CausalSelfAttention(nn.Module):
+    """Grouped-query attention: h query heads, g key/value heads (g == h: multi-head)."""
+
+    def __init__(self, d_model, heads, kv_heads, rope):
+        super().__init__()
+        self.heads, self.kv_heads, self.rope = heads, kv_heads, rope
+        d = d_model // heads
+        self.q_proj = nn.Linear(d_model, d_model)
+        self.k_proj = nn.Linear(d_model, kv_heads * d)
+        self.v_proj = nn.Linear(d_model, kv_heads * d)
+        self.out_proj = nn.Linear(d_model, d_model)
 
     def forward(self, x):  # (B, T, E)
         B, T, E = x.shape
-        q, k, v = self.qkv(x).chunk(3, dim=-1)
-        split = lambda t: t.reshape(B, T, self.heads, E // self.heads).transpose(1, 2)  # (B, h, T, d)
-        q, k, v = split(q), split(k), split(v)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(E // self.heads)  # (B, h, T, T)
+        d = E // self.heads
+        split = lambda t, n: t.reshape(B, T, n, d).transpose(1, 2)  # (B, n, T, d)
+        q = split(self.q_proj(x), self.heads)
+        k, v = split(self.k_proj(x), self.kv_heads), split(self.v_proj(x), self.kv_heads)
+        if self.rope:
+            cos, sin = rope_tables(T, d)
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        rep = self.heads // self.kv_heads  # query heads i*rep .. (i+1)*rep-1 read kv head i
+        k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)  # (B, h, T, d)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(d)  # (B, h, T, T)
         causal = torch.ones(T, T, dtype=torch.bool).tril()
         y = scores.masked_fill(~causal, float("-inf")).softmax(-1) @ v
-        return self.proj(y.transpose(1, 2).reshape(B, T, E))
+        return self.out_proj(y.transpose(1, 2).reshape(B, T, E))
 
 
 class MLP(nn.Module):
@@ -68,13 +106,31 @@ class MLP(nn.Module):
         return self.proj(F.gelu(self.fc(x)))
 
 
-class Block(nn.Module):
-    def __init__(self, d_model, heads):
+class SwiGLU(nn.Module):
+    """LLaMA's feed-forward: w2(silu(w1(x)) * w3(x)), hidden 2/3 of 4E rounded up to 8."""
+
+    def __init__(self, d_model, ratio=4):
         super().__init__()
-        self.ln_1 = nn.LayerNorm(d_model)
-        self.attn = CausalSelfAttention(d_model, heads)
-        self.ln_2 = nn.LayerNorm(d_model)
-        self.mlp = MLP(d_model)
+        hidden = (2 * ratio * d_model // 3 + 7) // 8 * 8
+        self.w1 = nn.Linear(d_model, hidden)
+        self.w2 = nn.Linear(hidden, d_model)
+        self.w3 = nn.Linear(d_model, hidden)
+
+    def forward(self, x):
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+def make_norm(d_model, kind):
+    return nn.LayerNorm(d_model) if kind == "layer" else RMSNorm(d_model)
+
+
+class Block(nn.Module):
+    def __init__(self, d_model, heads, kv_heads, norm, pos, mlp):
+        super().__init__()
+        self.ln_1 = make_norm(d_model, norm)
+        self.attn = CausalSelfAttention(d_model, heads, kv_heads, pos == "rope")
+        self.ln_2 = make_norm(d_model, norm)
+        self.mlp = MLP(d_model) if mlp == "gelu" else SwiGLU(d_model)
 
     def forward(self, x):
         x = x + self.attn(self.ln_1(x))
@@ -82,16 +138,20 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    def __init__(self, vocab, context, d_model, heads, layers):
+    def __init__(self, vocab, context, d_model, heads, layers, kv_heads, norm, pos, mlp, tie):
         super().__init__()
         self.tok_emb = nn.Embedding(vocab, d_model)
-        self.pos_emb = nn.Embedding(context, d_model)
-        self.blocks = nn.ModuleList([Block(d_model, heads) for _ in range(layers)])
-        self.ln_f = nn.LayerNorm(d_model)
+        self.pos_emb = nn.Embedding(context, d_model) if pos == "learned" else None
+        self.blocks = nn.ModuleList([Block(d_model, heads, kv_heads, norm, pos, mlp) for _ in range(layers)])
+        self.ln_f = make_norm(d_model, norm)
         self.head = nn.Linear(d_model, vocab, bias=False)
+        if tie:
+            self.head.weight = self.tok_emb.weight
 
     def forward(self, ids):  # (B, T) -> (B, T, V)
-        x = self.tok_emb(ids) + self.pos_emb(torch.arange(ids.shape[1]))
+        x = self.tok_emb(ids)
+        if self.pos_emb is not None:
+            x = x + self.pos_emb(torch.arange(ids.shape[1]))
         for b in self.blocks:
             x = b(x)
         return self.head(self.ln_f(x))
@@ -106,14 +166,17 @@ def main():
     state, _ = load_file(f"{run}/model.safetensors")
     ev, meta = load_file(f"{run}/eval.safetensors")
     sizes = {k: int(meta[k]) for k in ("vocab", "context", "d_model", "heads", "layers")}
-    model = GPT(**sizes).eval()
+    # Files from before the architecture options hold the default configuration.
+    arch = {"kv_heads": int(meta.get("kv_heads", sizes["heads"])), "norm": meta.get("norm", "layer"),
+            "pos": meta.get("pos", "learned"), "mlp": meta.get("mlp", "gelu"), "tie": meta.get("tie", "0") == "1"}
+    model = GPT(**sizes, **arch).eval()
     model.load_state_dict(state, strict=True)
     with torch.no_grad():
         ours = ev["logits"]
         theirs = model(ev["x"])
     diff = (theirs - ours).abs().max().item()
     loss = F.cross_entropy(theirs[:, :-1].reshape(-1, sizes["vocab"]), ev["x"][:, 1:].reshape(-1)).item()
-    print(f"{run}: {sum(p.numel() for p in model.parameters())} parameters, sizes {sizes}")
+    print(f"{run}: {sum(p.numel() for p in model.parameters())} parameters, sizes {sizes}, {arch}")
     print(f"logits {tuple(ours.shape)}: max |attograd - PyTorch| = {diff:.3e} (tolerance {tol:g})")
     print(f"PyTorch's loss on the window's own next characters: {loss:.4f} nats/char")
     if not diff <= tol:

@@ -1,5 +1,5 @@
 // The GPT model: see gpt.h. Initialization as GPT-2: N(0, 0.02) weights and embeddings,
-// zero biases, and the residual projections (attn.proj, mlp.proj) scaled by
+// zero biases, and the residual projections (attn.out_proj, mlp.proj / mlp.w2) scaled by
 // 1/sqrt(2 * layers) so that the residual stream's variance does not grow with depth.
 #include "gpt.h"
 
@@ -9,38 +9,28 @@ namespace lm {
 
 namespace {
 
+constexpr double kNormEps = 1e-5;
+
 void init_linear(nn::Linear& l, double std) {
   nn::init::normal_(l->weight, 0.0, std);
   if (l->bias.defined()) nn::init::zeros_(l->bias);
 }
 
-nn::LayerNorm layer_norm(const GPTOptions& o) {
-  return nn::LayerNorm(nn::LayerNormOptions({o.d_model()}).bias(o.bias()));
+double resid_std(const GPTOptions& o) { return 0.02 / std::sqrt(2.0 * static_cast<double>(o.layers())); }
+
+// Registers a LayerNorm or an RMSNorm under `name`, by o.norm().
+void register_norm(nn::Module& m, const std::string& name, const GPTOptions& o, nn::LayerNorm& ln, nn::RMSNorm& rms) {
+  if (o.norm() == Norm::layer)
+    ln = m.register_module(name, nn::LayerNorm(nn::LayerNormOptions({o.d_model()}).eps(kNormEps).bias(o.bias())));
+  else
+    rms = m.register_module(name, nn::RMSNorm(nn::RMSNormOptions({o.d_model()}).eps(kNormEps)));
 }
 
 }  // namespace
 
-// ---- CausalSelfAttention ----
-CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTOptions& o) : Module("CausalSelfAttention"), options(o) {
-  AG_CHECK(o.d_model() % o.heads() == 0, ValueError, "GPT: d_model ", o.d_model(), " is not divisible by heads ",
-           o.heads());
-  const double resid_std = 0.02 / std::sqrt(2.0 * static_cast<double>(o.layers()));
-  qkv = register_module("qkv", nn::Linear(nn::LinearOptions(o.d_model(), 3 * o.d_model()).bias(o.bias())));
-  proj = register_module("proj", nn::Linear(nn::LinearOptions(o.d_model(), o.d_model()).bias(o.bias())));
-  init_linear(qkv, 0.02);
-  init_linear(proj, resid_std);
-}
-
-Tensor CausalSelfAttentionImpl::forward(const Tensor& x) {
-  const int64_t B = x.size(0), T = x.size(1), E = x.size(2), h = options.heads();
-  // (B, T, 3E) -> three (B, h, T, d)
-  auto parts = chunk(qkv(x), 3, -1);
-  auto heads = [&](const Tensor& t) { return t.reshape({B, T, h, E / h}).transpose(1, 2); };
-  SdpaOptions so;
-  so.causal = true;  // the fused kernel skips the key tiles above the diagonal
-  so.dropout_p = is_training() ? options.dropout() : 0.0;
-  Tensor y = scaled_dot_product_attention(heads(parts[0]), heads(parts[1]), heads(parts[2]), so).first;  // (B, h, T, d)
-  return proj(y.transpose(1, 2).reshape({B, T, E}));
+int64_t swiglu_hidden(const GPTOptions& o) {
+  const int64_t h = 2 * o.mlp_ratio() * o.d_model() / 3;
+  return (h + 7) / 8 * 8;
 }
 
 // ---- MLP ----
@@ -49,58 +39,133 @@ MLPImpl::MLPImpl(const GPTOptions& o) : Module("MLP") {
   fc = register_module("fc", nn::Linear(nn::LinearOptions(o.d_model(), hidden).bias(o.bias())));
   proj = register_module("proj", nn::Linear(nn::LinearOptions(hidden, o.d_model()).bias(o.bias())));
   init_linear(fc, 0.02);
-  init_linear(proj, 0.02 / std::sqrt(2.0 * static_cast<double>(o.layers())));
+  init_linear(proj, resid_std(o));
 }
 
 Tensor MLPImpl::forward(const Tensor& x) { return proj(gelu(fc(x))); }
 
 // ---- Block ----
-BlockImpl::BlockImpl(const GPTOptions& o) : Module("Block") {
-  ln_1 = register_module("ln_1", layer_norm(o));
-  attn = register_module("attn", CausalSelfAttention(o));
-  ln_2 = register_module("ln_2", layer_norm(o));
-  mlp = register_module("mlp", MLP(o));
+BlockImpl::BlockImpl(const GPTOptions& o, nn::RotaryEmbedding rope_)
+    : Module("Block"), options(o), rope(std::move(rope_)) {
+  const int64_t g = o.kv_heads().value_or(o.heads());
+  AG_CHECK(o.d_model() % o.heads() == 0, ValueError, "GPT: d_model ", o.d_model(), " is not divisible by heads ",
+           o.heads());
+  AG_CHECK(g >= 1 && o.heads() % g == 0, ValueError, "GPT: kv_heads ", g, " does not divide heads ", o.heads());
+  AG_CHECK((o.pos() == Position::rope) == !rope.is_empty(), ValueError,
+           "GPT block: rotary tables must be given exactly when pos is rope");
+  register_norm(*this, "ln_1", o, ln_1, rms_1);
+  attn = register_module("attn", nn::GroupedQueryAttention(nn::GroupedQueryAttentionOptions(o.d_model(), o.heads())
+                                                               .num_kv_heads(g)
+                                                               .bias(o.bias())
+                                                               .dropout(o.dropout())));
+  init_linear(attn->q_proj, 0.02);
+  init_linear(attn->k_proj, 0.02);
+  init_linear(attn->v_proj, 0.02);
+  init_linear(attn->out_proj, resid_std(o));
+  register_norm(*this, "ln_2", o, ln_2, rms_2);
+  if (o.mlp() == MlpKind::gelu) {
+    mlp = register_module("mlp", MLP(o));
+  } else {
+    swiglu = register_module("mlp", nn::SwiGLU(nn::SwiGLUOptions(o.d_model(), swiglu_hidden(o)).bias(o.bias())));
+    init_linear(swiglu->w1, 0.02);
+    init_linear(swiglu->w3, 0.02);
+    init_linear(swiglu->w2, resid_std(o));
+  }
   drop = register_module("drop", nn::Dropout(o.dropout()));
 }
 
 Tensor BlockImpl::forward(const Tensor& x) {
-  Tensor h = x + drop(attn(ln_1(x)));
-  return h + drop(mlp(ln_2(h)));
+  Tensor a = norm_1(x);  // (B, T, E)
+  nn::AttentionArgs args;
+  args.causal = true;  // the fused kernel skips the key tiles above the diagonal
+  Tensor y;
+  if (rope.is_empty()) {
+    y = attn(a, a, a, args).first;
+  } else {
+    // Rotate q (B, h, T, d) and k (B, g, T, d) between projection and attention.
+    auto [k, v] = attn->project_kv(a, a);
+    y = attn->attend(rope(attn->project_q(a)), rope(k), v, args).first;
+  }
+  Tensor h = x + drop(y);
+  return h + drop(feed_forward(norm_2(h)));
+}
+
+Tensor BlockImpl::forward_step(const Tensor& x, nn::DecoderKVCache::Layer& cache) {
+  Tensor a = norm_1(x);  // (B, n, E)
+  Tensor y;
+  if (rope.is_empty()) {
+    y = attn->forward_step(a, cache);
+  } else {
+    // As GroupedQueryAttention::forward_step, with q and k rotated to their absolute
+    // positions t .. t + n - 1 before k joins the cache.
+    const int64_t t = cache.length();
+    auto [k, v] = attn->project_kv(a, a);  // (B, g, n, d)
+    cache.append(rope(k, t), v);
+    nn::AttentionArgs args;
+    args.causal = true;
+    args.causal_variant = CausalVariant::lower_right;  // the n queries are the last n of t + n keys
+    y = attn->attend(rope(attn->project_q(a), t), cache.keys(), cache.values(), args).first;
+  }
+  Tensor h = x + drop(y);
+  return h + drop(feed_forward(norm_2(h)));
 }
 
 // ---- GPT ----
 GPTImpl::GPTImpl(const GPTOptions& o) : Module("GPT"), options(o) {
   tok_emb = register_module("tok_emb", nn::Embedding(o.vocab(), o.d_model()));
-  pos_emb = register_module("pos_emb", nn::Embedding(o.context(), o.d_model()));
+  if (o.pos() == Position::learned) {
+    pos_emb = register_module("pos_emb", nn::Embedding(o.context(), o.d_model()));
+    nn::init::normal_(pos_emb->weight, 0.0, 0.02);
+  } else {
+    AG_CHECK((o.d_model() / o.heads()) % 2 == 0, ValueError, "GPT: rope needs an even head dim, got d_model ",
+             o.d_model(), " / heads ", o.heads());
+    rope = register_module(
+        "rope", nn::RotaryEmbedding(nn::RotaryEmbeddingOptions(o.d_model() / o.heads()).max_position(o.context())));
+  }
   drop = register_module("drop", nn::Dropout(o.dropout()));
   blocks = register_module("blocks", nn::ModuleList());
-  for (int64_t i = 0; i < o.layers(); ++i) blocks->push_back(Block(o));
-  ln_f = register_module("ln_f", layer_norm(o));
+  for (int64_t i = 0; i < o.layers(); ++i) blocks->push_back(Block(o, rope));
+  register_norm(*this, "ln_f", o, ln_f, rms_f);
   head = register_module("head", nn::Linear(nn::LinearOptions(o.d_model(), o.vocab()).bias(false)));
   nn::init::normal_(tok_emb->weight, 0.0, 0.02);
-  nn::init::normal_(pos_emb->weight, 0.0, 0.02);
-  nn::init::normal_(head->weight, 0.0, 0.02);
+  if (o.tie())
+    head->weight = tok_emb->weight;  // (V, E) both: one tensor, one gradient, one optimizer state
+  else
+    nn::init::normal_(head->weight, 0.0, 0.02);
+}
+
+Tensor GPTImpl::embed(const Tensor& ids, int64_t offset) {
+  AG_CHECK(ids.dim() == 2, ShapeError, "GPT: ids must be (B, T), got shape ", ids.shape());
+  const int64_t T = ids.size(1);
+  AG_CHECK(T >= 1 && offset + T <= options.context(), ShapeError, "GPT: positions ", offset, " .. ", offset + T - 1,
+           " must lie in [0, context = ", options.context(), ") (ids shape ", ids.shape(), ")");
+  Tensor x = tok_emb(ids);                                               // (B, T, E)
+  if (!pos_emb.is_empty()) x = x + pos_emb(arange(offset, offset + T));  // + (T, E)
+  return drop(x);
 }
 
 Tensor GPTImpl::forward(const Tensor& ids) {
-  AG_CHECK(ids.dim() == 2, ShapeError, "GPT: ids must be (B, T), got shape ", ids.shape());
-  const int64_t T = ids.size(1);
-  AG_CHECK(T >= 1 && T <= options.context(), ShapeError, "GPT: sequence length ", T, " must be in [1, context = ",
-           options.context(), "] (ids shape ", ids.shape(), ")");
-  Tensor x = drop(tok_emb(ids) + pos_emb(arange(T)));  // (B, T, E) + (T, E)
+  Tensor x = embed(ids, 0);
   for (const auto& b : *blocks) x = std::static_pointer_cast<BlockImpl>(b)->forward(x);
-  return head(ln_f(x));  // (B, T, V)
+  return head(final_norm(x));  // (B, T, V)
 }
 
-int64_t GPTImpl::num_parameters() const {
-  int64_t n = 0;
-  for (const auto& p : parameters()) n += p.numel();
-  return n;
+Tensor GPTImpl::forward_step(const Tensor& ids, nn::DecoderKVCache& cache) {
+  AG_CHECK(cache.layers.size() == blocks->size(), ValueError, "GPT forward_step: the cache has ", cache.layers.size(),
+           " layers, the model ", blocks->size());
+  Tensor x = embed(ids, cache.length());
+  for (std::size_t i = 0; i < blocks->size(); ++i)
+    x = std::static_pointer_cast<BlockImpl>((*blocks)[i])->forward_step(x, cache.layers[i]);
+  return head(final_norm(x));  // (B, n, V)
 }
 
 void GPTImpl::pretty_print(std::ostream& os) const {
   os << "GPT(vocab=" << options.vocab() << ", context=" << options.context() << ", d_model=" << options.d_model()
-     << ", heads=" << options.heads() << ", layers=" << options.layers() << ", dropout=" << options.dropout() << ')';
+     << ", heads=" << options.heads() << ", kv_heads=" << options.kv_heads().value_or(options.heads())
+     << ", layers=" << options.layers() << ", norm=" << (options.norm() == Norm::layer ? "layer" : "rms")
+     << ", pos=" << (options.pos() == Position::learned ? "learned" : "rope")
+     << ", mlp=" << (options.mlp() == MlpKind::gelu ? "gelu" : "swiglu")
+     << ", tie=" << (options.tie() ? "true" : "false") << ", dropout=" << options.dropout() << ')';
 }
 
 }  // namespace lm

@@ -4,6 +4,7 @@
 //   build/examples/lm                                  # defaults: 800 steps, ~9 min at 6000 tokens/s
 //   build/examples/lm --steps 300 --out runs/lm-quick --prompt "The license"
 //   build/examples/lm --out runs/lm --resume --steps 0 --prompt "You may" --top-k 10
+//   build/examples/lm --norm rms --pos rope --kv-heads 2 --mlp swiglu --tie   # LLaMA-style
 //
 // Writes to --out: metrics.json, loss.png (training and held-out loss), model.safetensors
 // (the state dict with PyTorch names), eval.safetensors (a held-out batch and our logits,
@@ -42,7 +43,8 @@ int main(int argc, char** argv) {
   int threads = 2;
   int64_t eval_every = 100, checkpoint_every = 200, max_new_tokens = 400;
   uint64_t sample_seed = 1;
-  bool resume = false;
+  bool resume = false, no_cache = false;
+  std::string norm = "layer", pos = "learned", mlp = "gelu";
   CLI::App app{"Train a character-level GPT on English text and sample from it."};
   app.option_defaults()->always_capture_default();
   app.footer("Example: lm --steps 300 --out runs/lm-quick --prompt \"The license\" --top-k 10");
@@ -53,6 +55,16 @@ int main(int argc, char** argv) {
   app.add_option("--context", c.context, "context length (characters)")->check(CLI::PositiveNumber);
   app.add_option("--d-model", c.d_model, "model width")->check(CLI::PositiveNumber);
   app.add_option("--heads", c.heads, "attention heads")->check(CLI::PositiveNumber);
+  app.add_option("--kv-heads", c.kv_heads, "key/value heads shared by the query heads (grouped-query attention)")
+      ->check(CLI::PositiveNumber)
+      ->default_str("heads");
+  app.add_option("--norm", norm, "normalization: layer (LayerNorm) or rms (RMSNorm)")
+      ->check(CLI::IsMember({"layer", "rms"}));
+  app.add_option("--pos", pos, "positions: learned (embedding table) or rope (rotary, on q and k)")
+      ->check(CLI::IsMember({"learned", "rope"}));
+  app.add_option("--mlp", mlp, "feed-forward: gelu (4E wide) or swiglu (8E/3 wide, 3 matrices)")
+      ->check(CLI::IsMember({"gelu", "swiglu"}));
+  app.add_flag("--tie", c.tie, "tie the output head to the token embedding (default: separate)");
   app.add_option("--layers", c.layers, "Transformer blocks")->check(CLI::PositiveNumber);
   app.add_option("--dropout", c.dropout, "dropout probability")->check(CLI::Range(0.0, 0.99));
   app.add_option("--batch", c.batch, "windows per micro-batch")->check(CLI::PositiveNumber);
@@ -78,7 +90,19 @@ int main(int argc, char** argv) {
   app.add_option("--top-p", so.top_p, "nucleus sampling: smallest set with this probability (1: all)")
       ->check(CLI::Range(1e-9, 1.0));
   app.add_option("--sample-seed", sample_seed, "seed for sampling");
+  app.add_flag("--no-cache", no_cache, "generate by recomputing the last context tokens each step (no KV cache)");
   CLI11_PARSE(app, argc, argv);
+  c.norm = norm == "rms" ? Norm::rms : Norm::layer;
+  c.pos = pos == "rope" ? Position::rope : Position::learned;
+  c.mlp = mlp == "swiglu" ? MlpKind::swiglu : MlpKind::gelu;
+  if (c.kv_heads > 0 && c.heads % c.kv_heads != 0) {
+    std::cerr << "lm: --kv-heads " << c.kv_heads << " must divide --heads " << c.heads << "\n";
+    return 2;
+  }
+  if (c.pos == Position::rope && (c.d_model / c.heads) % 2 != 0) {
+    std::cerr << "lm: --pos rope needs an even head dim (--d-model / --heads), got " << c.d_model / c.heads << "\n";
+    return 2;
+  }
   if (c.d_model % c.heads != 0) {
     std::cerr << "lm: --d-model " << c.d_model << " must be divisible by --heads " << c.heads << "\n";
     return 2;
@@ -102,10 +126,12 @@ int main(int argc, char** argv) {
       run.data_gen.set_state(extra.at("data_gen"));
       log().info("resumed from {} at step {}", ckpt, run.sched.last_step());
     }
-    log().info("{} training + {} held-out characters, vocabulary {}; {} parameters; context {}, d_model {}, {} heads, "
-               "{} layers, batch {} x {} accumulated, {} steps",
-               corpus.train.size(), corpus.val.size(), V, run.model->num_parameters(), c.context, c.d_model, c.heads,
-               c.layers, c.batch, c.accum, c.steps);
+    log().info(
+        "{} training + {} held-out characters, vocabulary {}; {} parameters; context {}, d_model {}, {} heads "
+        "({} kv), {} layers, norm {}, pos {}, mlp {}{}, batch {} x {} accumulated, {} steps",
+        corpus.train.size(), corpus.val.size(), V, run.model->num_parameters(), c.context, c.d_model, c.heads,
+        c.kv_heads > 0 ? c.kv_heads : c.heads, c.layers, norm, pos, mlp, c.tie ? ", tied head" : "", c.batch, c.accum,
+        c.steps);
     log().info("held-out bigram baseline: {:.4f} nats/char", bigram);
 
     // ---- training ----
@@ -156,7 +182,8 @@ int main(int argc, char** argv) {
     double gen_tps = 0;
     if (max_new_tokens > 0) {
       auto tg = Clock::now();
-      sample = corpus.vocab.decode(generate(run.model, corpus.vocab.encode(prompt), max_new_tokens, so, sample_gen));
+      sample = corpus.vocab.decode(
+          generate(run.model, corpus.vocab.encode(prompt), max_new_tokens, so, sample_gen, !no_cache));
       gen_tps = static_cast<double>(max_new_tokens) / std::max(seconds_since(tg), 1e-9);
     }
 
@@ -165,8 +192,10 @@ int main(int argc, char** argv) {
               << "training: " << run.sched.last_step() << " steps, " << plot::fmt(train_secs, 1) << " s in this run, "
               << plot::fmt(train_tps, 0) << " tokens/s\n";
     if (max_new_tokens > 0)
-      std::cout << "generation: " << max_new_tokens << " characters at " << plot::fmt(gen_tps, 1)
-                << " tokens/s (full recomputation over the last " << c.context << ")\n\n"
+      std::cout << "generation: " << max_new_tokens << " characters at " << plot::fmt(gen_tps, 1) << " tokens/s ("
+                << (no_cache ? "full recomputation over the last " + std::to_string(c.context)
+                             : std::string("KV cache"))
+                << ")\n\n"
                 << prompt << sample << "\n\n";
 
     // ---- files ----
@@ -181,23 +210,59 @@ int main(int argc, char** argv) {
       eval_set.insert("x", x);
       eval_set.insert("logits", run.model(x));
       save_safetensors(out + "/eval.safetensors", eval_set,
-                       {{"vocab", std::to_string(V)}, {"context", std::to_string(c.context)},
-                        {"d_model", std::to_string(c.d_model)}, {"heads", std::to_string(c.heads)},
-                        {"layers", std::to_string(c.layers)}});
+                       {{"vocab", std::to_string(V)},
+                        {"context", std::to_string(c.context)},
+                        {"d_model", std::to_string(c.d_model)},
+                        {"heads", std::to_string(c.heads)},
+                        {"layers", std::to_string(c.layers)},
+                        {"kv_heads", std::to_string(c.kv_heads > 0 ? c.kv_heads : c.heads)},
+                        {"norm", norm},
+                        {"pos", pos},
+                        {"mlp", mlp},
+                        {"tie", c.tie ? "1" : "0"}});
     }
-    nlohmann::json metrics = {
-        {"val_loss_nats", val_loss}, {"val_bits_per_char", bpc}, {"bigram_val_loss_nats", bigram},
-        {"final_train_loss_smoothed", smooth}, {"steps", run.sched.last_step()},
-        {"train_seconds", train_secs}, {"eval_seconds", eval_secs}, {"train_tokens_per_s", train_tps},
-        {"generate_tokens_per_s", gen_tps}, {"parameters", run.model->num_parameters()}, {"vocab", V},
-        {"train_chars", corpus.train.size()}, {"val_chars", corpus.val.size()}, {"data", data},
-        {"eval_curve", {{"steps", val_curve.xs}, {"loss", val_curve.ys}}},
-        {"sample", {{"prompt", prompt}, {"text", sample}, {"temperature", so.temperature}, {"top_k", so.top_k},
-                    {"top_p", so.top_p}, {"seed", sample_seed}}},
-        {"config", {{"context", c.context}, {"d_model", c.d_model}, {"heads", c.heads}, {"layers", c.layers},
-                    {"dropout", c.dropout}, {"batch", c.batch}, {"accum", c.accum}, {"warmup", c.warmup},
-                    {"lr", c.lr}, {"weight_decay", c.weight_decay}, {"clip", c.clip}, {"seed", c.seed},
-                    {"threads", threads}}}};
+    nlohmann::json metrics = {{"val_loss_nats", val_loss},
+                              {"val_bits_per_char", bpc},
+                              {"bigram_val_loss_nats", bigram},
+                              {"final_train_loss_smoothed", smooth},
+                              {"steps", run.sched.last_step()},
+                              {"train_seconds", train_secs},
+                              {"eval_seconds", eval_secs},
+                              {"train_tokens_per_s", train_tps},
+                              {"generate_tokens_per_s", gen_tps},
+                              {"generate_kv_cache", !no_cache},
+                              {"parameters", run.model->num_parameters()},
+                              {"vocab", V},
+                              {"train_chars", corpus.train.size()},
+                              {"val_chars", corpus.val.size()},
+                              {"data", data},
+                              {"eval_curve", {{"steps", val_curve.xs}, {"loss", val_curve.ys}}},
+                              {"sample",
+                               {{"prompt", prompt},
+                                {"text", sample},
+                                {"temperature", so.temperature},
+                                {"top_k", so.top_k},
+                                {"top_p", so.top_p},
+                                {"seed", sample_seed}}},
+                              {"config",
+                               {{"context", c.context},
+                                {"d_model", c.d_model},
+                                {"heads", c.heads},
+                                {"kv_heads", c.kv_heads > 0 ? c.kv_heads : c.heads},
+                                {"layers", c.layers},
+                                {"norm", norm},
+                                {"pos", pos},
+                                {"mlp", mlp},
+                                {"tie", c.tie},
+                                {"dropout", c.dropout},
+                                {"batch", c.batch},
+                                {"accum", c.accum},
+                                {"warmup", c.warmup},
+                                {"lr", c.lr},
+                                {"weight_decay", c.weight_decay},
+                                {"clip", c.clip},
+                                {"seed", c.seed},
+                                {"threads", threads}}}};
     std::ofstream(out + "/metrics.json") << metrics.dump(2) << "\n";
     std::cout << "  picture: " << out << "/loss.png\n  model:   " << out
               << "/model.safetensors (metrics.json, eval.safetensors beside it)\n";

@@ -31,19 +31,38 @@ Tensor next_token_probs(const Tensor& logits, const SamplingOptions& o) {
   return p;
 }
 
-std::vector<int64_t> generate(GPT& model, std::vector<int64_t> ids, int64_t n, const SamplingOptions& o,
-                              Generator& gen) {
+std::vector<int64_t> generate(GPT& model, std::vector<int64_t> ids, int64_t n, const SamplingOptions& o, Generator& gen,
+                              bool use_cache) {
   AG_CHECK(!ids.empty(), ValueError, "lm generate: the prompt is empty");
   NoGradGuard no_grad;
   model->eval();
   const int64_t context = model->options.context();
   const std::size_t prompt = ids.size();
-  for (int64_t i = 0; i < n; ++i) {
-    const auto T = std::min<int64_t>(context, static_cast<int64_t>(ids.size()));
-    std::vector<int64_t> window(ids.end() - T, ids.end());
-    Tensor logits = model(Tensor::from_vector(window, {1, T}));  // (1, T, V)
-    Tensor p = next_token_probs(logits.select(0, 0).select(0, T - 1), o);
-    ids.push_back(multinomial(p, 1, false, &gen).item<int64_t>());
+  // The last `keep` tokens through the model at once -> the last position's logits (V).
+  auto window = [&](int64_t keep) {
+    const auto T = std::min<int64_t>(keep, static_cast<int64_t>(ids.size()));
+    return Tensor::from_vector(std::vector<int64_t>(ids.end() - T, ids.end()), {1, T});  // (1, T)
+  };
+  auto last_row = [](const Tensor& logits) { return logits.select(0, 0).select(0, logits.size(1) - 1); };
+  if (!use_cache) {
+    for (int64_t i = 0; i < n; ++i) {
+      Tensor p = next_token_probs(last_row(model(window(context))), o);  // (1, T, V) -> (V)
+      ids.push_back(multinomial(p, 1, false, &gen).item<int64_t>());
+    }
+  } else {
+    nn::DecoderKVCache cache = model->make_cache();
+    Tensor logits = last_row(model->forward_step(window(context), cache));  // prefill
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t next = multinomial(next_token_probs(logits, o), 1, false, &gen).item<int64_t>();
+      ids.push_back(next);
+      if (i + 1 == n) break;
+      if (cache.length() < context) {
+        logits = last_row(model->forward_step(Tensor::from_vector(std::vector<int64_t>{next}, {1, 1}), cache));
+      } else {  // full: restart from the last context/2 tokens
+        cache = model->make_cache();
+        logits = last_row(model->forward_step(window(std::max<int64_t>(context / 2, 1)), cache));
+      }
+    }
   }
   return {ids.begin() + static_cast<std::ptrdiff_t>(prompt), ids.end()};
 }

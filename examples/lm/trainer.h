@@ -14,17 +14,33 @@ namespace lm {
 
 struct Config {
   int64_t context = 128, d_model = 128, heads = 4, layers = 4;
+  int64_t kv_heads = 0;  // 0: heads
+  Norm norm = Norm::layer;
+  Position pos = Position::learned;
+  MlpKind mlp = MlpKind::gelu;
+  bool tie = false;
   double dropout = 0.0;
   int64_t batch = 32, accum = 1, steps = 800, warmup = 100;
   double lr = 3e-3, weight_decay = 0.1, clip = 1.0, beta2 = 0.99;
   uint64_t seed = 1;
 
   GPTOptions model_options(int64_t vocab) const {
-    return GPTOptions(vocab).context(context).d_model(d_model).heads(heads).layers(layers).dropout(dropout);
+    return GPTOptions(vocab)
+        .context(context)
+        .d_model(d_model)
+        .heads(heads)
+        .kv_heads(kv_heads > 0 ? kv_heads : heads)
+        .layers(layers)
+        .norm(norm)
+        .pos(pos)
+        .mlp(mlp)
+        .tie(tie)
+        .dropout(dropout);
   }
 };
 
 // The two AdamW groups: weights of Linear layers (decay) and everything else (none).
+// A tied head weight is the token embedding (listed once, as tok_emb.weight): no decay.
 std::vector<optim::ParamGroup<optim::AdamWOptions>> param_groups(const GPT& model, const Config& c);
 
 // Everything a run owns, so that a checkpoint captures and restores all of it.
