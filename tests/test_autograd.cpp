@@ -496,6 +496,8 @@ TEST_CASE("create_graph: backward() leaves a differentiable .grad") {
   sum(exp(x)).backward({}, {}, /*create_graph=*/true);
   CHECK(allclose(x.grad(), f64({2.0, 2 * std::exp(1.0)}, {2})));
   CHECK(x.grad().requires_grad());
+  // x.grad's graph holds x: the cycle is broken by dropping .grad, as in PyTorch.
+  x.zero_grad();
 }
 
 TEST_CASE("grad runs only the part of the graph between outputs and inputs") {

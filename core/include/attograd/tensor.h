@@ -126,7 +126,9 @@ class Tensor {
   Tensor detach() const;  // shares storage, no graph
   // Backpropagates from this tensor. `grad` defaults to 1 for a one-element tensor.
   // create_graph records the backward pass (for gradients of gradients); retain_graph
-  // defaults to create_graph.
+  // defaults to create_graph. As in PyTorch, a leaf's .grad made that way holds a graph
+  // that holds the leaf (a reference cycle): call zero_grad() when done with it, or
+  // prefer ag::grad(..., create_graph = true), which touches no .grad.
   void backward(const Tensor& grad = {}, std::optional<bool> retain_graph = {},
                 bool create_graph = false) const;
 
