@@ -30,6 +30,20 @@ const bool single_thread = [] {
   return true;
 }();
 
+// Held-out loss before and after c.steps training steps, with the bigram baseline.
+struct Trained {
+  double before, after, bigram;
+  StepStats last;
+};
+Trained train_and_evaluate(Run& run, const Corpus& corpus, const Config& c) {
+  const int64_t V = corpus.vocab.size();
+  const std::vector<Batch> val = sequential_windows(corpus.val, 64, c.context);
+  Trained t{evaluate(run.model, val), 0.0, bigram_loss(corpus.train, corpus.val, V, c.context), StepStats{}};
+  for (int64_t i = 0; i < c.steps; ++i) t.last = train_step(run, corpus.train);
+  t.after = evaluate(run.model, val);
+  return t;
+}
+
 }  // namespace
 
 TEST_CASE("a tiny GPT beats the bigram baseline on held-out text") {
@@ -39,12 +53,7 @@ TEST_CASE("a tiny GPT beats the bigram baseline on held-out text") {
   c.lr = 3e-3, c.seed = 3;
   const int64_t V = corpus.vocab.size();
   Run run(c, V);
-  const std::vector<Batch> val = sequential_windows(corpus.val, 64, c.context);
-  const double bigram = bigram_loss(corpus.train, corpus.val, V, c.context);
-  const double before = evaluate(run.model, val);
-  StepStats s{};
-  for (int64_t i = 0; i < c.steps; ++i) s = train_step(run, corpus.train);
-  const double after = evaluate(run.model, val);
+  const auto [before, after, bigram, s] = train_and_evaluate(run, corpus, c);
   MESSAGE("held-out loss " << before << " -> " << after << " nats/char (bigram " << bigram << ", last train "
                            << s.loss << ")");
   CHECK(std::abs(before - std::log(static_cast<double>(V))) < 0.3);  // ~uniform at init
@@ -140,12 +149,7 @@ TEST_CASE("a tiny LLaMA-style GPT (rms, rope, 2 of 4 kv heads, swiglu, tied head
   Run run(c, V);
   CHECK(run.model->pos_emb.is_empty());
   CHECK(run.model->blocks->at<BlockImpl>(0)->attn->k_proj->weight.size(0) == 16);  // g*d = 2*8
-  const std::vector<Batch> val = sequential_windows(corpus.val, 64, c.context);
-  const double bigram = bigram_loss(corpus.train, corpus.val, V, c.context);
-  const double before = evaluate(run.model, val);
-  StepStats s{};
-  for (int64_t i = 0; i < c.steps; ++i) s = train_step(run, corpus.train);
-  const double after = evaluate(run.model, val);
+  const auto [before, after, bigram, s] = train_and_evaluate(run, corpus, c);
   MESSAGE("LLaMA-style held-out loss " << before << " -> " << after << " nats/char (bigram " << bigram << ")");
   CHECK(std::abs(before - std::log(static_cast<double>(V))) < 0.3);
   CHECK(after < bigram);
