@@ -237,15 +237,30 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
   std::unordered_set<Node*> seen;
   for (auto& n : root_nodes)
     if (runs(n.get()) && seen.insert(n.get()).second) stack.push_back(n.get());
+  // Leaves with post-accumulate hooks: how many edges of running nodes still feed them
+  // (backward only; ag::grad touches no .grad).
+  std::unordered_map<TensorImpl*, int> leaf_deps;
+  auto hooked = [&](const Edge& e) { return !cap && e.leaf && !e.leaf->post_accumulate_grad_hooks.empty(); };
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
     for (auto& e : n->inputs) {
+      if (hooked(e)) ++leaf_deps[e.leaf.get()];
       if (!e.node || !runs(e.node.get())) continue;
       ++deps[e.node.get()];
       if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
     }
   }
+
+  auto run_hooks = [](const std::shared_ptr<TensorImpl>& leaf) {
+    Tensor t(leaf);
+    auto hooks = leaf->post_accumulate_grad_hooks;  // a hook may remove itself
+    for (auto& h : hooks) h.second(t);
+  };
+  if (!cap)
+    for (const Tensor& r : roots)
+      if (!r.grad_fn() && !r.impl()->post_accumulate_grad_hooks.empty() && leaf_deps[r.impl()] == 0)
+        run_hooks(r.impl_ptr());
 
   std::vector<Node*> ready;
   std::unordered_set<Node*> queued;
@@ -297,6 +312,7 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
         if (e.leaf) accumulate_leaf(e.leaf, gi, cap, create_graph);
         else accumulate(buffers[e.node.get()], gi, create_graph);
       }
+      if (hooked(e) && --leaf_deps[e.leaf.get()] == 0) run_hooks(e.leaf);
       if (e.node && --deps[e.node.get()] == 0) {
         // A node that received no gradient at all (every path gave undefined) is zero.
         Tensor& slot = buffers[e.node.get()];
@@ -311,11 +327,38 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
   }
 }
 
+// Callbacks queued (queue_callback) during the backward pass that runs on this thread.
+thread_local std::vector<std::function<void()>>* g_final_callbacks = nullptr;
+
+// Runs execute() and then the callbacks its hooks queued; a nested backward (from a
+// hook) keeps its own list.
+void execute_with_callbacks(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
+                            bool retain_graph, bool create_graph, Capture* cap) {
+  std::vector<std::function<void()>> callbacks;
+  auto* outer = g_final_callbacks;
+  g_final_callbacks = &callbacks;
+  struct Restore {
+    std::vector<std::function<void()>>* outer;
+    ~Restore() { g_final_callbacks = outer; }
+  } restore{outer};
+  execute(roots, root_grads, retain_graph, create_graph, cap);
+  for (std::size_t i = 0; i < callbacks.size(); ++i) {  // a callback may queue another
+    auto fn = std::move(callbacks[i]);
+    fn();
+  }
+}
+
 }  // namespace
+
+void queue_callback(std::function<void()> callback) {
+  AG_CHECK(g_final_callbacks != nullptr, AutogradError,
+           "queue_callback: no backward pass is running on this thread");
+  g_final_callbacks->push_back(std::move(callback));
+}
 
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
                   bool retain_graph, bool create_graph) {
-  execute(roots, root_grads, retain_graph, create_graph, nullptr);
+  execute_with_callbacks(roots, root_grads, retain_graph, create_graph, nullptr);
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
@@ -330,7 +373,7 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
     if (x.grad_fn()) cap.nodes[x.grad_fn().get()].push_back(i);
     else cap.leaves[x.impl()].push_back(i);
   }
-  execute(outputs, grad_outputs, retain_graph.value_or(create_graph), create_graph, &cap);
+  execute_with_callbacks(outputs, grad_outputs, retain_graph.value_or(create_graph), create_graph, &cap);
   for (std::size_t i = 0; i < inputs.size(); ++i)
     AG_CHECK(allow_unused || cap.results[i].defined(), AutogradError, "grad: input ", i,
              " of shape ", inputs[i].shape(), " was not used to compute the outputs "

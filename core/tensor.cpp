@@ -153,6 +153,25 @@ void Tensor::set_grad(const Tensor& g) {
 
 void Tensor::zero_grad() { checked(), impl_->grad.reset(); }
 
+RemovableHandle Tensor::register_post_accumulate_grad_hook(PostAccumulateGradHook hook) {
+  checked();
+  AG_CHECK(is_leaf() && requires_grad(), AutogradError, "register_post_accumulate_grad_hook: the tensor of "
+           "shape ", shape(), " is not a leaf that requires grad");
+  AG_CHECK(hook != nullptr, ValueError, "register_post_accumulate_grad_hook: empty hook");
+  static int64_t next_id = 0;
+  const int64_t id = ++next_id;
+  impl_->post_accumulate_grad_hooks.emplace_back(id, std::move(hook));
+  return RemovableHandle(impl_, id);
+}
+
+void RemovableHandle::remove() {
+  if (auto t = t_.lock()) {
+    auto& hooks = t->post_accumulate_grad_hooks;
+    std::erase_if(hooks, [&](const auto& h) { return h.first == id_; });
+  }
+  t_.reset();
+}
+
 Tensor Tensor::detach() const {
   const auto& t = checked();
   return Tensor(t.storage, t.shape, t.strides, t.offset, t.dtype);

@@ -12,6 +12,8 @@
 #include "attograd/tensor.h"
 #include "attograd/ops.h"
 #include "attograd/nn_ops.h"
+#include "attograd/dist.h"
+#include "attograd/ops/distributed.h"
 #include "attograd/ops/indexing.h"
 #include "attograd/ops/loss.h"
 #include "attograd/ops/position.h"

@@ -112,6 +112,12 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                          std::optional<bool> retain_graph = {}, bool create_graph = false,
                          bool allow_unused = false);
 
+// Queues `callback` to run once the backward pass now running on this thread has
+// finished every node (PyTorch's Variable._execution_engine.queue_callback): how a
+// post-accumulate-grad hook finishes work that needs the whole pass (DDP waits for its
+// all-reduces there). AutogradError outside a backward pass.
+void queue_callback(std::function<void()> callback);
+
 // The engine behind Tensor::backward and grad().
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
                   bool retain_graph, bool create_graph = false);

@@ -18,6 +18,8 @@ struct IOError : Error { using Error::Error; };        // files: missing, trunca
 struct AutogradError : Error { using Error::Error; };  // misuse of the graph (freed, no grad)
 // An allocation the system cannot satisfy (PyTorch: RuntimeError "not enough memory").
 struct MemoryError : Error { using Error::Error; };
+// A collective that failed or was called inconsistently across ranks (ag::dist).
+struct DistError : Error { using Error::Error; };
 struct VersionError : AutogradError { using AutogradError::AutogradError; };  // in-place after save
 
 namespace detail {

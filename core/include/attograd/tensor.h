@@ -2,6 +2,7 @@
 // Tensor: a cheap handle (one shared_ptr) to a TensorImpl = storage + layout + dtype,
 // plus the autograd fields (requires_grad, the node that made it, its .grad).
 // Views (reshape of contiguous, transpose, permute, slice, expand, ...) share storage.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +16,8 @@
 namespace ag {
 
 struct Node;  // autograd graph node (attograd/autograd.h)
+class Tensor;
+using PostAccumulateGradHook = std::function<void(Tensor& leaf)>;
 
 struct TensorImpl {
   StoragePtr storage;
@@ -27,6 +30,22 @@ struct TensorImpl {
   bool requires_grad = false;
   std::shared_ptr<Node> grad_fn;  // null for leaves; never points back at this impl
   std::shared_ptr<TensorImpl> grad;
+  // Leaves only: run once per backward, when every gradient for this leaf in that
+  // backward has been added into .grad (Tensor::register_post_accumulate_grad_hook).
+  std::vector<std::pair<int64_t, PostAccumulateGradHook>> post_accumulate_grad_hooks;
+};
+
+// Returned by Tensor::register_post_accumulate_grad_hook; remove() unregisters the hook
+// (PyTorch's RemovableHandle). It does not keep the tensor alive.
+class RemovableHandle {
+ public:
+  RemovableHandle() = default;
+  RemovableHandle(std::weak_ptr<TensorImpl> t, int64_t id) : t_(std::move(t)), id_(id) {}
+  void remove();
+
+ private:
+  std::weak_ptr<TensorImpl> t_;
+  int64_t id_ = 0;
 };
 
 class Tensor {
@@ -123,6 +142,11 @@ class Tensor {
   Tensor grad() const;  // undefined until a backward reaches this leaf
   void set_grad(const Tensor& g);
   void zero_grad();  // drops .grad
+  // PyTorch's register_post_accumulate_grad_hook: on a leaf that requires grad, `hook`
+  // runs during each backward (not ag::grad) right after the last gradient for this
+  // leaf in that pass has been added into .grad, with the leaf as argument: the moment
+  // DistributedDataParallel starts reducing it while the rest of backward goes on.
+  RemovableHandle register_post_accumulate_grad_hook(PostAccumulateGradHook hook);
   Tensor detach() const;  // shares storage, no graph
   // Backpropagates from this tensor. `grad` defaults to 1 for a one-element tensor.
   // create_graph records the backward pass (for gradients of gradients); retain_graph
