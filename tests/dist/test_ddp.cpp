@@ -331,6 +331,7 @@ TEST_CASE("ddp: buckets start during backward; the hooks go with the wrapper") {
       CHECK(s.buckets_started_at_end == 0);
       CHECK(s.reductions == 1);
       CHECK(s.wait_seconds >= 0);
+      CHECK(s.start_seconds > 0);
       for (auto& p : net->parameters()) CHECK(p.impl()->post_accumulate_grad_hooks.size() == 1);
     } else {  // a world of one: no hooks, nothing to do
       CHECK(started_then == 0);
@@ -339,6 +340,7 @@ TEST_CASE("ddp: buckets start during backward; the hooks go with the wrapper") {
     }
     ddp.reset_comm_stats();
     CHECK(ddp.comm_wait_seconds() == 0);
+    CHECK(ddp.comm_stats().start_seconds == 0);
     CHECK(ddp.comm_stats().reductions == 0);
   }
   for (auto& p : net->parameters()) CHECK(p.impl()->post_accumulate_grad_hooks.empty());

@@ -118,14 +118,19 @@ class DistributedDataParallel {
 
   // Communication counters since construction or reset_comm_stats().
   struct CommStats {
-    double wait_seconds = 0;               // time spent in Work::wait() at the end of backward
+    double wait_seconds = 0;  // time spent in Work::wait() at the end of backward
+    // Time spent in dist::all_reduce_async starting the buckets. ag::dist first checks with
+    // a small blocking all-reduce that the ranks agree on the collective, so this includes
+    // waiting for the slowest rank to reach the same bucket.
+    double start_seconds = 0;
     int64_t reductions = 0;                // backward passes whose gradients were averaged
     int64_t buckets_started_in_hooks = 0;  // during backward: overlapping it
     int64_t buckets_started_at_end = 0;    // after backward's last node (unused parameters)
   };
   const CommStats& comm_stats() const;
   // Cumulative seconds spent waiting for the all-reduces at the end of backward: the
-  // part of communication that computation did not hide.
+  // part of communication that computation did not hide (with start_seconds, the time
+  // a step loses to communication).
   double comm_wait_seconds() const { return comm_stats().wait_seconds; }
   void reset_comm_stats();
 
