@@ -7,7 +7,7 @@
 //
 //   ag::dist::InitGuard dist(&argc, &argv);
 //   MyNet model(...);
-//   nn::DistributedDataParallel ddp(model.ptr(), nn::DistributedDataParallelOptions());
+//   nn::DistributedDataParallel ddp(model.ptr(), nn::DistributedDataParallelOptions().bucket_cap_mb(25));
 //   optim::Adam opt(model->named_parameters(), optim::AdamOptions(1e-3));
 //   for (...) {                       // each rank its shard (data::DistributedRandomSampler)
 //     Tensor loss = loss_fn(model(x), y);
@@ -20,12 +20,13 @@
 //
 // What happens when:
 // - Construction: every parameter and buffer is broadcast from rank 0, so all ranks start
-//   equal (the ranks must hold the same parameter names, shapes and dtypes: checked, a
-//   DistError on every rank otherwise). Trainable parameters are grouped into buckets in
-//   REVERSE registration order (parameters(): the order in which backward tends to
-//   finish them), one dtype per bucket, at most bucket_cap_mb each (a parameter larger
-//   than the cap gets a bucket of its own). PyTorch closes a bucket once it has reached
-//   the cap, so its buckets may exceed it by one tensor; ours never do.
+//   equal (the ranks must hold as many parameters and buffers, with the same shapes,
+//   dtypes and requires_grad: checked, a DistError on every rank otherwise). Trainable
+//   parameters are grouped into buckets in REVERSE registration order (parameters():
+//   the order in which backward tends to finish them), one dtype per bucket, at most
+//   bucket_cap_mb each (a parameter larger than the cap gets a bucket of its own).
+//   PyTorch closes a bucket once it has reached the cap, so its buckets may exceed it
+//   by one tensor; ours never do.
 // - Backward: a post-accumulate-grad hook on each trainable parameter marks it final.
 //   When every parameter of a bucket is final, their .grad are copied into the bucket's
 //   flat buffer and an all-reduce (average) of it starts, while backward goes on with
@@ -38,9 +39,11 @@
 //   different parameters unused), every all-reduce is waited for, and the averages are
 //   written back into each .grad (in place). A parameter with no .grad gets one when
 //   some rank had one; when no rank had one it stays undefined, as in one process, and
-//   optimizers skip it. Then, with broadcast_buffers, buffers are broadcast from rank 0.
+//   optimizers skip it. Then, with broadcast_buffers, buffers are broadcast from rank 0
+//   (after backward passes inside no_sync() too; b8 and i32 buffers go through i64).
 //   PyTorch broadcasts them before each forward instead; after the broadcast at
-//   construction both give every forward rank 0's buffers as left by its last forward.
+//   construction both give every forward rank 0's buffers as left by its last forward
+//   (a forward with no backward after it, e.g. in eval mode, is not followed by one).
 // - no_sync(): inside the guard, backward only accumulates into .grad locally; the
 //   first backward after it averages the accumulated .grad. Averaging is linear and the
 //   part of .grad averaged earlier is already equal on every rank, so
