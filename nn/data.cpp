@@ -50,10 +50,35 @@ Example RandomWindows::get(int64_t index) const {
   return {window.narrow(0, 0, block_size_), window.narrow(0, 1, block_size_)};                   // (T,), (T,)
 }
 
+// ---- DistributedRandomSampler ----
+DistributedRandomSampler::DistributedRandomSampler(int64_t size, int64_t num_replicas, int64_t rank,
+                                                   bool allow_duplicates, uint64_t seed)
+    : size_(size), num_replicas_(num_replicas), rank_(rank), allow_duplicates_(allow_duplicates), seed_(seed) {
+  AG_CHECK(size >= 0, ValueError, "DistributedRandomSampler: size must be >= 0, got ", size);
+  AG_CHECK(num_replicas > 0 && rank >= 0 && rank < num_replicas, ValueError, "DistributedRandomSampler: rank ", rank,
+           " is not in [0, num_replicas = ", num_replicas, ")");
+  local_size_ = allow_duplicates ? (size + num_replicas - 1) / num_replicas : size / num_replicas;
+}
+
+std::vector<int64_t> DistributedRandomSampler::indices() const {
+  std::vector<int64_t> perm(static_cast<std::size_t>(size_));
+  std::iota(perm.begin(), perm.end(), int64_t{0});
+  Generator gen(seed_ + static_cast<uint64_t>(epoch_));
+  for (int64_t i = size_ - 1; i > 0; --i)  // Fisher-Yates, as the loader's shuffle
+    std::swap(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(gen.integer(0, i + 1))]);
+  const int64_t total = local_size_ * num_replicas_;  // padded (duplicates) or cut
+  std::vector<int64_t> shard;
+  shard.reserve(static_cast<std::size_t>(local_size_));
+  for (int64_t j = rank_; j < total; j += num_replicas_) shard.push_back(perm[static_cast<std::size_t>(j % size_)]);
+  return shard;
+}
+
 // ---- DataLoader ----
 DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options)
     : dataset_(std::move(dataset)), options_(options), gen_(options.seed()) {
   AG_CHECK(dataset_ != nullptr, ValueError, "DataLoader: the dataset is null");
+  AG_CHECK(!(options_.sampler() && options_.shuffle()), ValueError,
+           "DataLoader: sampler option is mutually exclusive with shuffle");
   AG_CHECK(options_.batch_size() > 0, ValueError, "DataLoader: batch_size must be positive, got ",
            options_.batch_size());
   AG_CHECK(options_.prefetch() >= 0, ValueError, "DataLoader: prefetch must be >= 0, got ", options_.prefetch());
@@ -62,7 +87,7 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
 DataLoader::~DataLoader() { stop(); }
 
 int64_t DataLoader::size() const {
-  const int64_t n = dataset_->size(), b = options_.batch_size();
+  const int64_t n = options_.sampler() ? options_.sampler()->size() : dataset_->size(), b = options_.batch_size();
   return options_.drop_last() ? n / b : (n + b - 1) / b;
 }
 
@@ -139,8 +164,14 @@ std::optional<Example> DataLoader::next() {
 DataLoader::Iterator DataLoader::begin() {
   stop();
   ++epoch_;
-  order_.resize(static_cast<std::size_t>(dataset_->size()));
-  std::iota(order_.begin(), order_.end(), int64_t{0});
+  if (options_.sampler()) {
+    order_ = options_.sampler()->indices();
+    AG_CHECK(static_cast<int64_t>(order_.size()) == options_.sampler()->size(), ValueError,
+             "DataLoader: the sampler gave ", order_.size(), " indices but its size() is ", options_.sampler()->size());
+  } else {
+    order_.resize(static_cast<std::size_t>(dataset_->size()));
+    std::iota(order_.begin(), order_.end(), int64_t{0});
+  }
   if (options_.shuffle())  // Fisher-Yates
     for (int64_t i = static_cast<int64_t>(order_.size()) - 1; i > 0; --i)
       std::swap(order_[static_cast<std::size_t>(i)], order_[static_cast<std::size_t>(gen_.integer(0, i + 1))]);

@@ -1,11 +1,13 @@
 // ag::data: TensorDataset, RandomWindows and DataLoader (batching, shuffling by seed,
-// drop_last, the bounded prefetch thread, stopping mid-epoch, errors).
+// drop_last, the bounded prefetch thread, stopping mid-epoch, errors), and the
+// DistributedRandomSampler (shards, epochs, global batches kept whole).
 #include <attograd/attograd.h>
 #include <attograd/data.h>
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -201,4 +203,83 @@ TEST_CASE("DataLoader: an error building a batch is rethrown at that batch") {
   CHECK_THROWS_AS(epoch(ragged), ShapeError);
   CHECK(contains(error_of<ValueError>([] { data::DataLoader(Ragged{}, data::DataLoaderOptions(0)); }),
                  "batch_size must be positive"));
+}
+
+namespace {
+
+// The permutation one process sees (num_replicas 1): the reference for the shards.
+std::vector<int64_t> whole_epoch(int64_t n, uint64_t seed, int64_t epoch) {
+  data::DistributedRandomSampler s(n, 1, 0, true, seed);
+  s.set_epoch(epoch);
+  return s.indices();
+}
+
+}  // namespace
+
+TEST_CASE("DistributedRandomSampler: a permutation per epoch, the same for every rank count") {
+  auto p0 = whole_epoch(10, 3, 0), p0b = whole_epoch(10, 3, 0), p1 = whole_epoch(10, 3, 1);
+  CHECK(p0 == p0b);
+  CHECK(p0 != p1);  // set_epoch reshuffles
+  CHECK(p0 != whole_epoch(10, 4, 0));
+  CHECK(std::multiset<int64_t>(p0.begin(), p0.end()) == std::multiset<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  CHECK(p1 != std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+
+  // 3 ranks over 10 examples: rank r takes positions r, r + 3, ... of the permutation
+  // padded with its own first indices to 12 (PyTorch's DistributedSampler).
+  for (int64_t epoch : {0, 1}) {
+    auto perm = whole_epoch(10, 3, epoch);
+    std::vector<int64_t> padded = perm;
+    padded.push_back(perm[0]);
+    padded.push_back(perm[1]);
+    for (int64_t r = 0; r < 3; ++r) {
+      data::DistributedRandomSampler s(10, 3, r, true, 3);
+      s.set_epoch(epoch);
+      CHECK(s.size() == 4);
+      std::vector<int64_t> expect;
+      for (int64_t j = r; j < 12; j += 3) expect.push_back(padded[static_cast<std::size_t>(j)]);
+      CHECK(s.indices() == expect);
+      // Without duplicates: floor(10 / 3) = 3 each, the last index of the permutation dropped.
+      data::DistributedRandomSampler cut(10, 3, r, false, 3);
+      cut.set_epoch(epoch);
+      CHECK(cut.size() == 3);
+      expect.resize(3);
+      CHECK(cut.indices() == expect);
+    }
+  }
+  CHECK(contains(error_of<ValueError>([] { data::DistributedRandomSampler(10, 2, 2); }), "rank 2"));
+}
+
+TEST_CASE("DistributedRandomSampler + DataLoader: the ranks' k-th batches make up the k-th global batch") {
+  // 2 ranks x batch 4 against one process x batch 8, over 3 epochs of 16 examples.
+  auto global = std::make_shared<data::DistributedRandomSampler>(16, 1, 0, true, 5);
+  data::DataLoader whole(numbered(16), data::DataLoaderOptions(8).sampler(global));
+  std::vector<std::shared_ptr<data::DistributedRandomSampler>> shards;
+  std::vector<std::unique_ptr<data::DataLoader>> ranks;
+  for (int64_t r = 0; r < 2; ++r) {
+    shards.push_back(std::make_shared<data::DistributedRandomSampler>(16, 2, r, true, 5));
+    ranks.push_back(
+        std::make_unique<data::DataLoader>(numbered(16), data::DataLoaderOptions(4).sampler(shards.back())));
+  }
+  CHECK(whole.size() == 2);
+  CHECK(ranks[0]->size() == 2);
+  Flat previous;
+  for (int64_t e = 0; e < 3; ++e) {
+    global->set_epoch(e);
+    for (auto& s : shards) s->set_epoch(e);
+    Flat g = epoch(whole), r0 = epoch(*ranks[0]), r1 = epoch(*ranks[1]);
+    REQUIRE(g.target.size() == 2);
+    REQUIRE(r0.target.size() == 2);
+    for (std::size_t k = 0; k < 2; ++k) {
+      // rank r's batch: elements r, r + 2, ... of the global batch
+      for (std::size_t j = 0; j < 4; ++j) {
+        CHECK(r0.target[k][j] == g.target[k][2 * j]);
+        CHECK(r1.target[k][j] == g.target[k][2 * j + 1]);
+      }
+    }
+    CHECK(g != previous);
+    previous = g;
+  }
+  CHECK(contains(error_of<ValueError>(
+                     [&] { data::DataLoader(numbered(4), data::DataLoaderOptions(2).sampler(global).shuffle(true)); }),
+                 "mutually exclusive"));
 }

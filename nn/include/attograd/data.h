@@ -8,9 +8,16 @@
 //   data::RandomWindows windows(tokens, /*block_size=*/T, /*num_windows=*/steps * B, gen);
 //   data::DataLoader loader(windows, data::DataLoaderOptions(B));   // x, y (B, T) i64
 //
+// and, data parallel over the ranks of ag::dist, each rank its shard of every epoch:
+//   auto sampler = std::make_shared<data::DistributedRandomSampler>(ds.size(), dist::world_size(),
+//                                                                  dist::rank());
+//   data::DataLoader loader(ds, data::DataLoaderOptions(B).sampler(sampler));
+//   for (int64_t epoch = 0; ...; ++epoch) { sampler->set_epoch(epoch); for (auto& b : loader) ... }
+//
 // Determinism: the loader's order depends only on its seed and the epoch number (each
-// range-for over the loader is one epoch, as each `for batch in loader` in PyTorch).
-// Batches are built in order by one producer, so the prefetch depth never changes them.
+// range-for over the loader is one epoch, as each `for batch in loader` in PyTorch), or
+// on its sampler. Batches are built in order by one producer, so the prefetch depth
+// never changes them.
 #include <concepts>
 #include <condition_variable>
 #include <cstdint>
@@ -79,6 +86,50 @@ class RandomWindows : public Dataset {
   std::vector<int64_t> starts_;
 };
 
+// ---- samplers ----
+// Which examples an epoch visits, in which order (LibTorch's torch::data::samplers). A
+// DataLoader given one batches its indices() instead of 0..size-1 or its own shuffle.
+class Sampler {
+ public:
+  virtual ~Sampler() = default;
+  // The indices of the epoch about to start (DataLoader::begin asks once per epoch).
+  virtual std::vector<int64_t> indices() const = 0;
+  virtual int64_t size() const = 0;  // indices().size()
+};
+
+// LibTorch's DistributedRandomSampler(size, num_replicas, rank, allow_duplicates), with
+// PyTorch's DistributedSampler's seed and sharding. Epoch e's permutation of 0..size-1 is
+// drawn from Generator(seed + e), the same on every rank. With allow_duplicates it is
+// padded with its own first indices up to a multiple of num_replicas (every rank gets
+// ceil(size / num_replicas) examples), without it cut down to one (floor). Rank r takes
+// every num_replicas-th index from position r.
+//
+// That strided shard (LibTorch cuts contiguous blocks instead) keeps global batches
+// whole: with batch_size B per rank, the ranks' k-th batches together are the k-th
+// block of num_replicas * B indices of the padded permutation, i.e. the k-th batch one
+// process sees with DistributedRandomSampler(size, 1, 0, _, seed) and batch_size
+// num_replicas * B (when size is a multiple of num_replicas, so nothing is padded).
+// Rank r's batch holds elements r, r + num_replicas, ... of that global batch.
+//
+// The permutation changes only through set_epoch(e) (PyTorch's rule: call it before
+// each epoch, or every epoch repeats the first one's order).
+class DistributedRandomSampler : public Sampler {
+ public:
+  DistributedRandomSampler(int64_t size, int64_t num_replicas = 1, int64_t rank = 0, bool allow_duplicates = true,
+                           uint64_t seed = 0);
+  std::vector<int64_t> indices() const override;  // this rank's shard of the epoch
+  int64_t size() const override { return local_size_; }
+  void set_epoch(int64_t epoch) { epoch_ = epoch; }
+  int64_t epoch() const { return epoch_; }
+
+ private:
+  int64_t size_, num_replicas_, rank_;
+  bool allow_duplicates_;
+  uint64_t seed_;
+  int64_t local_size_;  // examples per rank and epoch
+  int64_t epoch_ = 0;
+};
+
 struct DataLoaderOptions {
   DataLoaderOptions(int64_t batch_size = 1) : batch_size_(batch_size) {}
   AG_ARG(int64_t, batch_size);
@@ -86,6 +137,9 @@ struct DataLoaderOptions {
   AG_ARG(uint64_t, seed) = 0;       // the shuffling generator's seed
   AG_ARG(bool, drop_last) = false;  // drop the last batch if it is short
   AG_ARG(int64_t, prefetch) = 2;    // batches a background thread builds ahead; 0: none
+  // The epoch's indices come from it (shuffle must stay false, as in PyTorch); the
+  // loader keeps a reference, so set_epoch on the caller's handle is seen.
+  AG_ARG(std::shared_ptr<Sampler>, sampler);
 };
 
 // Iterates over a dataset in batches: data and target of the batch's examples stacked
@@ -106,7 +160,8 @@ class DataLoader {
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;
 
-  // Batches per epoch: ceil(size / batch_size), or floor with drop_last (len(loader)).
+  // Batches per epoch: ceil(n / batch_size), or floor with drop_last (len(loader)); n is
+  // the dataset's size, or the sampler's.
   int64_t size() const;
   const DataLoaderOptions& options() const { return options_; }
   // Epochs started so far (begin() calls).
@@ -130,7 +185,8 @@ class DataLoader {
     bool done_ = false;
   };
   // Starts a new epoch (stopping an unfinished one): the order of epoch e is the e-th
-  // permutation drawn from Generator(seed), or 0..size-1 without shuffle.
+  // permutation drawn from Generator(seed), or 0..size-1 without shuffle, or the
+  // sampler's indices().
   Iterator begin();
   std::default_sentinel_t end() const { return {}; }
 

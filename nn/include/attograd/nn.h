@@ -3,6 +3,7 @@
 #include "attograd/nn/activation.h"
 #include "attograd/nn/attention.h"
 #include "attograd/nn/container.h"
+#include "attograd/nn/distributed.h"
 #include "attograd/nn/functional.h"
 #include "attograd/nn/gqa.h"
 #include "attograd/nn/init.h"
