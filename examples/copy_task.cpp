@@ -4,6 +4,7 @@
 //   build/examples/copy_task                   # defaults: under 90 s on 2 cores
 //   build/examples/copy_task --task reverse --min-len 5 --out runs/reverse
 //   build/examples/copy_task --preset annotated  # d_model 512, as The Annotated Transformer
+//   tools/mpirun -np 2 build/examples/copy_task --ddp   # data parallel: each rank half of each batch
 //
 // Writes to --out: metrics.json, loss.png, attention.png, model.safetensors (the state
 // dict, loadable in PyTorch), eval.safetensors (held-out sources and our decodes, for
@@ -81,11 +82,12 @@ void draw_attention(const std::string& path, Seq2Seq& model, const Batch& b, con
 }  // namespace
 
 int main(int argc, char** argv) {
+  dist::InitGuard world(&argc, &argv);  // a world of one without mpirun
   Config c;
   std::string task = "copy", out = "runs/copy", preset;
   int threads = 1;
   int64_t checkpoint_every = 200;
-  bool resume = false;
+  bool resume = false, ddp = false;
   CLI::App app{"Train a Transformer on the copy task and evaluate greedy decoding."};
   app.add_option("--task", task, "copy, reverse or sort")->check(CLI::IsMember({"copy", "reverse", "sort"}));
   app.add_option("--d-model", c.d_model, "model width")->check(CLI::PositiveNumber);
@@ -106,6 +108,7 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint-every", checkpoint_every, "steps between checkpoints (0: none)");
   app.add_option("--out", out, "output folder");
   app.add_flag("--resume", resume, "continue from <out>/checkpoint.safetensors");
+  app.add_flag("--ddp", ddp, "data parallel over the mpirun ranks (nn::DistributedDataParallel)");
   app.add_option("--preset", preset, "annotated: d_model 512, d_ff 2048, 8 heads, 400 steps")
       ->check(CLI::IsMember({"annotated"}));
   CLI11_PARSE(app, argc, argv);
@@ -122,9 +125,13 @@ int main(int argc, char** argv) {
 
   try {
     set_num_threads(threads);
-    fs::create_directories(out);
+    const bool lead = dist::rank() == 0;  // rank 0 logs, evaluates and writes files
+    if (!lead) log().set_level(spdlog::level::warn);
+    if (lead) fs::create_directories(out);
     const std::string ckpt = out + "/checkpoint.safetensors";
-    Run run(c);
+    Run run(c, ddp);
+    if (ddp) log().info("data parallel: {} ranks, {} sequences each per step", dist::world_size(),
+                        c.batch / dist::world_size());
     std::vector<double> loss_x, loss_y;
     if (resume) {
       Metadata extra = load_checkpoint(ckpt, *run.model, &run.opt, &run.sched);
@@ -148,17 +155,21 @@ int main(int argc, char** argv) {
       double secs = std::chrono::duration<double>(Clock::now() - t0).count();
       double tps = tokens / std::max(secs, 1e-9);
       double eta = secs / static_cast<double>(s.step - first) * static_cast<double>(c.steps - s.step);
-      if (tty) {
+      if (tty && lead) {
         std::fprintf(stderr, "\rstep %5lld/%lld  loss %.4f  lr %.2e  %6.0f tok/s  ETA %4.0fs ", static_cast<long long>(s.step),
                      static_cast<long long>(c.steps), smooth, s.lr, tps, eta);
         if (s.step == c.steps) std::fprintf(stderr, "\n");
       } else if (s.step % 50 == 0 || s.step == c.steps) {
         log().info("step {}/{} loss {:.4f} lr {:.2e} {:.0f} tok/s ETA {:.0f}s", s.step, c.steps, smooth, s.lr, tps, eta);
       }
-      if (checkpoint_every > 0 && (s.step % checkpoint_every == 0 || s.step == c.steps))
-        save_checkpoint(ckpt, *run.model, &run.opt, &run.sched, {{"data_gen", run.data_gen.state()}});
+      if (checkpoint_every > 0 && (s.step % checkpoint_every == 0 || s.step == c.steps)) {
+        // Every rank holds the same model and optimizer state: rank 0 writes for all.
+        if (lead) save_checkpoint(ckpt, *run.model, &run.opt, &run.sched, {{"data_gen", run.data_gen.state()}});
+        dist::barrier();
+      }
     }
     double train_secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (!lead) return 0;  // the ranks hold one model: rank 0 evaluates it
 
     auto te = Clock::now();
     EvalResult ev = evaluate(run.model, c, c.eval);
@@ -196,6 +207,7 @@ int main(int argc, char** argv) {
     std::cout << "\n  pictures: " << out << "/loss.png, " << out << "/attention.png\n"
               << "  model:    " << out << "/model.safetensors (metrics.json beside it)\n";
   } catch (const std::exception& e) {
+    if (dist::world_size() > 1) dist::abort(std::string("copy_task: ") + e.what());  // ends every rank
     std::cerr << "copy_task: " << e.what() << "\n";
     return 1;
   }

@@ -44,6 +44,18 @@ Trained train_and_evaluate(Run& run, const Corpus& corpus, const Config& c) {
   return t;
 }
 
+// The two model styles, set explicitly (the example's defaults may change).
+Config gpt2_style(Config c) {
+  c.norm = Norm::layer, c.pos = Position::learned, c.kv_heads = 0, c.mlp = MlpKind::gelu, c.tie = false;
+  c.dropout = 0.0;
+  return c;
+}
+Config llama_style(Config c) {
+  c.norm = Norm::rms, c.pos = Position::rope, c.kv_heads = 2, c.mlp = MlpKind::swiglu, c.tie = true;
+  c.dropout = 0.0;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("a tiny GPT beats the bigram baseline on held-out text") {
@@ -51,6 +63,7 @@ TEST_CASE("a tiny GPT beats the bigram baseline on held-out text") {
   Config c;
   c.context = 32, c.d_model = 32, c.heads = 2, c.layers = 2, c.batch = 16, c.steps = 250, c.warmup = 20;
   c.lr = 3e-3, c.seed = 3;
+  c = gpt2_style(c);
   const int64_t V = corpus.vocab.size();
   Run run(c, V);
   const auto [before, after, bigram, s] = train_and_evaluate(run, corpus, c);
@@ -66,6 +79,7 @@ TEST_CASE("gradient accumulation: two micro-batches of B match one batch of 2B")
   Corpus corpus = make_corpus(paragraph(), 0.1, 17);
   Config c;
   c.context = 16, c.d_model = 16, c.heads = 2, c.layers = 1, c.batch = 8, c.steps = 10, c.seed = 5;
+  c = gpt2_style(c);  // no dropout: the two runs draw their masks differently
   Config wide = c;
   wide.batch = 16;
   c.accum = 2;
@@ -130,14 +144,6 @@ TEST_CASE("a run resumed from a checkpoint continues exactly (model, optimizer, 
     CHECK(allclose(a.model->parameters()[i], b.model->parameters()[i], 0.0, 0.0));
 }
 
-namespace {
-
-Config llama_style(Config c) {
-  c.norm = Norm::rms, c.pos = Position::rope, c.kv_heads = 2, c.mlp = MlpKind::swiglu, c.tie = true;
-  return c;
-}
-
-}  // namespace
 
 TEST_CASE("a tiny LLaMA-style GPT (rms, rope, 2 of 4 kv heads, swiglu, tied head) beats the bigram baseline") {
   Corpus corpus = make_corpus(paragraph(), 0.1, 33);
@@ -161,6 +167,7 @@ TEST_CASE("a tiny LLaMA-style GPT (rms, rope, 2 of 4 kv heads, swiglu, tied head
 TEST_CASE("tied head: one tensor, in exactly one AdamW group (no decay); SwiGLU's size is near GELU's") {
   Config c;
   c.context = 16, c.d_model = 32, c.heads = 4, c.layers = 1;
+  c = gpt2_style(c);
   Config tied = llama_style(c);
   Run r(tied, 20);
   CHECK(r.model->head->weight.impl() == r.model->tok_emb->weight.impl());
@@ -193,6 +200,7 @@ TEST_CASE("KV-cached forward_step and generation match full recomputation") {
   const int64_t V = corpus.vocab.size();
   Config base;
   base.context = 48, base.d_model = 32, base.heads = 4, base.layers = 2, base.seed = 4;
+  base = gpt2_style(base);
   for (const Config& c : {base, llama_style(base)}) {
     CAPTURE(c.pos == Position::rope);
     Run run(c, V);
@@ -220,5 +228,25 @@ TEST_CASE("KV-cached forward_step and generation match full recomputation") {
     CHECK(generate(run.model, prompt, 100, greedy, g1, true).size() == 100);
     CHECK_THROWS_AS(run.model->forward_step(Tensor::from_vector(std::vector<int64_t>(48, 0), {1, 48}), cache),
                     ShapeError);  // 8 + 48 positions > context
+  }
+}
+
+TEST_CASE("causal: a position's logits do not depend on later tokens (both model styles)") {
+  // A model that could see ahead would learn a train loss far below its held-out one;
+  // this pins the causal alignment of the fused kernel, RoPE and the learned positions.
+  for (bool llama : {false, true}) {
+    CAPTURE(llama);
+    Config c;
+    c.context = 16, c.d_model = 32, c.heads = 4, c.layers = 2, c.seed = 5;
+    c = llama ? llama_style(c) : gpt2_style(c);
+    Run run(c, 20);
+    run.model->eval();
+    std::vector<int64_t> ids(16);
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(1 + (i * 7) % 19);
+    Tensor a = run.model->forward(Tensor::from_vector(ids, Shape{1, 16}));
+    for (std::size_t i = 10; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(1 + (i * 3) % 19);
+    Tensor b = run.model->forward(Tensor::from_vector(ids, Shape{1, 16}));
+    CHECK(allclose(a.narrow(1, 0, 10), b.narrow(1, 0, 10), 0.0, 0.0));  // positions 0..9: bit for bit
+    CHECK_FALSE(allclose(a.narrow(1, 10, 6), b.narrow(1, 10, 6)));
   }
 }

@@ -4,6 +4,7 @@
 // cross-entropy over non-padding target tokens; held-out sequences come from their own
 // random stream, so they never depend on how long training ran.
 #include <functional>
+#include <memory>
 
 #include "data.h"
 #include "seq2seq.h"
@@ -27,18 +28,37 @@ inline Seq2Seq make_model(const Config& c) {
 }
 
 // Everything a run owns, so that a checkpoint can capture and restore all of it.
+// With `ddp`, gradients are averaged across the ranks of ag::dist (mpirun): every rank
+// draws the same global batch and trains on its own rows of it.
 struct Run {
   Config config;
   Seq2Seq model;
+  std::unique_ptr<nn::DistributedDataParallel> ddp;
   optim::Adam opt;
   optim::NoamScheduler sched;
   Generator data_gen;
-  Run(const Config& c, Seq2Seq m)
+  Run(const Config& c, Seq2Seq m, bool data_parallel = false)
       : config(c), model(std::move(m)),
+        ddp(data_parallel ? std::make_unique<nn::DistributedDataParallel>(model.ptr()) : nullptr),
         opt(model->named_parameters(), optim::AdamOptions(1.0).betas({0.9, 0.98}).eps(1e-9)),
-        sched(opt, c.d_model, c.lr_factor, c.warmup), data_gen(c.seed * 7919 + 1) {}
-  explicit Run(const Config& c) : Run(c, [&] { manual_seed(c.seed); return make_model(c); }()) {}
+        sched(opt, c.d_model, c.lr_factor, c.warmup), data_gen(c.seed * 7919 + 1) {
+    // Dropout masks differ between ranks (their rows differ too); the model itself came
+    // from rank 0 through the DDP broadcast.
+    if (ddp) manual_seed(c.seed * 1000003 + static_cast<uint64_t>(dist::rank()));
+  }
+  explicit Run(const Config& c, bool data_parallel = false)
+      : Run(c, [&] { manual_seed(c.seed); return make_model(c); }(), data_parallel) {}
 };
+
+// This rank's rows of a global batch of B: [rank * B / W, (rank + 1) * B / W).
+inline Batch shard(const Batch& b, int64_t rank, int64_t world) {
+  const int64_t B = b.src.size(0);
+  AG_CHECK(B % world == 0, ValueError, "copy_task: --batch ", B, " must divide by the ", world, " ranks");
+  const int64_t n = B / world;
+  Batch s{b.src.narrow(0, rank * n, n), b.tgt_in.narrow(0, rank * n, n), b.tgt_out.narrow(0, rank * n, n), 0};
+  s.tokens = ne(s.tgt_out, 0).sum().item<int64_t>();
+  return s;
+}
 
 struct StepStats {
   int64_t step;
@@ -50,19 +70,29 @@ struct StepStats {
 inline StepStats train_step(Run& r) {
   const Config& c = r.config;
   r.model->train();
-  Batch b = make_batch(c.task, c.batch, c.len, c.min_len, c.vocab, r.data_gen);
-  Tensor logits = r.model(b.src, b.tgt_in);  // (B, T, V)
+  Batch b = make_batch(c.task, c.batch, c.len, c.min_len, c.vocab, r.data_gen);  // the global batch
+  const int64_t world = r.ddp ? dist::world_size() : 1;
+  Batch mine = world > 1 ? shard(b, dist::rank(), world) : b;
+  Tensor logits = r.model(mine.src, mine.tgt_in);  // (B / world, T, V)
   CrossEntropyOptions ce;
   ce.ignore_index = 0;
   ce.label_smoothing = c.label_smoothing;
-  Tensor loss = cross_entropy(logits.reshape({-1, c.vocab}), b.tgt_out.reshape({-1}), ce);
+  // The mean over the global batch's tokens. A rank's share is its sum over the global
+  // token count, times world because DDP averages the ranks' gradients: exact also
+  // when padding gives the ranks different token counts.
+  ce.reduction = Reduction::sum;
+  Tensor loss = cross_entropy(logits.reshape({-1, c.vocab}), mine.tgt_out.reshape({-1}), ce) *
+                (static_cast<double>(world) / static_cast<double>(std::max<int64_t>(b.tokens, 1)));
   double lr = r.opt.lr();
   r.opt.zero_grad();
   loss.backward();
+  // DDP left the same averaged .grad on every rank, so the norm agrees too.
   double norm = optim::clip_grad_norm_(r.model->parameters(), c.clip);
   r.opt.step();
   r.sched.step();
-  return {r.sched.last_step(), loss.item<double>(), lr, norm, b.tokens};
+  Tensor reported = loss.detach().clone();
+  if (world > 1) dist::all_reduce(reported, dist::ReduceOp::AVG);
+  return {r.sched.last_step(), reported.item<double>(), lr, norm, b.tokens};
 }
 
 struct EvalResult {

@@ -15,12 +15,15 @@ namespace lm {
 struct Config {
   int64_t context = 128, d_model = 128, heads = 4, layers = 4;
   int64_t kv_heads = 0;  // 0: heads
-  Norm norm = Norm::layer;
-  Position pos = Position::learned;
-  MlpKind mlp = MlpKind::gelu;
+  // Defaults: a LLaMA-style block (RMSNorm, rotary positions, SwiGLU) with dropout 0.1;
+  // at equal steps it reached a held-out loss 0.3 nats/char lower than the GPT-2-style
+  // block (LayerNorm, learned positions, GELU) on the license texts (README).
+  Norm norm = Norm::rms;
+  Position pos = Position::rope;
+  MlpKind mlp = MlpKind::swiglu;
   bool tie = false;
-  double dropout = 0.0;
-  int64_t batch = 32, accum = 1, steps = 800, warmup = 100;
+  double dropout = 0.1;
+  int64_t batch = 32, accum = 1, steps = 500, warmup = 100;
   double lr = 3e-3, weight_decay = 0.1, clip = 1.0, beta2 = 0.99;
   uint64_t seed = 1;
 

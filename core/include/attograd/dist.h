@@ -77,7 +77,11 @@ class Work {
 
 // In place on every rank: tensor = op over all ranks' tensors.
 void all_reduce(Tensor& tensor, ReduceOp op = ReduceOp::SUM);
-Work all_reduce_async(Tensor& tensor, ReduceOp op = ReduceOp::SUM);
+// Before it starts, a collective compares (collective, dtype, shape) across ranks with
+// one small blocking all-reduce, which also waits for the slowest rank to get there.
+// A caller that has checked once for a fixed sequence of collectives (DDP compares its
+// buckets at construction) passes check_agreement = false and starts at once.
+Work all_reduce_async(Tensor& tensor, ReduceOp op = ReduceOp::SUM, bool check_agreement = true);
 // In place: every rank receives src's tensor (same shape and dtype everywhere).
 void broadcast(Tensor& tensor, int src = 0);
 Work broadcast_async(Tensor& tensor, int src = 0);
