@@ -56,7 +56,7 @@ inline double spread_across_ranks(const ag::Tensor& t) {
 using Fn = std::function<ag::Tensor(const std::vector<ag::Tensor>&)>;
 
 // fn: f64 inputs -> one f64 output. Inputs that require grad are checked (their
-// placement in `placements`); `output` is the output's placement. opt.seed draws w.
+// placement in `placements`); `output` is the output's placement; `seed` draws w.
 inline ag::GradcheckResult gradcheck_across_ranks(const Fn& fn, const std::vector<ag::Tensor>& inputs,
                                                   const std::vector<Placement>& placements, Placement output,
                                                   const ag::GradcheckOptions& opt = {}, uint64_t seed = 1234) {
@@ -84,7 +84,9 @@ inline ag::GradcheckResult gradcheck_across_ranks(const Fn& fn, const std::vecto
   const Tensor w = randn(y.shape(), DType::f64, &gen);
   if (output == Placement::replicated && detail::spread_across_ranks(y) != 0.0)
     fail("the output is declared replicated but differs across ranks");
-  std::vector<Tensor> analytic = grad({(y * w).sum()}, checked, {}, false, false, /*allow_unused=*/true);
+  // An output with no graph (a backward that was not differentiable) has zero gradients.
+  std::vector<Tensor> analytic(checked.size());
+  if (y.requires_grad()) analytic = grad({(y * w).sum()}, checked, {}, false, false, /*allow_unused=*/true);
 
   // The global scalar; every rank evaluates fn together (it may call collectives).
   auto global = [&]() {
@@ -134,23 +136,22 @@ inline ag::GradcheckResult gradcheck_across_ranks(const Fn& fn, const std::vecto
 }
 
 // Second derivatives, as PyTorch's gradgradcheck: gradcheck_across_ranks of the map
-// v -> grad(fn(x), x, v, create_graph) for one input x, whose closures' own backward
-// (the differentiable collectives inside) is then compared with central differences.
-// v has the output's placement and the map's output the input's.
+// (x, v) -> grad(fn(x), x, v, create_graph) for a one-input fn, so that the backward
+// closures' own backward (the differentiable collectives they call) meets central
+// differences. x keeps its placement, v has fn's output placement, and the map's output
+// has x's placement.
 inline ag::GradcheckResult gradgradcheck_across_ranks(const Fn& fn, const ag::Tensor& x, Placement input,
                                                       Placement output, const ag::GradcheckOptions& opt = {},
                                                       uint64_t seed = 4321) {
   using namespace ag;
-  const int rank = dist::rank();
-  const Tensor y = fn({x.detach().clone().requires_grad_()});
-  Generator gen(output == Placement::replicated ? seed : seed + 1 + static_cast<uint64_t>(rank));
+  const Tensor y = fn({x.detach().clone()});
+  Generator gen(output == Placement::replicated ? seed : seed + 1 + static_cast<uint64_t>(dist::rank()));
   const Tensor v = randn(y.shape(), DType::f64, &gen).requires_grad_();
-  const Tensor x0 = x.detach().clone();
   auto backward_map = [&](const std::vector<Tensor>& in) {
-    Tensor xl = x0.detach().requires_grad_();
-    return grad({fn({xl})}, {xl}, {in[0]}, true, true)[0];
+    return grad({fn({in[0]})}, {in[0]}, {in[1]}, /*retain_graph=*/true, /*create_graph=*/true)[0];
   };
-  return gradcheck_across_ranks(backward_map, {v}, {output}, input, opt, seed + 7);
+  const Tensor xg = x.detach().clone().requires_grad_();
+  return gradcheck_across_ranks(backward_map, {xg, v}, {input, output}, input, opt, seed + 7);
 }
 
 }  // namespace dist_test

@@ -389,6 +389,20 @@ TEST_CASE("gradcheck across ranks: the differentiable collectives, first and sec
                                              {randn_seeded({2, 3}, 100).requires_grad_()}, {Placement::replicated},
                                              Placement::sharded, opt);
   CHECK(r.ok == (p == 1));
+  // And the second-order check: copy_to_parallel_region with a right backward that is
+  // not differentiable (a raw all-reduce of the detached gradient) passes the first
+  // check and fails the second.
+  auto raw_copy_to = [](const std::vector<Tensor>& v) {
+    return record("raw_copy_to", v[0].detach().clone(), {v[0]}, [](const Tensor& g, NeedsGrad) {
+      Tensor s = g.detach().clone();
+      dist::all_reduce(s);
+      return Grads{s};
+    });
+  };
+  const Tensor x = randn_seeded({2, 3}, 100).requires_grad_();
+  opt.name = "raw_copy_to";
+  CHECK(dist_test::gradcheck_across_ranks(raw_copy_to, {x}, {Placement::replicated}, Placement::sharded, opt).ok);
+  CHECK(!dist_test::gradgradcheck_across_ranks(raw_copy_to, x, Placement::replicated, Placement::sharded, opt).ok);
 }
 
 TEST_CASE("gradcheck across ranks: tensor-parallel attention with respect to its inputs") {
