@@ -15,7 +15,8 @@
 //
 // f = copy_to_parallel_region (identity forward, all-reduce backward) and
 // g = reduce_from_parallel_region (all-reduce forward, identity backward), from
-// <attograd/ops/distributed.h>: one all-reduce forward and one backward per block.
+// <attograd/ops/distributed.h>: per block, one all-reduce forward (after the row-parallel
+// product) and one backward per distinct input (self-attention: one; cross-attention: two).
 // The feed-forward is the same pattern: linear1 column-parallel, linear2 row-parallel.
 // Replicated parameters (LayerNorm, the row-parallel bias) get the same, full gradient
 // on every rank; sharded ones get their slice of the full gradient. The loss must be
@@ -84,7 +85,8 @@ class TensorParallelModule : public Module {
 };
 
 // For any module tree holding tensor-parallel modules (a TensorParallelModule or plain
-// modules around them). Collectives: every rank calls these together.
+// modules around them). full_state_dict and full_grads are collectives: every rank
+// calls them together.
 //   full_state_dict: the state dict in the single-process layout; sharded tensors are
 //     all-gathered (every rank gets all of it), replicated ones are this rank's own.
 //   load_full_state_dict: loads this rank's slices of a full state dict, checking every
