@@ -11,4 +11,5 @@
 #include "attograd/nn/llama.h"
 #include "attograd/nn/loss.h"
 #include "attograd/nn/module.h"
+#include "attograd/nn/tensor_parallel.h"
 #include "attograd/nn/transformer.h"
