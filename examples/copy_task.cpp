@@ -5,6 +5,7 @@
 //   build/examples/copy_task --task reverse --min-len 5 --out runs/reverse
 //   build/examples/copy_task --preset annotated  # d_model 512, as The Annotated Transformer
 //   tools/mpirun -np 2 build/examples/copy_task --ddp   # data parallel: each rank half of each batch
+//   tools/mpirun -np 2 build/examples/copy_task --tp 2  # tensor parallel: each rank half of the heads
 //
 // Writes to --out: metrics.json, loss.png, attention.png, model.safetensors (the state
 // dict, loadable in PyTorch), eval.safetensors (held-out sources and our decodes, for
@@ -88,6 +89,7 @@ int main(int argc, char** argv) {
   int threads = 1;
   int64_t checkpoint_every = 200;
   bool resume = false, ddp = false;
+  int tp = 1;
   CLI::App app{"Train a Transformer on the copy task and evaluate greedy decoding."};
   app.add_option("--task", task, "copy, reverse or sort")->check(CLI::IsMember({"copy", "reverse", "sort"}));
   app.add_option("--d-model", c.d_model, "model width")->check(CLI::PositiveNumber);
@@ -109,6 +111,8 @@ int main(int argc, char** argv) {
   app.add_option("--out", out, "output folder");
   app.add_flag("--resume", resume, "continue from <out>/checkpoint.safetensors");
   app.add_flag("--ddp", ddp, "data parallel over the mpirun ranks (nn::DistributedDataParallel)");
+  app.add_option("--tp", tp, "tensor parallel: split every layer's heads and feed-forward over this many ranks "
+                 "(all of mpirun's)")->check(CLI::PositiveNumber);
   app.add_option("--preset", preset, "annotated: d_model 512, d_ff 2048, 8 heads, 400 steps")
       ->check(CLI::IsMember({"annotated"}));
   CLI11_PARSE(app, argc, argv);
@@ -123,15 +127,29 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  if (tp > 1 && (ddp || tp != dist::world_size())) {
+    std::cerr << "copy_task: --tp " << tp << " needs exactly " << tp << " ranks (mpirun -np " << tp
+              << ") and no --ddp; this run has " << dist::world_size() << "\n";
+    return 2;
+  }
+  c.tensor_parallel = tp > 1;
+
   try {
     set_num_threads(threads);
     const bool lead = dist::rank() == 0;  // rank 0 logs, evaluates and writes files
     if (!lead) log().set_level(spdlog::level::warn);
     if (lead) fs::create_directories(out);
-    const std::string ckpt = out + "/checkpoint.safetensors";
+    // Tensor-parallel ranks hold different slices (and optimizer moments): one
+    // checkpoint per rank, resumed with the same --tp. Otherwise rank 0 writes for all.
+    const std::string ckpt = out + (c.tensor_parallel ? "/checkpoint.rank" + std::to_string(dist::rank()) + "-of-" +
+                                                            std::to_string(tp) + ".safetensors"
+                                                      : "/checkpoint.safetensors");
+    const bool writes_checkpoint = lead || c.tensor_parallel;
     Run run(c, ddp);
     if (ddp) log().info("data parallel: {} ranks, {} sequences each per step", dist::world_size(),
                         c.batch / dist::world_size());
+    if (c.tensor_parallel) log().info("tensor parallel: {} ranks, {} of {} heads and {} of {} feed-forward units each",
+                                      tp, c.heads / tp, c.heads, c.d_ff / tp, c.d_ff);
     std::vector<double> loss_x, loss_y;
     if (resume) {
       Metadata extra = load_checkpoint(ckpt, *run.model, &run.opt, &run.sched);
@@ -163,12 +181,23 @@ int main(int argc, char** argv) {
         log().info("step {}/{} loss {:.4f} lr {:.2e} {:.0f} tok/s ETA {:.0f}s", s.step, c.steps, smooth, s.lr, tps, eta);
       }
       if (checkpoint_every > 0 && (s.step % checkpoint_every == 0 || s.step == c.steps)) {
-        // Every rank holds the same model and optimizer state: rank 0 writes for all.
-        if (lead) save_checkpoint(ckpt, *run.model, &run.opt, &run.sched, {{"data_gen", run.data_gen.state()}});
+        if (writes_checkpoint) save_checkpoint(ckpt, *run.model, &run.opt, &run.sched, {{"data_gen", run.data_gen.state()}});
         dist::barrier();
       }
     }
     double train_secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (c.tensor_parallel) {
+      // Gather the slices into the single-process model (a collective); rank 0 evaluates
+      // it with the KV cache and saves it, loadable by one process and by PyTorch.
+      TensorMap full = nn::full_state_dict(*run.model);
+      if (!lead) return 0;
+      Config one = c;
+      one.tensor_parallel = false;
+      Seq2Seq whole = make_model(one);
+      whole->load_state_dict(full);
+      run.model = whole;
+      log().info("gathered the {} ranks' slices into one model", tp);
+    }
     if (!lead) return 0;  // the ranks hold one model: rank 0 evaluates it
 
     auto te = Clock::now();

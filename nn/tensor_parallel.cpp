@@ -27,6 +27,13 @@ Tensor take_shard(const Tensor& full, ShardSpec s) {
   return cat(pieces, s.dim).clone();  // never a view of `full`
 }
 
+LayerNorm replica(const LayerNormImpl& full) {
+  LayerNorm n(full.options);
+  if (full.weight.defined()) n->to(full.weight.dtype());
+  n->load_state_dict(full.state_dict());
+  return n;
+}
+
 }  // namespace detail
 
 namespace {

@@ -7,6 +7,7 @@
 #include "tensor_parallel_util.h"
 
 namespace ag::nn {
+using detail::replica;
 namespace {
 
 Tensor activate(const Tensor& x, Activation a) { return a == Activation::GELU ? gelu(x) : relu(x); }
@@ -14,14 +15,6 @@ Tensor activate(const Tensor& x, Activation a) { return a == Activation::GELU ? 
 template <class Block>
 Tensor residual(const Tensor& x, const LayerNorm& norm, bool norm_first, Block&& block) {
   return norm_first ? x + block(norm(x)) : norm(x + block(x));
-}
-
-// A replicated copy of a single-process LayerNorm (its options, dtype and values).
-LayerNorm replica(const LayerNormImpl& full) {
-  LayerNorm n(full.options);
-  if (full.weight.defined()) n->to(full.weight.dtype());
-  n->load_state_dict(full.state_dict());
-  return n;
 }
 
 // Dropout inside the parallel region: each rank's features draw their own mask.

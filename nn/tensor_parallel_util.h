@@ -9,5 +9,7 @@ namespace ag::nn::detail {
 void check_divides(const char* op, const char* what, int64_t value, const Shape& full_shape);
 // This rank's slice of a full tensor (see ShardSpec): a fresh tensor, never a view.
 Tensor take_shard(const Tensor& full, ShardSpec spec);
+// A replicated copy of a LayerNorm (options, dtype, weights).
+LayerNorm replica(const LayerNormImpl& full);
 
 }  // namespace ag::nn::detail

@@ -20,6 +20,10 @@ struct Seq2SeqOptions {
   AG_ARG(int64_t, d_ff) = 256;
   AG_ARG(double, dropout) = 0.1;
   AG_ARG(int64_t, max_len) = 64;
+  // Split each Transformer layer across the mpirun ranks (nn::TensorParallelTransformer):
+  // the same model and state-dict names, each rank holding its heads and its slice of
+  // the feed-forward; embeddings, norms and the generator are replicated.
+  AG_ARG(bool, tensor_parallel) = false;
 };
 
 // pe[pos, 2i] = sin(pos / 10000^(2i/E)), pe[pos, 2i+1] = cos(...): (max_len, E)
@@ -41,11 +45,17 @@ class Seq2SeqImpl : public nn::Module {
     tgt_embed = register_module("tgt_embed", nn::Embedding(o.vocab(), o.d_model()));
     pe = register_buffer("pe", sinusoidal_positions(o.max_len(), o.d_model()));
     drop = register_module("drop", nn::Dropout(o.dropout()));
-    transformer = register_module("transformer", nn::Transformer(nn::TransformerOptions(o.d_model(), o.heads())
-                                                                     .num_encoder_layers(o.layers())
-                                                                     .num_decoder_layers(o.layers())
-                                                                     .dim_feedforward(o.d_ff())
-                                                                     .dropout(o.dropout())));
+    nn::Transformer full(nn::TransformerOptions(o.d_model(), o.heads())
+                             .num_encoder_layers(o.layers())
+                             .num_decoder_layers(o.layers())
+                             .dim_feedforward(o.d_ff())
+                             .dropout(o.dropout()));
+    // Built whole on every rank from the same seed, then sliced: the same initial model
+    // as one process.
+    if (o.tensor_parallel())
+      tp_transformer = register_module("transformer", nn::TensorParallelTransformer(*full));
+    else
+      transformer = register_module("transformer", full);
     generator = register_module("generator", nn::Linear(o.d_model(), o.vocab()));
     // N(0, 1/E): after the sqrt(E) scaling, token embeddings are about as large as the
     // positional encoding, so position-based attention (what copying needs) is learnable
@@ -70,11 +80,18 @@ class Seq2SeqImpl : public nn::Module {
     m.memory_padding_mask = m.src_padding_mask;
     m.tgt_padding_mask = ne(tgt_in, 0);
     m.tgt_causal = true;
-    return generator(transformer(embed(src_embed, src), embed(tgt_embed, tgt_in), m));
+    if (tp_transformer.is_empty()) return generator(transformer(embed(src_embed, src), embed(tgt_embed, tgt_in), m));
+    return generator(tp_transformer(embed(src_embed, src), embed(tgt_embed, tgt_in), m));
   }
 
   Tensor encode(const Tensor& src) {
-    return transformer->encode(embed(src_embed, src), {}, ne(src, 0));
+    if (tp_transformer.is_empty()) return transformer->encode(embed(src_embed, src), {}, ne(src, 0));
+    return tp_transformer->encode(embed(src_embed, src), {}, ne(src, 0));
+  }
+
+  // Embedded targets (B, T, E) against memory (B, S, E) -> decoder output (B, T, E).
+  Tensor decode(const Tensor& tgt, const Tensor& memory, const nn::TransformerMasks& m) {
+    return tp_transformer.is_empty() ? transformer->decode(tgt, memory, m) : tp_transformer->decode(tgt, memory, m);
   }
 
   // Greedy decoding of `steps` tokens after the start token: (B, steps). With the cache
@@ -88,13 +105,13 @@ class Seq2SeqImpl : public nn::Module {
     nn::KVCache cache;
     for (int64_t t = 0; t < steps; ++t) {
       Tensor h;  // (B, 1, E): decoder output at the newest position
-      if (use_cache) {
+      if (use_cache && tp_transformer.is_empty()) {  // tensor-parallel layers have no cached step
         h = transformer->decoder->forward_step(embed(tgt_embed, ys.narrow(1, t, 1), t), memory, cache, src_pad);
       } else {
         nn::TransformerMasks m;
         m.tgt_causal = true;
         m.memory_padding_mask = src_pad;
-        h = transformer->decode(embed(tgt_embed, ys), memory, m).narrow(1, t, 1);
+        h = decode(embed(tgt_embed, ys), memory, m).narrow(1, t, 1);
       }
       Tensor next = argmax(generator(h), -1);  // (B, 1)
       ys = cat({ys, next}, 1);
@@ -109,7 +126,8 @@ class Seq2SeqImpl : public nn::Module {
   Seq2SeqOptions options;
   nn::Embedding src_embed{nullptr}, tgt_embed{nullptr};
   nn::Dropout drop{nullptr};
-  nn::Transformer transformer{nullptr};
+  nn::Transformer transformer{nullptr};                   // one of these two
+  nn::TensorParallelTransformer tp_transformer{nullptr};  // is set
   nn::Linear generator{nullptr};
   Tensor pe;  // (max_len, E) buffer
 };

@@ -20,11 +20,12 @@ struct Config {
   double lr_factor = 1.0, clip = 1.0, label_smoothing = 0.0;
   uint64_t seed = 1;
   int64_t eval = 1000;
+  bool tensor_parallel = false;  // --tp: every Transformer layer split across the ranks
 };
 
 inline Seq2Seq make_model(const Config& c) {
   return Seq2Seq(Seq2SeqOptions(c.vocab, c.d_model).heads(c.heads).layers(c.layers).d_ff(c.d_ff)
-                     .dropout(c.dropout).max_len(std::max<int64_t>(64, c.len)));
+                     .dropout(c.dropout).max_len(std::max<int64_t>(64, c.len)).tensor_parallel(c.tensor_parallel));
 }
 
 // Everything a run owns, so that a checkpoint can capture and restore all of it.
@@ -45,6 +46,9 @@ struct Run {
     // Dropout masks differ between ranks (their rows differ too); the model itself came
     // from rank 0 through the DDP broadcast.
     if (ddp) manual_seed(c.seed * 1000003 + static_cast<uint64_t>(dist::rank()));
+    // Replicated dropout draws alike on every rank, dropout inside a rank's heads and
+    // feed-forward slice from its own stream.
+    if (c.tensor_parallel) nn::tensor_parallel_manual_seed(c.seed);
   }
   explicit Run(const Config& c, bool data_parallel = false)
       : Run(c, [&] { manual_seed(c.seed); return make_model(c); }(), data_parallel) {}
@@ -86,8 +90,10 @@ inline StepStats train_step(Run& r) {
   double lr = r.opt.lr();
   r.opt.zero_grad();
   loss.backward();
-  // DDP left the same averaged .grad on every rank, so the norm agrees too.
-  double norm = optim::clip_grad_norm_(r.model->parameters(), c.clip);
+  // DDP left the same averaged .grad on every rank, so the norm agrees too; with
+  // tensor parallelism the norm sums the ranks' shards.
+  double norm = c.tensor_parallel ? nn::clip_grad_norm_tensor_parallel_(*r.model, c.clip)
+                                  : optim::clip_grad_norm_(r.model->parameters(), c.clip);
   r.opt.step();
   r.sched.step();
   Tensor reported = loss.detach().clone();

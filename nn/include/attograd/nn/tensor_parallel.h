@@ -318,4 +318,48 @@ class TensorParallelTransformerDecoderLayerImpl : public TensorParallelModule {
 };
 AG_MODULE(TensorParallelTransformerDecoderLayer);
 
+// ---- Whole stacks ----
+// TransformerEncoder / TransformerDecoder / Transformer (attograd/nn/transformer.h) made
+// of the tensor-parallel layers above, built from a single-process module (its options,
+// dtype, training mode and this rank's slices of its weights), with its state-dict names
+// (encoder.layers.0.self_attn.in_proj_weight, encoder.norm.weight, ...): a
+// full_state_dict() saved by rank 0 loads into the single-process Transformer and into
+// PyTorch's. No KV-cached decoding step: decode the whole prefix each step.
+class TensorParallelTransformerEncoderImpl : public TensorParallelModule {
+ public:
+  explicit TensorParallelTransformerEncoderImpl(const TransformerEncoderImpl& full);
+  Tensor forward(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_padding_mask = {});
+  ModuleList layers{nullptr};  // of TensorParallelTransformerEncoderLayerImpl
+  LayerNorm norm{nullptr};     // replicated; empty when the full encoder had none
+};
+AG_MODULE(TensorParallelTransformerEncoder);
+
+class TensorParallelTransformerDecoderImpl : public TensorParallelModule {
+ public:
+  explicit TensorParallelTransformerDecoderImpl(const TransformerDecoderImpl& full);
+  Tensor forward(const Tensor& tgt, const Tensor& memory, const TransformerMasks& masks = {});
+  ModuleList layers{nullptr};  // of TensorParallelTransformerDecoderLayerImpl
+  LayerNorm norm{nullptr};
+};
+AG_MODULE(TensorParallelTransformerDecoder);
+
+class TensorParallelTransformerImpl : public TensorParallelModule {
+ public:
+  explicit TensorParallelTransformerImpl(const TransformerImpl& full);
+  // src (B, S, E), tgt (B, T, E), replicated -> (B, T, E) replicated; as Transformer.
+  Tensor forward(const Tensor& src, const Tensor& tgt, const TransformerMasks& masks = {});
+  Tensor encode(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_padding_mask = {});
+  Tensor decode(const Tensor& tgt, const Tensor& memory, const TransformerMasks& masks = {});
+  TransformerOptions options;
+  TensorParallelTransformerEncoder encoder{nullptr};
+  TensorParallelTransformerDecoder decoder{nullptr};
+};
+AG_MODULE(TensorParallelTransformer);
+
+// The global gradient norm of a model whose parameters are partly sharded by the
+// modules above (sharded ones summed over ranks, replicated ones counted once), and
+// clip_grad_norm_ with it: every rank scales by the same factor, so a tensor-parallel
+// model clips as the single-process one. A collective. Returns the norm before clipping.
+double clip_grad_norm_tensor_parallel_(const Module& model, double max_norm);
+
 }  // namespace ag::nn

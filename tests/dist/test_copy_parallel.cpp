@@ -1,0 +1,52 @@
+// The copy_task example's distributed steps (examples/copy/trainer.h) against one
+// process: after several Adam steps the parameters equal those of one process trained
+// on the whole batches, computed on every rank from the same seed. Variable lengths, so
+// the ranks' token counts differ (--ddp's loss scaling) and clipping is active (--tp's
+// norm over shards).
+#include <doctest/doctest.h>
+
+#include "../../examples/copy/trainer.h"
+#include "copy_compare.h"
+
+using namespace copy_task;
+
+namespace {
+
+Config small() {
+  Config c;
+  c.d_model = 16, c.heads = 2, c.layers = 1, c.d_ff = 32, c.dropout = 0.0, c.clip = 0.5;
+  c.len = 8, c.min_len = 4, c.batch = 8, c.steps = 6, c.warmup = 4, c.seed = 3;
+  return c;
+}
+
+// (last loss, state dict in the single-process layout) after c.steps steps.
+std::pair<double, TensorMap> train(const Config& c, bool data_parallel) {
+  Run run(c, data_parallel);
+  double loss = 0;
+  for (int64_t s = 0; s < c.steps; ++s) loss = train_step(run).loss;
+  return {loss, c.tensor_parallel ? nn::full_state_dict(*run.model) : run.model->state_dict()};
+}
+
+}  // namespace
+
+TEST_CASE("copy_task --ddp: ranks x shares of each batch equal 1 process x whole batches") {
+  const Config c = small();
+  auto [loss_parallel, parallel] = train(c, true);
+  auto [loss_single, single] = train(c, false);
+  CHECK(loss_parallel == doctest::Approx(loss_single).epsilon(1e-5));
+  const double worst = max_parameter_difference(parallel, single, c.d_model);
+  MESSAGE("--ddp, ranks " << dist::world_size() << ": max |parameter difference| " << worst);
+  CHECK(worst < 1e-4);  // float32 rounding, amplified by Adam; a wrong reduction is >= 1e-2
+}
+
+TEST_CASE("copy_task --tp: layers split across the ranks equal 1 process") {
+  Config c = small();
+  c.tensor_parallel = true;
+  auto [loss_parallel, parallel] = train(c, false);
+  c.tensor_parallel = false;
+  auto [loss_single, single] = train(c, false);
+  CHECK(loss_parallel == doctest::Approx(loss_single).epsilon(1e-5));
+  const double worst = max_parameter_difference(parallel, single, c.d_model);
+  MESSAGE("--tp, ranks " << dist::world_size() << ": max |parameter difference| " << worst);
+  CHECK(worst < 1e-4);
+}
