@@ -90,6 +90,7 @@ int main(int argc, char** argv) {
   int64_t checkpoint_every = 200;
   bool resume = false, ddp = false;
   int tp = 1;
+  int64_t fail_at_step = 0;
   CLI::App app{"Train a Transformer on the copy task and evaluate greedy decoding."};
   app.add_option("--task", task, "copy, reverse or sort")->check(CLI::IsMember({"copy", "reverse", "sort"}));
   app.add_option("--d-model", c.d_model, "model width")->check(CLI::PositiveNumber);
@@ -111,6 +112,8 @@ int main(int argc, char** argv) {
   app.add_option("--out", out, "output folder");
   app.add_flag("--resume", resume, "continue from <out>/checkpoint.safetensors");
   app.add_flag("--ddp", ddp, "data parallel over the mpirun ranks (nn::DistributedDataParallel)");
+  app.add_option("--fail-at-step", fail_at_step, "fault test: the last rank throws after this step "
+                 "(the job must end, naming it, and --resume must continue from the last checkpoint)");
   app.add_option("--tp", tp, "tensor parallel: split every layer's heads and feed-forward over this many ranks "
                  "(all of mpirun's)")->check(CLI::PositiveNumber);
   app.add_option("--preset", preset, "annotated: d_model 512, d_ff 2048, 8 heads, 400 steps")
@@ -184,6 +187,8 @@ int main(int argc, char** argv) {
         if (writes_checkpoint) save_checkpoint(ckpt, *run.model, &run.opt, &run.sched, {{"data_gen", run.data_gen.state()}});
         dist::barrier();
       }
+      if (s.step == fail_at_step && dist::rank() == dist::world_size() - 1)
+        throw std::runtime_error("failing on purpose after step " + std::to_string(s.step) + " (--fail-at-step)");
     }
     double train_secs = std::chrono::duration<double>(Clock::now() - t0).count();
     if (c.tensor_parallel) {
