@@ -1,6 +1,8 @@
 // Character-level text data: see data.h.
 #include "data.h"
 
+#include <attograd/data.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -84,9 +86,11 @@ static Batch windows_at(const std::vector<int64_t>& ids, const std::vector<int64
 Batch random_windows(const std::vector<int64_t>& ids, int64_t B, int64_t T, Generator& gen) {
   const auto n = static_cast<int64_t>(ids.size());
   AG_CHECK(n > T, ValueError, "lm data: ", n, " tokens cannot hold a window of ", T, " + 1");
-  std::vector<int64_t> starts(static_cast<std::size_t>(B));
-  for (auto& s : starts) s = gen.integer(0, n - T);  // s + T <= n - 1: y's last index
-  return windows_at(ids, starts, T);
+  // ag::data draws the B starts from `gen` (so a checkpoint of gen resumes the stream)
+  // and stacks the windows; one batch per call, no prefetch thread.
+  data::DataLoader loader(data::RandomWindows(Tensor::from_vector(ids), T, B, gen), data::DataLoaderOptions(B).prefetch(0));
+  auto it = loader.begin();  // the iterator holds the batch
+  return {it->data, it->target};
 }
 
 std::vector<Batch> sequential_windows(const std::vector<int64_t>& ids, int64_t B, int64_t T) {
