@@ -5,17 +5,14 @@
 #include "attograd/dist.h"
 #include "attograd/nn/tensor_parallel.h"
 #include "tensor_parallel_util.h"
+#include "transformer_util.h"
 
 namespace ag::nn {
+using detail::activate;
 using detail::replica;
+using detail::residual;
 namespace {
 
-Tensor activate(const Tensor& x, Activation a) { return a == Activation::GELU ? gelu(x) : relu(x); }
-
-template <class Block>
-Tensor residual(const Tensor& x, const LayerNorm& norm, bool norm_first, Block&& block) {
-  return norm_first ? x + block(norm(x)) : norm(x + block(x));
-}
 
 // Dropout inside the parallel region: each rank's features draw their own mask.
 Dropout parallel_dropout(double p) {
@@ -150,13 +147,7 @@ std::pair<Tensor, Tensor> TensorParallelTransformerDecoderLayerImpl::forward_wit
 
 std::pair<Tensor, Tensor> TensorParallelTransformerDecoderLayerImpl::run(const Tensor& tgt, const Tensor& memory,
                                                                          const TransformerMasks& m, bool need_weights) {
-  AttentionArgs self_args, cross_args;
-  self_args.attn_mask = m.tgt_mask;
-  self_args.padding_mask = m.tgt_padding_mask;
-  self_args.causal = m.tgt_causal;
-  cross_args.attn_mask = m.memory_mask;
-  cross_args.padding_mask = m.memory_padding_mask;
-  cross_args.need_weights = need_weights;
+  const auto [self_args, cross_args] = detail::decoder_attention_args(m, need_weights);
   const bool nf = options.norm_first();
   Tensor weights;  // (B, h, T, S) when asked for
   Tensor x = residual(tgt, norm1, nf, [&](const Tensor& h) { return dropout1(self_attn(h, h, h, self_args).first); });

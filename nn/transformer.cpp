@@ -2,17 +2,13 @@
 // pre-norm (norm_first): x = x + block(norm(x)).
 // Legend: B batch, S source length, T target length, E d_model.
 #include "attograd/nn/transformer.h"
+#include "transformer_util.h"
 
 namespace ag::nn {
+using detail::activate;
+using detail::residual;
 namespace {
 
-Tensor activate(const Tensor& x, Activation a) { return a == Activation::GELU ? gelu(x) : relu(x); }
-
-// Residual wiring shared by both layer types.
-template <class Block>
-Tensor residual(const Tensor& x, const LayerNorm& norm, bool norm_first, Block&& block) {
-  return norm_first ? x + block(norm(x)) : norm(x + block(x));
-}
 
 LayerNormOptions norm_options(const TransformerLayerOptions& o) {
   return LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps());
@@ -90,13 +86,7 @@ std::pair<Tensor, Tensor> TransformerDecoderLayerImpl::forward_with_cross_weight
 
 std::pair<Tensor, Tensor> TransformerDecoderLayerImpl::run(const Tensor& tgt, const Tensor& memory,
                                                            const TransformerMasks& m, bool need_weights) {
-  AttentionArgs self_args, cross_args;
-  self_args.attn_mask = m.tgt_mask;
-  self_args.padding_mask = m.tgt_padding_mask;
-  self_args.causal = m.tgt_causal;
-  cross_args.attn_mask = m.memory_mask;
-  cross_args.padding_mask = m.memory_padding_mask;
-  cross_args.need_weights = need_weights;
+  const auto [self_args, cross_args] = detail::decoder_attention_args(m, need_weights);
   const bool nf = options.norm_first();
   Tensor weights;  // (B, h, T, S) when asked for
   Tensor x = residual(tgt, norm1, nf, [&](const Tensor& h) { return dropout1(self_attn(h, h, h, self_args).first); });
