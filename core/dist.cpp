@@ -62,7 +62,7 @@ void check_dtype(const Tensor& t, const char* op) {
 }
 
 // Divides a contiguous tensor in place by the world size (ReduceOp::AVG).
-void divide_by_world(const Tensor& buf) {
+[[maybe_unused]] void divide_by_world(const Tensor& buf) {
   const int64_t n = buf.numel();
   const auto w = g_world.size;
   switch (buf.dtype()) {
@@ -85,7 +85,7 @@ void divide_by_world(const Tensor& buf) {
 
 // Writes a staged result back into the caller's tensor (when it was strided) and marks
 // the in-place write.
-void write_back(const Tensor& staged, const Tensor& target) {
+[[maybe_unused]] void write_back(const Tensor& staged, const Tensor& target) {
   if (staged.impl() != target.impl()) kernels::copy(staged, target);
   target.storage()->bump_version();
 }
@@ -277,7 +277,7 @@ Work all_reduce_async(Tensor& tensor, ReduceOp op, bool check) {
     write_back(buf, target);
   });
 #else
-  (void)check;
+  (void)op, (void)check;
   return finished_work();
 #endif
 }
@@ -373,6 +373,7 @@ Work reduce_scatter_tensor_async(Tensor& output, const Tensor& input, ReduceOp o
     write_back(out, target);
   });
 #else
+  (void)op;
   return finished_work();
 #endif
 }
