@@ -155,7 +155,6 @@ int main(int argc, char** argv) {
   if (ddp) ddp->reset_comm_stats();
 
   std::vector<double> times, comm, wait, start, losses;
-  int64_t in_hooks = 0;
   dist::barrier();
   const double cpu0 = cpu_seconds();
   const auto loop0 = Clock::now();
@@ -175,7 +174,8 @@ int main(int argc, char** argv) {
   }
   const double loop_s = std::chrono::duration<double>(Clock::now() - loop0).count();
   const double cpu_s = cpu_seconds() - cpu0;
-  if (ddp) in_hooks = ddp->comm_stats().buckets_started_in_hooks;
+  // Buckets whose all-reduce started during backward (overlapping it), over the timed steps.
+  const int64_t in_hooks = ddp ? ddp->comm_stats().buckets_started_in_hooks : 0;
 
   // Collectives after timing: every rank calls them in the same order.
   std::vector<double> step_max = over_ranks(times, dist::ReduceOp::MAX);
@@ -220,7 +220,8 @@ int main(int argc, char** argv) {
     j["comm_start_s"] = median(start_max);
     j["bucket_cap_mb"] = c.bucket_cap_mb;
     j["buckets"] = ddp->bucket_indices().size();
-    // Each bucket is all-reduced once per step, so every gradient byte goes once.
+    // Each bucket is all-reduced once per step, so every gradient byte goes once (plus
+    // one float flag per parameter: "this rank has a .grad").
     j["allreduce_bytes_per_step"] = W > 1 ? grad_bytes : 0;
     j["buckets_started_in_hooks"] = in_hooks;
   }
