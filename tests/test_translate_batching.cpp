@@ -11,10 +11,10 @@ using namespace translate;
 namespace {
 
 // 50 pairs of lengths 1..25 and their targets one longer; ids are 10 + position.
-std::vector<Pair> pairs() {
-  std::vector<Pair> p;
+std::vector<TokenPair> pairs() {
+  std::vector<TokenPair> p;
   for (int64_t k = 0; k < 50; ++k) {
-    Pair x;
+    TokenPair x;
     for (int64_t i = 0; i < 1 + (k * 7) % 25; ++i) x.src.push_back(10 + i);
     x.tgt = x.src;
     x.tgt.push_back(99);
@@ -23,7 +23,7 @@ std::vector<Pair> pairs() {
   return p;
 }
 
-int64_t padded(const std::vector<Pair>& p, const std::vector<int64_t>& b) {
+int64_t padded(const std::vector<TokenPair>& p, const std::vector<int64_t>& b) {
   int64_t S = 1, T = 1;
   for (int64_t i : b) {
     S = std::max<int64_t>(S, static_cast<int64_t>(p[size_t(i)].src.size()));
@@ -35,7 +35,7 @@ int64_t padded(const std::vector<Pair>& p, const std::vector<int64_t>& b) {
 }  // namespace
 
 TEST_CASE("make_batch: padding, bos / eos, teacher forcing shift, token count") {
-  std::vector<Pair> p = {{{5, 6, 7}, {8, 9}}, {{5}, {8, 9, 10, 11}}};
+  std::vector<TokenPair> p = {{{5, 6, 7}, {8, 9}}, {{5}, {8, 9, 10, 11}}};
   Batch b = make_batch(p, {0, 1});
   CHECK(b.src.shape() == ag::Shape{2, 3});
   CHECK(b.tgt_in.shape() == ag::Shape{2, 5});

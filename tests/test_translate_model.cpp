@@ -16,11 +16,11 @@ const bool single_thread = [] {
 }();
 
 // Sentences of 2..6 words from ids 4..13; the "translation" maps id w to 4 + (w - 4 + 3) % 10.
-std::vector<Pair> toy(int64_t n, uint64_t seed) {
+std::vector<TokenPair> toy(int64_t n, uint64_t seed) {
   Generator g(seed);
-  std::vector<Pair> out;
+  std::vector<TokenPair> out;
   for (int64_t k = 0; k < n; ++k) {
-    Pair p;
+    TokenPair p;
     const int64_t L = 2 + g.integer(0, 5);
     for (int64_t i = 0; i < L; ++i) {
       const int64_t w = 4 + g.integer(0, 10);

@@ -15,14 +15,14 @@ constexpr int64_t kBos = 2, kEos = 3;
 int64_t len(const std::vector<int64_t>& v) { return static_cast<int64_t>(v.size()); }
 
 // Cuts `order` into consecutive batches within the padded token budget.
-std::vector<std::vector<int64_t>> cut(const std::vector<Pair>& pairs, const std::vector<int64_t>& order,
+std::vector<std::vector<int64_t>> cut(const std::vector<TokenPair>& pairs, const std::vector<int64_t>& order,
                                       int64_t max_tokens) {
   AG_CHECK(max_tokens > 0, ValueError, "translate batches: max_tokens ", max_tokens, " must be positive");
   std::vector<std::vector<int64_t>> batches;
   std::vector<int64_t> current;
   int64_t S = 0, T = 0;
   for (int64_t i : order) {
-    const Pair& p = pairs[static_cast<std::size_t>(i)];
+    const TokenPair& p = pairs[static_cast<std::size_t>(i)];
     const int64_t s = std::max<int64_t>(len(p.src), 1), t = len(p.tgt) + 1;
     const int64_t S2 = std::max(S, s), T2 = std::max(T, t);
     const int64_t B2 = static_cast<int64_t>(current.size()) + 1;
@@ -41,7 +41,7 @@ std::vector<std::vector<int64_t>> cut(const std::vector<Pair>& pairs, const std:
 
 }  // namespace
 
-Batch make_batch(const std::vector<Pair>& pairs, const std::vector<int64_t>& index) {
+Batch make_batch(const std::vector<TokenPair>& pairs, const std::vector<int64_t>& index) {
   AG_CHECK(!index.empty(), ValueError, "translate: an empty batch");
   int64_t S = 1, T = 1;
   for (int64_t i : index) {
@@ -55,7 +55,7 @@ Batch make_batch(const std::vector<Pair>& pairs, const std::vector<int64_t>& ind
       out(static_cast<std::size_t>(B * T), 0);
   Batch b;
   for (int64_t r = 0; r < B; ++r) {
-    const Pair& p = pairs[static_cast<std::size_t>(index[static_cast<std::size_t>(r)])];
+    const TokenPair& p = pairs[static_cast<std::size_t>(index[static_cast<std::size_t>(r)])];
     std::copy(p.src.begin(), p.src.end(), src.begin() + r * S);
     in[static_cast<std::size_t>(r * T)] = kBos;
     std::copy(p.tgt.begin(), p.tgt.end(), in.begin() + r * T + 1);
@@ -70,7 +70,7 @@ Batch make_batch(const std::vector<Pair>& pairs, const std::vector<int64_t>& ind
   return b;
 }
 
-std::vector<std::vector<int64_t>> bucket_batches(const std::vector<Pair>& pairs, int64_t max_tokens, uint64_t seed,
+std::vector<std::vector<int64_t>> bucket_batches(const std::vector<TokenPair>& pairs, int64_t max_tokens, uint64_t seed,
                                                  int64_t epoch) {
   std::vector<int64_t> order(pairs.size());
   std::iota(order.begin(), order.end(), int64_t{0});
@@ -83,14 +83,14 @@ std::vector<std::vector<int64_t>> bucket_batches(const std::vector<Pair>& pairs,
   // Sort within windows only, so that epochs still differ in what shares a batch.
   const int64_t mean_len = [&] {
     int64_t total = 0;
-    for (const Pair& p : pairs) total += len(p.src) + len(p.tgt) + 1;
+    for (const TokenPair& p : pairs) total += len(p.src) + len(p.tgt) + 1;
     return std::max<int64_t>(1, pairs.empty() ? 1 : total / static_cast<int64_t>(pairs.size()));
   }();
   const auto window = static_cast<std::size_t>(std::max<int64_t>(1, 100 * max_tokens / mean_len));
   for (std::size_t w = 0; w < order.size(); w += window) {
     auto end = order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), w + window));
     std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(w), end, [&](int64_t a, int64_t b) {
-      const Pair &pa = pairs[static_cast<std::size_t>(a)], &pb = pairs[static_cast<std::size_t>(b)];
+      const TokenPair &pa = pairs[static_cast<std::size_t>(a)], &pb = pairs[static_cast<std::size_t>(b)];
       return std::pair(len(pa.src), len(pa.tgt)) < std::pair(len(pb.src), len(pb.tgt));
     });
   }
@@ -99,7 +99,7 @@ std::vector<std::vector<int64_t>> bucket_batches(const std::vector<Pair>& pairs,
   return batches;
 }
 
-std::vector<std::vector<int64_t>> ordered_batches(const std::vector<Pair>& pairs, int64_t max_tokens) {
+std::vector<std::vector<int64_t>> ordered_batches(const std::vector<TokenPair>& pairs, int64_t max_tokens) {
   std::vector<int64_t> order(pairs.size());
   std::iota(order.begin(), order.end(), int64_t{0});
   return cut(pairs, order, max_tokens);

@@ -10,7 +10,7 @@
 
 namespace translate {
 
-struct Pair {
+struct TokenPair {
   std::vector<int64_t> src, tgt;  // subword ids, no bos / eos
 };
 
@@ -23,17 +23,17 @@ struct Batch {
 };
 
 // One padded batch of the given pairs (bos = 2, eos = 3, as translate::Subword).
-Batch make_batch(const std::vector<Pair>& pairs, const std::vector<int64_t>& index);
+Batch make_batch(const std::vector<TokenPair>& pairs, const std::vector<int64_t>& index);
 
 // One epoch's batches: the pairs shuffled with `seed` + epoch, then in windows of
 // 100 batches' worth sorted by length (source, then target), cut into batches whose
 // padded size max(S) * B + max(T) * B stays within max_tokens (a sentence longer than
 // that is a batch of its own), and the batches shuffled again. Every pair appears once.
-std::vector<std::vector<int64_t>> bucket_batches(const std::vector<Pair>& pairs, int64_t max_tokens, uint64_t seed,
+std::vector<std::vector<int64_t>> bucket_batches(const std::vector<TokenPair>& pairs, int64_t max_tokens, uint64_t seed,
                                                  int64_t epoch);
 
 // Batches in the pairs' own order, cut the same way (for validation and test: results
 // come back in corpus order).
-std::vector<std::vector<int64_t>> ordered_batches(const std::vector<Pair>& pairs, int64_t max_tokens);
+std::vector<std::vector<int64_t>> ordered_batches(const std::vector<TokenPair>& pairs, int64_t max_tokens);
 
 }  // namespace translate
