@@ -20,6 +20,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "common/cross_attention.h"
 #include "copy/plot.h"
 #include "copy/trainer.h"
 
@@ -41,43 +42,18 @@ std::string row_text(const std::vector<int64_t>& v, int64_t i, int64_t n) {
   return s;
 }
 
-// Cross-attention weights (h, T, S) of every decoder layer for example 0 of `src`,
-// teacher-forced on its target.
-std::vector<Tensor> cross_attention(Seq2Seq& model, const Tensor& src, const Tensor& tgt_in) {
+void draw_attention(const std::string& path, Seq2Seq& model, const Batch& b, const std::string& task) {
   NoGradGuard no_grad;
   model->eval();
-  Tensor memory = model->encode(src);
-  Tensor x = model->embed(model->tgt_embed, tgt_in);
-  nn::TransformerMasks m;
-  m.tgt_causal = true;
-  m.memory_padding_mask = ne(src, 0);
-  std::vector<Tensor> maps;
-  auto& layers = model->transformer->decoder->layers;
-  for (std::size_t i = 0; i < layers->size(); ++i) {
-    auto [y, w] = layers->at<nn::TransformerDecoderLayerImpl>(i)->forward_with_cross_weights(x, memory, m);
-    maps.push_back(w.select(0, 0));
-    x = y;
-  }
-  return maps;
-}
-
-void draw_attention(const std::string& path, Seq2Seq& model, const Batch& b, const std::string& task) {
   Tensor src = b.src.narrow(0, 0, 1), tgt_in = b.tgt_in.narrow(0, 0, 1);
-  std::vector<Tensor> layers = cross_attention(model, src, tgt_in);  // each (h, T, S)
-  const int64_t H = layers[0].size(0), T = layers[0].size(1), S = layers[0].size(2);
-  std::vector<std::vector<std::vector<double>>> grid;
-  std::vector<std::string> titles;
-  for (std::size_t l = 0; l < layers.size(); ++l) {
-    grid.emplace_back();
-    for (int64_t k = 0; k < H; ++k) grid.back().push_back(layers[l].select(0, k).to_vector<double>());
-    titles.push_back("DECODER LAYER " + std::to_string(l + 1) + (l + 1 == layers.size() ? " (LAST)" : ""));
-  }
+  auto maps = examples::cross_attention_maps(*model->transformer->decoder, model->embed(model->tgt_embed, tgt_in),
+                                             model->encode(src), ne(src, 0));  // each (h, T, S)
+  const int64_t T = maps[0].size(1), S = maps[0].size(2);
   auto s = src.to_vector<int64_t>(), o = b.tgt_out.narrow(0, 0, 1).to_vector<int64_t>();
   std::vector<std::string> rows, cols;
   for (int64_t t = 0; t < T; ++t) rows.push_back(std::to_string(o[t]));
   for (int64_t j = 0; j < S; ++j) cols.push_back(s[j] == 1 ? "S" : std::to_string(s[j]));
-  plot::heatmaps(path, "CROSS-ATTENTION PER HEAD (" + task + ")", grid, static_cast<int>(T), static_cast<int>(S),
-                 rows, cols, titles);
+  examples::draw_cross_attention(path, "CROSS-ATTENTION PER HEAD (" + task + ")", maps, rows, cols);
 }
 
 }  // namespace
