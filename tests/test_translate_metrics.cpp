@@ -1,9 +1,8 @@
 // Corpus BLEU and chrF of the translate example against hand-computed values and the
 // expected scores of sacreBLEU's own tests (test/test_bleu.py, test_sentence_bleu.py,
 // test_chrf.py of sacreBLEU 2.x, copied as literals below).
-#include <doctest/doctest.h>
-
 #include <attograd/error.h>
+#include <doctest/doctest.h>
 
 #include <cmath>
 
@@ -44,7 +43,9 @@ TEST_CASE("tokenize_13a: punctuation, numbers, dashes, escapes") {
   // <skipped> vanishes, "-\n" joins a word, other newlines are spaces, runs of blanks
   // (Unicode ones too: U+00A0, U+3000) collapse.
   CHECK(tokenize_13a("hyph-\nen <skipped>x\ny") == "hyphen x y");
-  CHECK(tokenize_13a("  a\t\xC2\xA0" "b\xE3\x80\x80" "c  ") == "a b c");
+  CHECK(tokenize_13a("  a\t\xC2\xA0"
+                     "b\xE3\x80\x80"
+                     "c  ") == "a b c");
   // Non-ASCII letters are not punctuation; a period after one splits (rule 2: [^0-9]).
   CHECK(tokenize_13a("caf\xC3\xA9. na\xC3\xAFve,") == "caf\xC3\xA9 . na\xC3\xAFve ,");
   CHECK(tokenize_13a("") == "");
@@ -57,8 +58,7 @@ TEST_CASE("BLEU: perfect match is 100 and to_string matches sacreBLEU's line") {
   CHECK(b.bp == 1.0);
   CHECK(b.sys_len == 6);
   CHECK(b.ref_len == 6);
-  CHECK(b.to_string() ==
-        "BLEU = 100.00 100.0/100.0/100.0/100.0 (BP = 1.000 ratio = 1.000 hyp_len = 6 ref_len = 6)");
+  CHECK(b.to_string() == "BLEU = 100.00 100.0/100.0/100.0/100.0 (BP = 1.000 ratio = 1.000 hyp_len = 6 ref_len = 6)");
 }
 
 TEST_CASE("BLEU: hand-computed n-gram precisions") {
@@ -72,8 +72,7 @@ TEST_CASE("BLEU: hand-computed n-gram precisions") {
   CHECK(b.precisions[0] == doctest::Approx(100.0 * 5 / 6));
   CHECK(b.precisions[3] == doctest::Approx(100.0 / 3));
   CHECK(b.score == doctest::Approx(100.0 * std::pow(1.0 / 12, 0.25)).epsilon(1e-12));
-  CHECK(b.to_string() ==
-        "BLEU = 53.73 83.3/60.0/50.0/33.3 (BP = 1.000 ratio = 1.000 hyp_len = 6 ref_len = 6)");
+  CHECK(b.to_string() == "BLEU = 53.73 83.3/60.0/50.0/33.3 (BP = 1.000 ratio = 1.000 hyp_len = 6 ref_len = 6)");
 }
 
 TEST_CASE("BLEU: statistics are summed over the corpus, not averaged per sentence") {
@@ -156,8 +155,7 @@ TEST_CASE("BLEU: empty hypothesis, empty corpus, bad input") {
 TEST_CASE("BLEU: sacreBLEU test_bleu.py cases") {
   // test_corpus_bleu_cases: the README example, two reference streams.
   Streams refs{{"The dog bit the man.", "It was not unexpected.", "The man bit him first."},
-               {"The dog had bit the man.", "No one was surprised.",
-                "The man had bitten the dog."}};
+               {"The dog had bit the man.", "No one was surprised.", "The man had bitten the dog."}};
   Strings hyps{"The dog bit the man.", "It wasn't surprising.", "The man had just bitten him."};
   CHECK(corpus_bleu(hyps, refs).score == doctest::Approx(48.530827).epsilon(1e-8));
   BleuOptions none;
@@ -179,16 +177,13 @@ TEST_CASE("BLEU: sacreBLEU test_bleu.py cases") {
   CHECK(s.totals == std::array<int64_t, 4>{6, 5, 4, 3});
   CHECK(s.score / 100 == doctest::Approx(0.1555722182).epsilon(1e-8));
   floor.smooth_value = 0.0;
-  CHECK(bleu1("am I am a character sequence", "I am a symbol string sequence a a", floor).score ==
-        0.0);
+  CHECK(bleu1("am I am a character sequence", "I am a symbol string sequence a a", floor).score == 0.0);
 
   // test_case_effective_order with floor 0.01.
   floor.smooth_value = 0.01;
-  CHECK(bleu1("test", "a test", floor).score / 100 ==
-        doctest::Approx(0.3678794411714425).epsilon(1e-8));
+  CHECK(bleu1("test", "a test", floor).score / 100 == doctest::Approx(0.3678794411714425).epsilon(1e-8));
   CHECK(bleu1("a test", "a test", floor).score / 100 == doctest::Approx(1.0));
-  CHECK(bleu1("a little test", "a test", floor).score / 100 ==
-        doctest::Approx(0.03218297948685433).epsilon(1e-8));
+  CHECK(bleu1("a little test", "a test", floor).score / 100 == doctest::Approx(0.03218297948685433).epsilon(1e-8));
 
   // test_case_scoring: compute_bleu([9,7,5,3], [10,8,6,4], 11, 11) with no smoothing.
   CHECK(bleu_from_stats({9, 7, 5, 3}, {10, 8, 6, 4}, 11, 11, none).score / 100 ==
@@ -197,21 +192,22 @@ TEST_CASE("BLEU: sacreBLEU test_bleu.py cases") {
 
 TEST_CASE("BLEU: sacreBLEU test_sentence_bleu.py cases (UTF-8, smoothing methods)") {
   // Example of sacreBLEU issue #98, effective_order on; expected scores to 1e-3.
-  const std::string ref = "produc\xC5\xA3ia de zah\xC4\x83r brut se exprim\xC4\x83 \xC3\xAEn "
-                          "zah\xC4\x83r alb;";
-  const std::string sys = "Produc\xC8\x9Bia de zah\xC4\x83r prim\xC4\x83 va fi exprimat\xC4\x83 "
-                          "\xC3\xAEn ceea ce prive\xC8\x99te zah\xC4\x83rul alb;";
+  const std::string ref =
+      "produc\xC5\xA3ia de zah\xC4\x83r brut se exprim\xC4\x83 \xC3\xAEn "
+      "zah\xC4\x83r alb;";
+  const std::string sys =
+      "Produc\xC8\x9Bia de zah\xC4\x83r prim\xC4\x83 va fi exprimat\xC4\x83 "
+      "\xC3\xAEn ceea ce prive\xC8\x99te zah\xC4\x83rul alb;";
   struct Case {
     Smooth smooth;
     std::optional<double> value;
     bool tokenize;
     double expected;
   };
-  const Case cases[] = {{Smooth::Exp, {}, true, 8.493},     {Smooth::None, {}, true, 0.0},
-                        {Smooth::Floor, {}, true, 4.51688}, {Smooth::Floor, 0.1, true, 4.51688},
-                        {Smooth::Floor, 0.5, true, 10.10},  {Smooth::AddK, {}, true, 14.882},
-                        {Smooth::AddK, 1.0, true, 14.882},  {Smooth::AddK, 2.0, true, 21.389},
-                        {Smooth::Exp, {}, false, 7.347}};
+  const Case cases[] = {
+      {Smooth::Exp, {}, true, 8.493},      {Smooth::None, {}, true, 0.0},     {Smooth::Floor, {}, true, 4.51688},
+      {Smooth::Floor, 0.1, true, 4.51688}, {Smooth::Floor, 0.5, true, 10.10}, {Smooth::AddK, {}, true, 14.882},
+      {Smooth::AddK, 1.0, true, 14.882},   {Smooth::AddK, 2.0, true, 21.389}, {Smooth::Exp, {}, false, 7.347}};
   for (const Case& c : cases) {
     BleuOptions o;
     o.smooth = c.smooth;
@@ -254,20 +250,30 @@ TEST_CASE("chrF: statistics are summed over the corpus before averaging") {
   CHECK(c.stats[1] == std::array<int64_t, 3>{2, 2, 1});
   CHECK(c.stats[2] == std::array<int64_t, 3>{0, 0, 0});
   CHECK(c.score == doctest::Approx(62.5));
+
+  // A reference without n-grams of an order makes sacreBLEU drop the hypothesis' n-grams of
+  // that order too. "ab"/"a": order 1 {2,1,1}, order 2 {0,0,0} (not {1,0,0}). With "cd"/"cd"
+  // ({2,2,2}, {1,1,1}) the sums are {4,3,3} (P 3/4, R 1) and {1,1,1} (P = R = 1):
+  // mean P 7/8, R 1 -> F2 = 5 (7/8) / (4 (7/8) + 1) = 35/36. Counting the 2-gram "ab"
+  // would give {2,1,1} on order 2 and F2 = 25/28.
+  ChrfScore d = corpus_chrf_single(Strings{"ab", "cd"}, Strings{"a", "cd"});
+  CHECK(d.stats[1] == std::array<int64_t, 3>{1, 1, 1});
+  CHECK(d.score == doctest::Approx(100.0 * 35 / 36).epsilon(1e-12));
 }
 
 TEST_CASE("chrF: counts code points, not bytes") {
   // "é" is 2 bytes, "日本" 6: as characters "éa" vs "éb" is 1/2 on order 1 and 0 on order 2
   // -> P = R = 1/4 -> 25, as "aa" vs "ab". Counted in bytes it would differ.
-  CHECK(chrf1("\xC3\xA9" "a", "\xC3\xA9" "b") == doctest::Approx(25.0));
-  ChrfScore j = corpus_chrf_single(Strings{"\xE6\x97\xA5\xE6\x9C\xAC"},
-                                   Strings{"\xE6\x97\xA5\xE6\x9C\xAC"});
+  CHECK(chrf1("\xC3\xA9"
+              "a",
+              "\xC3\xA9"
+              "b") == doctest::Approx(25.0));
+  ChrfScore j = corpus_chrf_single(Strings{"\xE6\x97\xA5\xE6\x9C\xAC"}, Strings{"\xE6\x97\xA5\xE6\x9C\xAC"});
   CHECK(j.stats[0] == std::array<int64_t, 3>{2, 2, 2});
   CHECK(j.stats[1] == std::array<int64_t, 3>{1, 1, 1});
   CHECK(j.stats[2] == std::array<int64_t, 3>{0, 0, 0});
   // U+3000 (ideographic space) is whitespace to Python and is removed.
-  CHECK(chrf1("\xE6\x97\xA5\xE3\x80\x80\xE6\x9C\xAC", "\xE6\x97\xA5\xE6\x9C\xAC") ==
-        doctest::Approx(100.0));
+  CHECK(chrf1("\xE6\x97\xA5\xE3\x80\x80\xE6\x9C\xAC", "\xE6\x97\xA5\xE6\x9C\xAC") == doctest::Approx(100.0));
 }
 
 TEST_CASE("chrF: sacreBLEU test_chrf.py cases") {
@@ -278,8 +284,7 @@ TEST_CASE("chrF: sacreBLEU test_chrf.py cases") {
   CHECK(chrf1("a b c", "a b c", b3) == doctest::Approx(100.0));
   CHECK(chrf1("a b c", "abc", b3) == doctest::Approx(100.0));
   CHECK(chrf1("", "c", b3) == 0.0);
-  CHECK(corpus_chrf_single(Strings{"a", "b"}, Strings{"a", "c"}, b3).score ==
-        doctest::Approx(50.0));
+  CHECK(corpus_chrf_single(Strings{"a", "b"}, Strings{"a", "c"}, b3).score == doctest::Approx(50.0));
   CHECK(chrf1("aa", "ab", b3) == doctest::Approx(25.0));
 
   const std::string risk_h =
@@ -289,8 +294,7 @@ TEST_CASE("chrF: sacreBLEU test_chrf.py cases") {
       "risk assessment has to be undertaken by those who are qualified and expert in that area "
       "- that is the scientists .";
   const std::string die_h = "Die Beziehung zwischen Obama und Netanjahu ist nicht gerade freundlich.";
-  const std::string das_r =
-      "Das Verh\xC3\xA4ltnis zwischen Obama und Netanyahu ist nicht gerade freundschaftlich.";
+  const std::string das_r = "Das Verh\xC3\xA4ltnis zwischen Obama und Netanyahu ist nicht gerade freundschaftlich.";
   ChrfOptions eps = b3;  // test_chrf: eps_smoothing on; expected to 1e-4
   eps.eps_smoothing = true;
   CHECK(std::abs(chrf1(" " + risk_h, risk_r, eps) - 63.361730) < 1e-4);
@@ -311,7 +315,8 @@ TEST_CASE("chrF: sacreBLEU test_chrf.py cases") {
   ChrfOptions cz;
   cz.eps_smoothing = true;
   CHECK(std::abs(chrf1("Lapali po dechu, jejich \xC5\xBEivoty skon\xC4\x8Dily d\xC5\x99\xC3\xADv, "
-                       "ne\xC5\xBE skute\xC4\x8Dn\xC4\x9B za\xC4\x8D" "aly.",
+                       "ne\xC5\xBE skute\xC4\x8Dn\xC4\x9B za\xC4\x8D"
+                       "aly.",
                        "Lapali po dechu a pak jejich \xC5\xBEivot skon\xC4\x8Dil - d\xC5\x99\xC3\xADv, "
                        "ne\xC5\xBE skute\xC4\x8Dn\xC4\x9B mohl za\xC4\x8D\xC3\xADt, "
                        "p\xC5\x99ipomn\xC4\x9Bli.",

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <unordered_map>
 
 namespace translate {
@@ -23,10 +23,24 @@ std::u32string utf8_decode(std::string_view s) {
     const auto b0 = static_cast<unsigned char>(s[i]);
     int len = 0;
     char32_t c = 0, min = 0;
-    if (b0 < 0x80) { out.push_back(b0); ++i; continue; }
-    if ((b0 & 0xE0) == 0xC0) { len = 2; c = b0 & 0x1F; min = 0x80; }
-    else if ((b0 & 0xF0) == 0xE0) { len = 3; c = b0 & 0x0F; min = 0x800; }
-    else if ((b0 & 0xF8) == 0xF0) { len = 4; c = b0 & 0x07; min = 0x10000; }
+    if (b0 < 0x80) {
+      out.push_back(b0);
+      ++i;
+      continue;
+    }
+    if ((b0 & 0xE0) == 0xC0) {
+      len = 2;
+      c = b0 & 0x1F;
+      min = 0x80;
+    } else if ((b0 & 0xF0) == 0xE0) {
+      len = 3;
+      c = b0 & 0x0F;
+      min = 0x800;
+    } else if ((b0 & 0xF8) == 0xF0) {
+      len = 4;
+      c = b0 & 0x07;
+      min = 0x10000;
+    }
     bool ok = len > 0 && i + len <= n;
     for (int k = 1; ok && k < len; ++k) {
       const auto b = static_cast<unsigned char>(s[i + k]);
@@ -35,8 +49,13 @@ std::u32string utf8_decode(std::string_view s) {
     }
     // Overlong forms, surrogates and values past U+10FFFF are invalid, as in Python.
     ok = ok && c >= min && c <= 0x10FFFF && !(c >= 0xD800 && c <= 0xDFFF);
-    if (ok) { out.push_back(c); i += len; }
-    else { out.push_back(0xFFFD); ++i; }
+    if (ok) {
+      out.push_back(c);
+      i += len;
+    } else {
+      out.push_back(0xFFFD);
+      ++i;
+    }
   }
   return out;
 }
@@ -90,15 +109,15 @@ bool is_period_comma(char32_t c) { return c == U'.' || c == U','; }
 // [\{-\~\[-\` -\&\(-\+\:-\@\/]: { | } ~  [ \ ] ^ _ `  space ! " # $ % &  ( ) * +
 // : ; < = > ? @  /   (not ' , - .)
 bool is_13a_punct(char32_t c) {
-  return (c >= U'{' && c <= U'~') || (c >= U'[' && c <= U'`') || (c >= U' ' && c <= U'&') ||
-         (c >= U'(' && c <= U'+') || (c >= U':' && c <= U'@') || c == U'/';
+  return (c >= U'{' && c <= U'~') || (c >= U'[' && c <= U'`') || (c >= U' ' && c <= U'&') || (c >= U'(' && c <= U'+') ||
+         (c >= U':' && c <= U'@') || c == U'/';
 }
 
 // re.sub of a two-character pattern (a)(b) -> pre a mid b post: the leftmost match is
 // replaced, and the search goes on after it, so matches never overlap.
 template <class A, class B>
-std::u32string sub_pairs(const std::u32string& s, A first, B second, std::u32string_view pre,
-                         std::u32string_view mid, std::u32string_view post) {
+std::u32string sub_pairs(const std::u32string& s, A first, B second, std::u32string_view pre, std::u32string_view mid,
+                         std::u32string_view post) {
   std::u32string out;
   out.reserve(s.size() + s.size() / 2);
   size_t i = 0;
@@ -132,13 +151,16 @@ std::vector<std::u32string> bleu_tokens(std::string_view line, bool tokenize) {
   std::u32string t;
   t.reserve(s.size() * 2);
   for (char32_t c : s) {
-    if (is_13a_punct(c)) t.append(U" ").append(1, c).append(U" ");
-    else t.push_back(c);
+    if (is_13a_punct(c))
+      t.append(U" ").append(1, c).append(U" ");
+    else
+      t.push_back(c);
   }
   auto not_digit = [](char32_t c) { return !is_digit(c); };
   t = sub_pairs(t, not_digit, is_period_comma, U"", U" ", U" ");  // ([^0-9])([\.,]) -> \1 \2
   t = sub_pairs(t, is_period_comma, not_digit, U" ", U" ", U"");  // ([\.,])([^0-9]) -> _\1 \2
-  t = sub_pairs(t, is_digit, [](char32_t c) { return c == U'-'; }, U"", U" ", U" ");
+  t = sub_pairs(
+      t, is_digit, [](char32_t c) { return c == U'-'; }, U"", U" ", U" ");
   return split_ws(t);
 }
 
@@ -162,8 +184,7 @@ NgramCounts word_ngrams(const std::vector<std::u32string>& tokens) {
 }
 
 // The non-empty references of segment i (sacreBLEU drops "" and requires one left).
-std::vector<std::string_view> segment_refs(const std::vector<std::vector<std::string>>& refs,
-                                           size_t i) {
+std::vector<std::string_view> segment_refs(const std::vector<std::vector<std::string>>& refs, size_t i) {
   std::vector<std::string_view> out;
   for (const auto& stream : refs)
     if (!stream[i].empty()) out.push_back(stream[i]);
@@ -173,12 +194,11 @@ std::vector<std::string_view> segment_refs(const std::vector<std::vector<std::st
   return out;
 }
 
-void check_streams(const char* what, size_t n_hyps,
-                   const std::vector<std::vector<std::string>>& refs) {
+void check_streams(const char* what, size_t n_hyps, const std::vector<std::vector<std::string>>& refs) {
   AG_CHECK(!refs.empty(), ValueError, what, ": no reference stream");
   for (size_t k = 0; k < refs.size(); ++k)
-    AG_CHECK(refs[k].size() == n_hyps, ValueError, what, ": reference stream ", k, " has ",
-             refs[k].size(), " segments but there are ", n_hyps, " hypotheses");
+    AG_CHECK(refs[k].size() == n_hyps, ValueError, what, ": reference stream ", k, " has ", refs[k].size(),
+             " segments but there are ", n_hyps, " hypotheses");
 }
 
 std::string fixed(double v, int digits) {
@@ -190,9 +210,8 @@ std::string fixed(double v, int digits) {
 }  // namespace
 
 bool is_python_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
-         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
-         c == 0x202F || c == 0x205F || c == 0x3000;
+  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
 // ---- BLEU -------------------------------------------------------------------------
@@ -205,19 +224,17 @@ std::string tokenize_13a(std::string_view line) {
 std::string BleuScore::to_string() const {
   std::string s = "BLEU = " + fixed(score, 2) + " ";
   for (int n = 0; n < kBleuOrder; ++n) s += (n ? "/" : "") + fixed(precisions[n], 1);
-  s += " (BP = " + fixed(bp, 3) + " ratio = " + fixed(ratio(), 3) +
-       " hyp_len = " + std::to_string(sys_len) + " ref_len = " + std::to_string(ref_len) + ")";
+  s += " (BP = " + fixed(bp, 3) + " ratio = " + fixed(ratio(), 3) + " hyp_len = " + std::to_string(sys_len) +
+       " ref_len = " + std::to_string(ref_len) + ")";
   return s;
 }
 
-BleuScore bleu_from_stats(const std::array<int64_t, kBleuOrder>& counts,
-                          const std::array<int64_t, kBleuOrder>& totals, int64_t sys_len,
-                          int64_t ref_len, const BleuOptions& options) {
+BleuScore bleu_from_stats(const std::array<int64_t, kBleuOrder>& counts, const std::array<int64_t, kBleuOrder>& totals,
+                          int64_t sys_len, int64_t ref_len, const BleuOptions& options) {
   for (int n = 0; n < kBleuOrder; ++n)
-    AG_CHECK(counts[n] >= 0 && counts[n] <= totals[n], ValueError, "bleu_from_stats: order ",
-             n + 1, " has ", counts[n], " matches of ", totals[n], " n-grams");
-  AG_CHECK(sys_len >= 0 && ref_len >= 0, ValueError, "bleu_from_stats: lengths ", sys_len,
-           " and ", ref_len);
+    AG_CHECK(counts[n] >= 0 && counts[n] <= totals[n], ValueError, "bleu_from_stats: order ", n + 1, " has ", counts[n],
+             " matches of ", totals[n], " n-grams");
+  AG_CHECK(sys_len >= 0 && ref_len >= 0, ValueError, "bleu_from_stats: lengths ", sys_len, " and ", ref_len);
   BleuScore r;
   r.counts = counts;
   r.totals = totals;
@@ -232,8 +249,9 @@ BleuScore bleu_from_stats(const std::array<int64_t, kBleuOrder>& counts,
   for (int64_t c : counts) any = any || c != 0;
   if (!any) return r;
 
-  double value = options.smooth_value.value_or(
-      options.smooth == Smooth::Floor ? 0.1 : options.smooth == Smooth::AddK ? 1.0 : 0.0);
+  double value = options.smooth_value.value_or(options.smooth == Smooth::Floor  ? 0.1
+                                               : options.smooth == Smooth::AddK ? 1.0
+                                                                                : 0.0);
   double smooth_mteval = 1.0;
   int eff_order = kBleuOrder;
   for (int n = 1; n <= kBleuOrder; ++n) {
@@ -256,14 +274,12 @@ BleuScore bleu_from_stats(const std::array<int64_t, kBleuOrder>& counts,
   }
   // utils.my_log: log(0) is floored at -9999999999, which exp() turns into a score of 0.
   double sum_log = 0.0;
-  for (int n = 0; n < eff_order; ++n)
-    sum_log += r.precisions[n] == 0.0 ? -9999999999.0 : std::log(r.precisions[n]);
+  for (int n = 0; n < eff_order; ++n) sum_log += r.precisions[n] == 0.0 ? -9999999999.0 : std::log(r.precisions[n]);
   r.score = r.bp * std::exp(sum_log / eff_order);
   return r;
 }
 
-BleuScore corpus_bleu(const std::vector<std::string>& hyps,
-                      const std::vector<std::vector<std::string>>& refs,
+BleuScore corpus_bleu(const std::vector<std::string>& hyps, const std::vector<std::vector<std::string>>& refs,
                       const BleuOptions& options) {
   check_streams("corpus_bleu", hyps.size(), refs);
   std::array<int64_t, kBleuOrder> counts{}, totals{};
@@ -286,8 +302,10 @@ BleuScore corpus_bleu(const std::vector<std::string>& hyps,
     int64_t closest = -1, closest_diff = -1;
     for (int64_t len : ref_lens) {
       const int64_t diff = std::abs(hyp_len - len);
-      if (closest_diff == -1 || diff < closest_diff) closest_diff = diff, closest = len;
-      else if (diff == closest_diff && len < closest) closest = len;
+      if (closest_diff == -1 || diff < closest_diff)
+        closest_diff = diff, closest = len;
+      else if (diff == closest_diff && len < closest)
+        closest = len;
     }
     sys_len += hyp_len;
     ref_len += closest;
@@ -295,15 +313,14 @@ BleuScore corpus_bleu(const std::vector<std::string>& hyps,
       size_t n = 1;
       for (char ch : ngram) n += ch == ' ';
       totals[n - 1] += c;
-      if (auto it = ref_ngrams.find(ngram); it != ref_ngrams.end())
-        counts[n - 1] += std::min(c, it->second);
+      if (auto it = ref_ngrams.find(ngram); it != ref_ngrams.end()) counts[n - 1] += std::min(c, it->second);
     }
   }
   return bleu_from_stats(counts, totals, sys_len, ref_len, options);
 }
 
-BleuScore corpus_bleu_single(const std::vector<std::string>& hyps,
-                             const std::vector<std::string>& refs, const BleuOptions& options) {
+BleuScore corpus_bleu_single(const std::vector<std::string>& hyps, const std::vector<std::string>& refs,
+                             const BleuOptions& options) {
   return corpus_bleu(hyps, std::vector<std::vector<std::string>>{refs}, options);
 }
 
@@ -315,14 +332,13 @@ std::string ChrfScore::to_string() const {
   return "chrF" + b + " = " + fixed(score, 2);
 }
 
-double chrf_from_stats(const std::vector<std::array<int64_t, 3>>& stats,
-                       const ChrfOptions& options) {
+double chrf_from_stats(const std::vector<std::array<int64_t, 3>>& stats, const ChrfOptions& options) {
   const double eps = 1e-16, factor = options.beta * options.beta;
   double score = 0.0, avg_prec = 0.0, avg_rec = 0.0;
   int effective_order = 0;
   for (const auto& [n_hyp, n_ref, n_match] : stats) {
-    AG_CHECK(n_match >= 0 && n_match <= n_hyp && n_match <= n_ref, ValueError,
-             "chrf_from_stats: {hyp, ref, match} = {", n_hyp, ", ", n_ref, ", ", n_match, "}");
+    AG_CHECK(n_match >= 0 && n_match <= n_hyp && n_match <= n_ref, ValueError, "chrf_from_stats: {hyp, ref, match} = {",
+             n_hyp, ", ", n_ref, ", ", n_match, "}");
     const double prec = n_hyp > 0 ? double(n_match) / double(n_hyp) : eps;
     const double rec = n_ref > 0 ? double(n_match) / double(n_ref) : eps;
     const double denom = factor * prec + rec;
@@ -347,8 +363,7 @@ double chrf_from_stats(const std::vector<std::array<int64_t, 3>>& stats,
 namespace {
 
 // Character n-gram counts of orders 1..char_order of one segment (code points).
-std::vector<std::unordered_map<std::u32string, int64_t>> char_ngrams(std::string_view line,
-                                                                     const ChrfOptions& o) {
+std::vector<std::unordered_map<std::u32string, int64_t>> char_ngrams(std::string_view line, const ChrfOptions& o) {
   std::u32string s = utf8_decode(line);
   if (!o.whitespace) {
     std::u32string kept;
@@ -364,8 +379,7 @@ std::vector<std::unordered_map<std::u32string, int64_t>> char_ngrams(std::string
 
 }  // namespace
 
-ChrfScore corpus_chrf(const std::vector<std::string>& hyps,
-                      const std::vector<std::vector<std::string>>& refs,
+ChrfScore corpus_chrf(const std::vector<std::string>& hyps, const std::vector<std::vector<std::string>>& refs,
                       const ChrfOptions& options) {
   check_streams("corpus_chrf", hyps.size(), refs);
   AG_CHECK(options.char_order >= 1, ValueError, "corpus_chrf: char_order ", options.char_order);
@@ -400,8 +414,8 @@ ChrfScore corpus_chrf(const std::vector<std::string>& hyps,
   return r;
 }
 
-ChrfScore corpus_chrf_single(const std::vector<std::string>& hyps,
-                             const std::vector<std::string>& refs, const ChrfOptions& options) {
+ChrfScore corpus_chrf_single(const std::vector<std::string>& hyps, const std::vector<std::string>& refs,
+                             const ChrfOptions& options) {
   return corpus_chrf(hyps, std::vector<std::vector<std::string>>{refs}, options);
 }
 

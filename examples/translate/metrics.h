@@ -56,18 +56,15 @@ struct BleuScore {
 
 // sacreBLEU's BLEU.compute_bleu: the score of summed statistics. ValueError on negative
 // counts or counts above their totals.
-BleuScore bleu_from_stats(const std::array<int64_t, kBleuOrder>& counts,
-                          const std::array<int64_t, kBleuOrder>& totals, int64_t sys_len,
-                          int64_t ref_len, const BleuOptions& options = {});
+BleuScore bleu_from_stats(const std::array<int64_t, kBleuOrder>& counts, const std::array<int64_t, kBleuOrder>& totals,
+                          int64_t sys_len, int64_t ref_len, const BleuOptions& options = {});
 
 // Corpus BLEU of hyps[i] against refs[k][i]. ValueError when a reference stream's length
 // differs from the hypotheses', or when there is no reference stream.
-BleuScore corpus_bleu(const std::vector<std::string>& hyps,
-                      const std::vector<std::vector<std::string>>& refs,
+BleuScore corpus_bleu(const std::vector<std::string>& hyps, const std::vector<std::vector<std::string>>& refs,
                       const BleuOptions& options = {});
 // One reference per segment.
-BleuScore corpus_bleu_single(const std::vector<std::string>& hyps,
-                             const std::vector<std::string>& refs,
+BleuScore corpus_bleu_single(const std::vector<std::string>& hyps, const std::vector<std::string>& refs,
                              const BleuOptions& options = {});
 
 // ---- chrF -------------------------------------------------------------------------
@@ -90,16 +87,13 @@ struct ChrfScore {
 // The score of summed statistics (sacreBLEU's CHRF._compute_f_score). With
 // eps_smoothing off, precision and recall are averaged over the orders where both the
 // hypotheses and references have n-grams, and one F-beta is taken of the averages.
-double chrf_from_stats(const std::vector<std::array<int64_t, 3>>& stats,
-                       const ChrfOptions& options = {});
+double chrf_from_stats(const std::vector<std::array<int64_t, 3>>& stats, const ChrfOptions& options = {});
 
 // Corpus chrF of hyps[i] against refs[k][i]; with several references a segment keeps the
 // statistics of the reference with the best segment F-score. Errors as corpus_bleu.
-ChrfScore corpus_chrf(const std::vector<std::string>& hyps,
-                      const std::vector<std::vector<std::string>>& refs,
+ChrfScore corpus_chrf(const std::vector<std::string>& hyps, const std::vector<std::vector<std::string>>& refs,
                       const ChrfOptions& options = {});
-ChrfScore corpus_chrf_single(const std::vector<std::string>& hyps,
-                             const std::vector<std::string>& refs,
+ChrfScore corpus_chrf_single(const std::vector<std::string>& hyps, const std::vector<std::string>& refs,
                              const ChrfOptions& options = {});
 
 // UTF-8 to code points (invalid bytes -> U+FFFD) and Python's str.isspace().
