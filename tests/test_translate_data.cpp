@@ -2,10 +2,11 @@
 // here in both byte orders (plural forms, contexts, header), damaged files (IOError
 // naming the file, never a crash), the loader skipping them, each cleaning rule, dedup,
 // and the split's hash fixed by hand-checked values.
+#include <attograd/error.h>
 #include <doctest/doctest.h>
 
-#include <attograd/error.h>
-
+#include <algorithm>
+#include <cinttypes>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -18,34 +19,77 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using Messages = std::vector<std::pair<std::string, std::string>>;
+
 // A .mo file's bytes: (raw msgid, raw msgstr) in the given order, in either byte order.
-// Layout as msgfmt writes it: the 28-byte header, originals table at 28, translations
-// table right after, then the strings, each followed by a NUL; no hash table.
-std::string write_mo(const std::vector<std::pair<std::string, std::string>>& messages, bool big_endian,
-                     uint32_t revision = 0) {
-  std::string out;
-  auto put = [&](uint32_t v) {
+// Layout as msgfmt writes it: the header, originals table right after it, translations
+// table, then the strings, each followed by a NUL; no hash table. With `sysdep` messages
+// ("<NAME>" marks a system-dependent segment) the revision is 0.1, the header 48 bytes,
+// and the segment table and the two system-dependent tables follow the translations.
+std::string write_mo(const Messages& messages, bool big_endian, const Messages& sysdep = {}) {
+  std::string head, data;
+  auto u32 = [&](std::string& out, uint64_t v) {
     for (int i = 0; i < 4; ++i) out += static_cast<char>(v >> (big_endian ? 24 - 8 * i : 8 * i) & 0xff);
   };
-  const auto n = static_cast<uint32_t>(messages.size());
-  const uint32_t originals = 28, translations = originals + 8 * n;
-  put(0x950412de), put(revision), put(n), put(originals), put(translations), put(0), put(translations + 8 * n);
-  uint32_t at = translations + 8 * n;
-  std::string strings;
-  for (int side = 0; side < 2; ++side)
-    for (const auto& m : messages) {
-      const std::string& s = side == 0 ? m.first : m.second;
-      put(static_cast<uint32_t>(s.size())), put(at);
-      strings += s + '\0';
-      at += static_cast<uint32_t>(s.size() + 1);
+  const uint64_t n = messages.size(), k = sysdep.size();
+  // Split the system-dependent strings into (static text, segment) parts.
+  std::vector<std::string> segments;
+  struct Part {
+    std::string text;
+    int64_t segment;
+  };  // segment -1: the final part
+  auto parts_of = [&](const std::string& s) {
+    std::vector<Part> parts;
+    std::size_t at = 0;
+    for (std::size_t lt; (lt = s.find('<', at)) != std::string::npos;) {
+      const std::size_t gt = s.find('>', lt);
+      const std::string name = s.substr(lt + 1, gt - lt - 1);
+      auto it = std::find(segments.begin(), segments.end(), name);
+      if (it == segments.end()) it = segments.insert(segments.end(), name);
+      parts.push_back({s.substr(at, lt - at), it - segments.begin()});
+      at = gt + 1;
     }
-  return out + strings;
+    parts.push_back({s.substr(at) + '\0', -1});
+    return parts;
+  };
+  std::vector<std::vector<Part>> sysdep_parts;
+  for (int side = 0; side < 2; ++side)
+    for (const auto& m : sysdep) sysdep_parts.push_back(parts_of(side == 0 ? m.first : m.second));
+  const uint64_t m = segments.size(), header_size = k ? 48 : 28;
+  const uint64_t originals = header_size, translations = originals + 8 * n, segment_table = translations + 8 * n,
+                 sysdep_originals = segment_table + 8 * m, sysdep_translations = sysdep_originals + 4 * k,
+                 data_start = sysdep_translations + 4 * k;
+  std::string tables, sysdep_tables;
+  auto add = [&](const std::string& s) {  // s (with its NUL) in the data: its offset
+    const uint64_t at = data_start + data.size();
+    data += s;
+    return at;
+  };
+  for (int side = 0; side < 2; ++side)
+    for (const auto& msg : messages) {
+      const std::string& s = side == 0 ? msg.first : msg.second;
+      u32(tables, s.size()), u32(tables, add(s + '\0'));
+    }
+  for (const auto& name : segments) u32(tables, name.size() + 1), u32(tables, add(name + '\0'));
+  for (const auto& parts : sysdep_parts) {
+    std::string text, record;
+    for (const auto& p : parts) text += p.text;
+    u32(record, add(text));
+    for (const auto& p : parts)
+      u32(record, p.text.size()), u32(record, p.segment < 0 ? 0xffffffffu : uint64_t(p.segment));
+    u32(sysdep_tables, add(record));
+  }
+  u32(head, 0x950412de), u32(head, k ? 1 : 0), u32(head, n), u32(head, originals), u32(head, translations);
+  u32(head, 0), u32(head, data_start);  // no hash table
+  if (k)
+    u32(head, m), u32(head, segment_table), u32(head, k), u32(head, sysdep_originals), u32(head, sysdep_translations);
+  return head + tables + sysdep_tables + data;
 }
 
 const std::string header = "Content-Type: text/plain; charset=UTF-8\nPlural-Forms: nplurals=2; plural=(n > 1);\n";
 
 // msgfmt sorts by msgid; the reader keeps file order whatever it is.
-std::vector<std::pair<std::string, std::string>> sample_messages() {
+Messages sample_messages() {
   using namespace std::string_literals;
   return {{"", header},
           {"%d file\0%d files"s, "%d fichier\0%d fichiers"s},
@@ -71,6 +115,18 @@ std::string io_error(const std::function<void()>& f) {
 
 void set_u32_le(std::string& b, std::size_t at, uint32_t v) {
   for (int i = 0; i < 4; ++i) b[at + i] = static_cast<char>(v >> 8 * i & 0xff);
+}
+uint32_t get_u32_le(const std::string& b, std::size_t at) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = v << 8 | static_cast<unsigned char>(b[at + static_cast<std::size_t>(i)]);
+  return v;
+}
+
+// Two system-dependent messages: "<NAME>" marks a segment (PRIu64, PRIxMAX, I, odd).
+Messages sysdep_messages() {
+  using namespace std::string_literals;
+  return {{"%<PRIu64> byte\0%<PRIu64> bytes"s, "%<PRIu64> octet\0%<PRIu64> octets"s},
+          {"ctx\x04offset %<PRIxMAX> (%<I>d) <odd>"s, "décalage %<PRIxMAX> (%<I>d) <odd>"s}};
 }
 
 }  // namespace
@@ -133,8 +189,19 @@ TEST_CASE("read_mo: both byte orders, plural forms, contexts, header left out") 
     CHECK(cat.entries[3].msgid_plural == "%zu entries");
     CHECK(cat.entries[3].msgstrs.size() == 2);
   }
-  // Revision 1 (system-dependent strings present) reads the same static tables.
-  CHECK(parse_mo(write_mo(sample_messages(), false, 1), "r1.mo").entries.size() == 4);
+  // System-dependent strings come after the others, their segments expanded for this
+  // machine: PRIu64 and PRIxMAX are <cinttypes>'s, "I" stays, an unknown name is "<NAME>".
+  for (bool big : {false, true}) {
+    const MoCatalog cat = parse_mo(write_mo(sample_messages(), big, sysdep_messages()), "r1.mo");
+    REQUIRE(cat.entries.size() == 6);
+    CHECK(cat.entries[3].msgid == "%zu entry");
+    CHECK(cat.entries[4].msgid == "%" PRIu64 " byte");
+    CHECK(cat.entries[4].msgid_plural == "%" PRIu64 " bytes");
+    CHECK(cat.entries[4].msgstrs == std::vector<std::string>{"%" PRIu64 " octet", "%" PRIu64 " octets"});
+    CHECK(cat.entries[5].context == "ctx");
+    CHECK(cat.entries[5].msgid == "offset %" PRIxMAX " (%Id) <odd>");
+    CHECK(cat.entries[5].msgstrs[0] == "décalage %" PRIxMAX " (%Id) <odd>");
+  }
   // An empty catalog is fine.
   CHECK(parse_mo(write_mo({}, true), "empty.mo").entries.empty());
 }
@@ -173,6 +240,25 @@ TEST_CASE("read_mo: damaged files throw IOError naming the file and what is wron
   // Entry 2's translation length runs past the end (its offset fits).
   bad = good, set_u32_le(bad, 68 + 16, 0xffffffffu);
   check(bad, "translation string 2");
+
+  // System-dependent strings (revision 0.1, little-endian).
+  const std::string r1 = write_mo(sample_messages(), false, sysdep_messages());
+  check(r1.substr(0, 40), "needs a 48-byte header");
+  bad = r1, set_u32_le(bad, 28, 1);  // 1 segment declared, segments 1..3 used
+  check(bad, "names segment 1 of 1");
+  bad = r1, set_u32_le(bad, 40, static_cast<uint32_t>(r1.size()) - 4);
+  check(bad, "system-dependent originals table");
+  // The first original's record: { text offset, (1, 0), (7, 0), (7, END) } for
+  // "%" PRIu64 " byte\0%" PRIu64 " bytes\0".
+  const uint32_t record = get_u32_le(r1, get_u32_le(r1, 40));
+  REQUIRE(get_u32_le(r1, record + 20) == 7);
+  bad = r1, set_u32_le(bad, record, static_cast<uint32_t>(r1.size()));
+  check(bad, "run past the end");
+  bad = r1, set_u32_le(bad, record + 20, 6);
+  check(bad, "does not end in a NUL");
+  bad = r1, set_u32_le(bad, record + 24, 7);  // END overwritten: parts run on to the table's end
+  CHECK(!error_of(bad).empty());
+
   // read_mo on a missing file: IOError naming it.
   const std::string missing = std::string(AG_TMP_DIR) + "/translate/no_such.mo";
   CHECK(io_error([&] { read_mo(missing); }).find(missing) != std::string::npos);
@@ -191,9 +277,12 @@ TEST_CASE("read_mo: every truncation and random corruption either parses or thro
   // Cut anywhere before the last string's end, some string or table falls off the file;
   // only the final NUL can go (lengths do not count it).
   CHECK(thrown == static_cast<int>(good.size()) - 1);
+  const std::string r1 = write_mo(sample_messages(), false, sysdep_messages());
+  for (std::size_t n = 0; n < r1.size(); ++n)
+    CHECK_THROWS_AS(parse_mo(r1.substr(0, n), "cut.mo"), ag::IOError);  // the last record ends the file
   std::mt19937 gen(13);
-  for (int trial = 0; trial < 2000; ++trial) {
-    std::string bad = good;
+  for (int trial = 0; trial < 4000; ++trial) {
+    std::string bad = trial % 2 ? good : r1;
     for (int k = 0; k < 3; ++k) bad[gen() % bad.size()] = static_cast<char>(gen());
     try {
       parse_mo(bad, "random.mo");
@@ -210,8 +299,11 @@ TEST_CASE("load_pairs: reads the packages in order, skips missing and damaged ca
   write_file(dir / "one.mo", write_mo(sample_messages(), false));
   write_file(dir / "broken.mo", write_mo(sample_messages(), true).substr(0, 50));
   // Latin-1: "é" is the single byte 0xe9.
-  write_file(dir / "latin.mo", write_mo({{"", "Content-Type: text/plain; charset=iso-8859-1\n"}, {"Error", "Erreur"},
-                                         {"Write", "\xe9" "crire"}},
+  write_file(dir / "latin.mo", write_mo({{"", "Content-Type: text/plain; charset=iso-8859-1\n"},
+                                         {"Error", "Erreur"},
+                                         {"Write",
+                                          "\xe9"
+                                          "crire"}},
                                         true));
   write_file(dir / "koi.mo", write_mo({{"", "Content-Type: text/plain; charset=KOI8-R\n"}, {"Yes", "Da"}}, false));
   const Catalogs c = load_pairs("xx", {"one", "missing", "broken", "latin", "koi"}, root.string());
@@ -234,7 +326,9 @@ TEST_CASE("load_pairs: reads the packages in order, skips missing and damaged ca
   CHECK(c.pairs[1].plural);
   CHECK(c.pairs[3].source == "Open");  // the context is not part of the pair
   CHECK(c.pairs[7].package == "latin");
-  CHECK(c.pairs[7].target == "\xc3\xa9" "crire");  // é in UTF-8
+  CHECK(c.pairs[7].target ==
+        "\xc3\xa9"
+        "crire");  // é in UTF-8
   CHECK_THROWS_AS(load_pairs("../etc", {"one"}, root.string()), ag::ValueError);
 }
 
@@ -245,32 +339,38 @@ TEST_CASE("clean_pairs: each rule") {
   CHECK(normalize_whitespace(" \n\t ").empty());
   CHECK(strip_accelerator("_Open") == "Open");
   CHECK(strip_accelerator("Save _As") == "Save As");
-  CHECK(strip_accelerator("_\xc3\x89" "dition") == "\xc3\x89" "dition");
-  CHECK(strip_accelerator("GIT_DIR is set") == "GIT_DIR is set");              // not at a word start
+  CHECK(strip_accelerator("_\xc3\x89"
+                          "dition") ==
+        "\xc3\x89"
+        "dition");
+  CHECK(strip_accelerator("GIT_DIR is set") == "GIT_DIR is set");                // not at a word start
   CHECK(strip_accelerator("_GLOBAL_OFFSET_TABLE_") == "_GLOBAL_OFFSET_TABLE_");  // several underscores
   CHECK(strip_accelerator("_1 item") == "_1 item");                              // no letter follows
-  CHECK(utf8_length("\xc3\xa9" "crire") == 6);
+  CHECK(utf8_length("\xc3\xa9"
+                    "crire") == 6);
   CHECK(valid_utf8("\xc3\xa9"));
-  CHECK(!valid_utf8("\xe9" "crire"));      // a Latin-1 byte
-  CHECK(!valid_utf8("\xc0\xaf"));          // overlong '/'
-  CHECK(!valid_utf8("\xed\xa0\x80"));      // a surrogate
-  CHECK(!valid_utf8("\xe2\x82"));          // cut sequence
+  CHECK(
+      !valid_utf8("\xe9"
+                  "crire"));           // a Latin-1 byte
+  CHECK(!valid_utf8("\xc0\xaf"));      // overlong '/'
+  CHECK(!valid_utf8("\xed\xa0\x80"));  // a surrogate
+  CHECK(!valid_utf8("\xe2\x82"));      // cut sequence
 
   const std::string s200(200, 'a'), s201(201, 'b');
   std::vector<Pair> in = {
       {"Cannot open %1$s: %2$s\n", "Impossible d'ouvrir %1$s : %2$s\n", "p"},  // kept, directives intact
-      {"%zu files", "%zu fichiers", "p", true},                               // plural: kept by default
-      {"Unused", "", "p"},                                                    // empty
-      {"  \n", "x", "p"},                                                     // empty after normalizing
-      {"GNU", "GNU", "p"},                                                    // identical
-      {"_Open", "Open", "p"},                                                 // identical once stripped
-      {s200, s200 + "x", "p"},                                                // target over 200
-      {s200, std::string(199, 'c'), "p"},                                     // 200: kept
-      {s201, "b", "p"},                                                       // too long (checked first)
-      {"Short one here!!", "x", "p"},                                         // 16 vs 1: ratio
-      {"Fifteen chars!!", "x", "p"},                                          // 15: under the ratio rule's 16
-      {"bad \xe9", "bad", "p"},                                               // invalid UTF-8
-      {"%-10s %lld", "%-10s %lld ", "p"},                                     // identical after trim
+      {"%zu files", "%zu fichiers", "p", true},                                // plural: kept by default
+      {"Unused", "", "p"},                                                     // empty
+      {"  \n", "x", "p"},                                                      // empty after normalizing
+      {"GNU", "GNU", "p"},                                                     // identical
+      {"_Open", "Open", "p"},                                                  // identical once stripped
+      {s200, s200 + "x", "p"},                                                 // target over 200
+      {s200, std::string(199, 'c'), "p"},                                      // 200: kept
+      {s201, "b", "p"},                                                        // too long (checked first)
+      {"Short one here!!", "x", "p"},                                          // 16 vs 1: ratio
+      {"Fifteen chars!!", "x", "p"},                                           // 15: under the ratio rule's 16
+      {"bad \xe9", "bad", "p"},                                                // invalid UTF-8
+      {"%-10s %lld", "%-10s %lld ", "p"},                                      // identical after trim
   };
   CleanStats st;
   std::vector<Pair> out = clean_pairs(in, CleanOptions{}, &st);
@@ -303,7 +403,9 @@ TEST_CASE("clean_pairs: each rule") {
 }
 
 TEST_CASE("dedup_by_source keeps the first translation of each English text") {
-  std::vector<Pair> in = {{"File", "Fichier", "coreutils"}, {"Edit", "Modifier", "gtk"}, {"File", "Dossier", "gtk"},
+  std::vector<Pair> in = {{"File", "Fichier", "coreutils"},
+                          {"Edit", "Modifier", "gtk"},
+                          {"File", "Dossier", "gtk"},
                           {"file", "fichier", "gtk"}};
   std::vector<Pair> out = dedup_by_source(in);
   REQUIRE(out.size() == 3);

@@ -11,8 +11,19 @@
 //          16  T, offset of the translations table, same layout
 //          20  hash table size and offset (not needed to enumerate)
 // A string is `length` bytes at `offset` (msgfmt adds a NUL after it, not counted).
-// Revision 1 adds "system dependent" strings (messages using <inttypes.h> macros such as
-// PRIu64) in extra tables; they are not read, and the static tables hold the rest.
+// Minor revision 1 adds "system dependent" strings, messages using <inttypes.h> macros
+// ("%" PRIu64, written "%<PRIu64>" in a .po file), which msgfmt keeps out of the tables
+// above (git has 41, coreutils 21):
+//          28  M segments, 32 offset of their table: M entries (length, offset) of the
+//              segment names ("PRIu64", or "I" for glibc's %I flag), NUL-terminated
+//          36  K strings, 40 and 44 offsets of the originals' and translations' tables:
+//              K file offsets each, of a structure
+//              { u32 static offset; (u32 size, u32 segment)...; (u32 size, 0xffffffff) }
+//              = `size` bytes of static text (taken in order from the static offset),
+//              then that segment's text, ..., the last static part ending in the NUL.
+// They are expanded the way libintl does at run time on this machine ("%<PRIu64>" ->
+// "%lu" on x86-64 Linux, so the corpus holds the directives users see), or to "<NAME>"
+// as msgunfmt writes them for a name this table does not know; "I" stays "I".
 #include "catalog.h"
 
 #include <attograd/error.h>
@@ -20,10 +31,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cinttypes>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 #include <unordered_set>
 
 namespace translate {
@@ -58,6 +71,43 @@ struct MoReader {
   }
 };
 
+// A system-dependent segment's text on this machine (see the top of the file).
+std::string expand_segment(std::string_view name) {
+  // clang-format off
+#define AG_PRI(w) {"PRId" #w, PRId##w}, {"PRIi" #w, PRIi##w}, {"PRIo" #w, PRIo##w}, \
+                  {"PRIu" #w, PRIu##w}, {"PRIx" #w, PRIx##w}, {"PRIX" #w, PRIX##w}
+  static const std::map<std::string_view, std::string_view> pri = {
+      AG_PRI(8), AG_PRI(16), AG_PRI(32), AG_PRI(64), AG_PRI(MAX), AG_PRI(PTR)};
+  // clang-format on
+#undef AG_PRI
+  if (name.size() <= 1) return std::string(name);
+  if (auto it = pri.find(name); it != pri.end()) return std::string(it->second);
+  return "<" + std::string(name) + ">";
+}
+
+// The system-dependent string whose structure starts at byte `at`.
+std::string sysdep_string(const MoReader& r, uint64_t at, const std::vector<std::string>& segments, const char* which) {
+  const std::size_t size = r.bytes.size();
+  uint64_t text = r.u32(at, which);
+  std::string out;
+  for (uint64_t i = at + 4;; i += 8) {
+    const uint32_t part = r.u32(i, which), segment = r.u32(i + 4, which);
+    AG_CHECK(text + part <= size, IOError, r.name, ": truncated: a system-dependent ", which, " string's ", part,
+             " bytes at offset ", text, " run past the end of the file (", size, " bytes)");
+    out.append(r.bytes.substr(text, part));
+    text += part;
+    if (segment == 0xffffffffu) {
+      AG_CHECK(!out.empty() && out.back() == '\0', IOError, r.name, ": a system-dependent ", which,
+               " string at offset ", at, " does not end in a NUL");
+      out.pop_back();
+      return out;
+    }
+    AG_CHECK(segment < segments.size(), IOError, r.name, ": a system-dependent ", which, " string at offset ", at,
+             " names segment ", segment, " of ", segments.size());
+    out += segments[segment];
+  }
+}
+
 std::vector<std::string> split_nul(std::string_view s) {
   std::vector<std::string> parts;
   for (std::size_t start = 0;;) {
@@ -81,6 +131,10 @@ MoCatalog parse_mo(std::string_view bytes, const std::string& name) {
   }
   const uint32_t revision = r.u32(4, "revision");
   AG_CHECK(revision >> 16 <= 1, IOError, name, ": unsupported .mo revision ", revision >> 16, ".", revision & 0xffff);
+  const bool has_sysdep = (revision & 0xffff) != 0;
+  if (has_sysdep)
+    AG_CHECK(bytes.size() >= 48, IOError, name, ": truncated: revision ", revision >> 16, ".", revision & 0xffff,
+             " needs a 48-byte header, the file has ", bytes.size(), " bytes");
   const uint32_t n = r.u32(8, "string count"), originals = r.u32(12, "originals offset"),
                  translations = r.u32(16, "translations offset");
   // Both tables must lie in the file before any entry is read: this also rejects a huge
@@ -91,9 +145,7 @@ MoCatalog parse_mo(std::string_view bytes, const std::string& name) {
              ") runs past the end of the file (", bytes.size(), " bytes)");
   MoCatalog cat;
   cat.entries.reserve(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    std::string_view id = r.string(originals, i, "original");
-    const std::string_view str = r.string(translations, i, "translation");
+  auto add = [&cat](std::string_view id, std::string_view str) {
     MoEntry e;
     if (const std::size_t eot = id.find('\x04'); eot != std::string_view::npos) {
       e.context = id.substr(0, eot);
@@ -106,11 +158,33 @@ MoCatalog parse_mo(std::string_view bytes, const std::string& name) {
     e.msgid = id;
     if (e.msgid.empty() && e.context.empty()) {
       cat.header = str;  // the header entry: metadata, not a message
-      continue;
+      return;
     }
     e.msgstrs = split_nul(str);
     cat.entries.push_back(std::move(e));
+  };
+  for (uint32_t i = 0; i < n; ++i) add(r.string(originals, i, "original"), r.string(translations, i, "translation"));
+  if (!has_sysdep) return cat;
+  const uint32_t m = r.u32(28, "segment count"), segment_table = r.u32(32, "segments offset"),
+                 k = r.u32(36, "system-dependent string count"), sysdep_originals = r.u32(40, "offset"),
+                 sysdep_translations = r.u32(44, "offset");
+  for (auto [table, entry, count, which] :
+       {std::tuple{segment_table, 8u, m, "segments"}, std::tuple{sysdep_originals, 4u, k, "system-dependent originals"},
+        std::tuple{sysdep_translations, 4u, k, "system-dependent translations"}})
+    AG_CHECK(static_cast<uint64_t>(table) + uint64_t{entry} * count <= bytes.size(), IOError, name, ": truncated: the ",
+             which, " table (", count, " entries of ", entry, " bytes at offset ", table,
+             ") runs past the end of the file (", bytes.size(), " bytes)");
+  std::vector<std::string> segments;
+  for (uint32_t i = 0; i < m; ++i) {
+    const std::string_view s = r.string(segment_table, i, "segment name");
+    // Names are short macro names; the limit also bounds how much a file can expand.
+    AG_CHECK(!s.empty() && s.back() == '\0' && s.size() <= 64, IOError, name, ": segment name ", i, " (", s.size(),
+             " bytes) is not a NUL-terminated name of at most 63 bytes");
+    segments.push_back(expand_segment(s.substr(0, s.find('\0'))));
   }
+  for (uint32_t i = 0; i < k; ++i)
+    add(sysdep_string(r, r.u32(sysdep_originals + 4ull * i, "offset"), segments, "original"),
+        sysdep_string(r, r.u32(sysdep_translations + 4ull * i, "offset"), segments, "translation"));
   return cat;
 }
 
@@ -135,6 +209,7 @@ std::string header_charset(const std::string& header) {
 // ---- loading a language ------------------------------------------------------------
 
 const std::vector<CatalogSource>& default_catalogs() {
+  // clang-format off
   static const std::vector<CatalogSource> list = {
       // GNU core tools first: their translations are kept when other catalogs share a message.
       {"coreutils", "coreutils"}, {"findutils", "findutils"}, {"grep", "grep"}, {"sed", "sed"}, {"tar", "tar"},
@@ -164,6 +239,7 @@ const std::vector<CatalogSource>& default_catalogs() {
       {"pg_upgrade-15", "postgresql-15"}, {"pg_rewind-15", "postgresql-15"}, {"plpgsql-15", "postgresql-15"},
       {"gnucobol", "gnucobol3"},
   };
+  // clang-format on
   return list;
 }
 
@@ -253,9 +329,12 @@ std::string normalize_whitespace(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
     std::size_t space_bytes = 0;
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') space_bytes = 1;
-    else if (s.substr(i, 2) == "\xc2\xa0") space_bytes = 2;          // U+00A0 no-break space
-    else if (s.substr(i, 3) == "\xe2\x80\xaf") space_bytes = 3;      // U+202F narrow no-break space
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f')
+      space_bytes = 1;
+    else if (s.substr(i, 2) == "\xc2\xa0")
+      space_bytes = 2;  // U+00A0 no-break space
+    else if (s.substr(i, 3) == "\xe2\x80\xaf")
+      space_bytes = 3;  // U+202F narrow no-break space
     if (space_bytes) {
       pending_space = !out.empty();
       i += space_bytes;
@@ -274,7 +353,7 @@ std::string strip_accelerator(std::string_view s) {
   const bool word_start = at == 0 || s[at - 1] == ' ';
   // A letter follows: ASCII, or the lead byte of a non-ASCII character ("_Édition").
   const bool letter_follows = at + 1 < s.size() && (std::isalpha(static_cast<unsigned char>(s[at + 1])) ||
-                                                     static_cast<unsigned char>(s[at + 1]) >= 0xc0);
+                                                    static_cast<unsigned char>(s[at + 1]) >= 0xc0);
   if (!word_start || !letter_follows) return std::string(s);
   std::string out(s);
   out.erase(at, 1);
@@ -290,11 +369,16 @@ bool valid_utf8(std::string_view s) {
     const auto c = static_cast<unsigned char>(s[i]);
     std::size_t n;
     uint32_t cp, min;
-    if (c < 0x80) n = 1, cp = c, min = 0;
-    else if ((c & 0xe0) == 0xc0) n = 2, cp = c & 0x1f, min = 0x80;
-    else if ((c & 0xf0) == 0xe0) n = 3, cp = c & 0x0f, min = 0x800;
-    else if ((c & 0xf8) == 0xf0) n = 4, cp = c & 0x07, min = 0x10000;
-    else return false;
+    if (c < 0x80)
+      n = 1, cp = c, min = 0;
+    else if ((c & 0xe0) == 0xc0)
+      n = 2, cp = c & 0x1f, min = 0x80;
+    else if ((c & 0xf0) == 0xe0)
+      n = 3, cp = c & 0x0f, min = 0x800;
+    else if ((c & 0xf8) == 0xf0)
+      n = 4, cp = c & 0x07, min = 0x10000;
+    else
+      return false;
     if (i + n > s.size()) return false;
     for (std::size_t k = 1; k < n; ++k) {
       const auto d = static_cast<unsigned char>(s[i + k]);
@@ -314,17 +398,22 @@ std::vector<Pair> clean_pairs(const std::vector<Pair>& pairs, const CleanOptions
   st.input = static_cast<int64_t>(pairs.size());
   std::vector<Pair> out;
   for (const auto& p : pairs) {
-    if (p.plural && !o.plural_pairs) { ++st.plural; continue; }
-    if (!valid_utf8(p.source) || !valid_utf8(p.target)) { ++st.invalid_utf8; continue; }
     Pair q{normalize_whitespace(p.source), normalize_whitespace(p.target), p.package, p.plural};
     if (o.strip_accelerators) q.source = strip_accelerator(q.source), q.target = strip_accelerator(q.target);
-    if (q.source.empty() || q.target.empty()) { ++st.empty; continue; }
-    if (o.drop_identical && q.source == q.target) { ++st.identical; continue; }
     const int64_t ls = utf8_length(q.source), lt = utf8_length(q.target);
-    if (std::max(ls, lt) > o.max_chars) { ++st.too_long; continue; }
     const auto longer = static_cast<double>(std::max(ls, lt)), shorter = static_cast<double>(std::min(ls, lt));
-    if (longer >= 16 && longer > o.max_length_ratio * shorter) { ++st.ratio; continue; }
-    out.push_back(std::move(q));
+    // The counter of the first rule that drops the pair, nullptr if it is kept.
+    int64_t* dropped = p.plural && !o.plural_pairs                             ? &st.plural
+                       : !valid_utf8(p.source) || !valid_utf8(p.target)        ? &st.invalid_utf8
+                       : q.source.empty() || q.target.empty()                  ? &st.empty
+                       : o.drop_identical && q.source == q.target              ? &st.identical
+                       : longer > static_cast<double>(o.max_chars)             ? &st.too_long
+                       : longer >= 16 && longer > o.max_length_ratio * shorter ? &st.ratio
+                                                                               : nullptr;
+    if (dropped)
+      ++*dropped;
+    else
+      out.push_back(std::move(q));
   }
   st.kept = static_cast<int64_t>(out.size());
   if (stats) *stats = st;
@@ -350,18 +439,11 @@ uint64_t fnv1a64(std::string_view bytes) {
   return h;
 }
 
-const char* split_name(Split s) {
-  switch (s) {
-    case Split::train: return "train";
-    case Split::validation: return "validation";
-    case Split::test: return "test";
-  }
-  return "?";
-}
+const char* split_name(Split s) { return s == Split::train ? "train" : s == Split::validation ? "validation" : "test"; }
 
 Split split_of(std::string_view source, const SplitOptions& o) {
-  AG_CHECK(o.test >= 0 && o.validation >= 0 && o.test + o.validation <= 1, ValueError, "split: fractions test ",
-           o.test, " and validation ", o.validation, " must be >= 0 with a sum <= 1");
+  AG_CHECK(o.test >= 0 && o.validation >= 0 && o.test + o.validation <= 1, ValueError, "split: fractions test ", o.test,
+           " and validation ", o.validation, " must be >= 0 with a sum <= 1");
   const auto bucket = static_cast<double>(fnv1a64(source) % 10000);
   if (bucket < o.test * 10000) return Split::test;
   if (bucket < (o.test + o.validation) * 10000) return Split::validation;
@@ -372,9 +454,15 @@ Splits split_pairs(const std::vector<Pair>& pairs, const SplitOptions& o) {
   Splits s;
   for (const auto& p : pairs) {
     switch (split_of(p.source, o)) {
-      case Split::train: s.train.push_back(p); break;
-      case Split::validation: s.validation.push_back(p); break;
-      case Split::test: s.test.push_back(p); break;
+      case Split::train:
+        s.train.push_back(p);
+        break;
+      case Split::validation:
+        s.validation.push_back(p);
+        break;
+      case Split::test:
+        s.test.push_back(p);
+        break;
     }
   }
   return s;
@@ -402,10 +490,14 @@ Corpus build_corpus(const std::string& lang, const std::vector<std::string>& pac
   for (const auto& pc : c.packages) used += pc.status == "ok";
   ag::log().info("translate data: {} -> {}: {} of {} catalogs read, {} pairs", "en", lang, used, c.packages.size(),
                  c.raw);
-  ag::log().info("translate data: cleaning dropped {} plural, {} invalid UTF-8, {} empty, {} identical, {} over {} "
-                 "characters, {} over length ratio {}: {} kept",
-                 s.plural, s.invalid_utf8, s.empty, s.identical, s.too_long, clean.max_chars, s.ratio,
-                 clean.max_length_ratio, s.kept);
+  ag::log().info(
+      "translate data: cleaning dropped {} plural, {} invalid UTF-8, {} empty, {} identical, {} over {} "
+      "characters, {} over length ratio {}: {} kept",
+      s.plural, s.invalid_utf8, s.empty, s.identical, s.too_long, clean.max_chars, s.ratio, clean.max_length_ratio,
+      s.kept);
+  std::string per_package;
+  for (const auto& [package, n] : c.kept_per_package) per_package += " " + package + " " + std::to_string(n);
+  ag::log().info("translate data: kept per package (first translation of each text):{}", per_package);
   ag::log().info("translate data: {} unique English texts: train {}, validation {}, test {}", c.unique,
                  c.splits.train.size(), c.splits.validation.size(), c.splits.test.size());
   return c;

@@ -29,11 +29,13 @@ struct MoEntry {
 };
 
 struct MoCatalog {
-  std::string header;            // the msgstr of the empty msgid ("Content-Type: ..."), "" if none
-  std::vector<MoEntry> entries;  // in file order (msgfmt sorts them by msgid), header left out
+  std::string header;  // the msgstr of the empty msgid ("Content-Type: ..."), "" if none
+  // In file order (msgfmt sorts them by msgid), then the system-dependent ones; header left out.
+  std::vector<MoEntry> entries;
 };
 
-// Parses the bytes of a .mo file in either byte order (major revisions 0 and 1). Every
+// Parses the bytes of a .mo file in either byte order (major revisions 0 and 1, system-
+// dependent strings included, expanded for this machine: see catalog.cpp). Every
 // offset and length is checked against bytes.size(): a damaged or truncated file throws
 // IOError naming `name` and what is wrong, and never reads out of bounds.
 MoCatalog parse_mo(std::string_view bytes, const std::string& name);
@@ -75,8 +77,8 @@ struct PackageCount {
 };
 
 struct Catalogs {
-  std::vector<Pair> pairs;              // in package order, then file order
-  std::vector<PackageCount> packages;   // one per requested package, in order
+  std::vector<Pair> pairs;             // in package order, then file order
+  std::vector<PackageCount> packages;  // one per requested package, in order
 };
 
 // Reads <root>/<lang>/LC_MESSAGES/<package>.mo for each package. A missing file, a
