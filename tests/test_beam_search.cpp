@@ -178,6 +178,18 @@ TEST_CASE("beam search on a hand-written table of next-token probabilities") {
   auto a1 = nn::beam_search(step, no_reorder, 1, o.beam_size(2).length_penalty(1.0));
   CHECK(a1[0][0].tokens == std::vector<int64_t>{4, kEos});
   CHECK(a1[0][0].score == doctest::Approx(std::log(.36) * 6.0 / 7.0));
+  // early_stopping: the pool holds K = 2 finished after step 3, so the search stops there.
+  // Without it, alpha 1 and max_length 10, the open [a, a, a] could still reach
+  // log(.08) / lp(10) = -1.01 > log(.135) / lp(3) = -1.50, so the search goes on.
+  int steps = 0;
+  auto counted = [&](const Tensor& tokens) { return ++steps, step(tokens); };
+  auto stop = o.beam_size(2).num_return(1).length_penalty(1.0).max_length(10);
+  nn::beam_search(counted, no_reorder, 1, nn::BeamSearchOptions(stop).early_stopping(true));
+  CHECK(steps == 3);
+  steps = 0;
+  auto late = nn::beam_search(counted, no_reorder, 1, nn::BeamSearchOptions(stop).early_stopping(false));
+  CHECK(steps > 3);
+  CHECK(late[0][0].tokens == std::vector<int64_t>{4, kEos});  // log(.36) * 6/7 = -0.88 stays best
   CHECK(nn::gnmt_length_penalty(1, 0.6) == doctest::Approx(1.0));
   CHECK(nn::gnmt_length_penalty(5, 1.0) == doctest::Approx(10.0 / 6.0));
   CHECK(nn::gnmt_length_penalty(7, 0.0) == 1.0);

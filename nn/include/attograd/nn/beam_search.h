@@ -8,13 +8,16 @@
 // sentence b), ranks the K * V extensions of each sentence by their summed log-probability,
 // and keeps:
 //   - as finished: eos extensions ranked within the sentence's top K (fairseq's and HF's
-//     rule, so beam_size 1 is exactly greedy decoding); the K best finished hypotheses by
-//     length-normalized score are kept aside,
+//     rule); the K best finished hypotheses by length-normalized score are kept aside,
 //   - as open: the K best non-eos extensions; the model's state (the KV cache) is then
 //     reordered so that row i holds the state of the hypothesis it extends.
 // Sentences that are done keep their rows (fed pad_id, results ignored), so N is fixed.
 // pad_id is never generated (its log-probability is taken as -inf, as in fairseq).
 // At max_length the open hypotheses join the finished ones (unfinished, without eos).
+// beam_size 1 is greedy decoding when length_penalty is 0 or early_stopping is true; with
+// alpha > 0 and no early stop it may go on past the eos it finished, in case a longer
+// hypothesis scores better once normalized. A beam that ranks every candidate within its
+// top K (K >= open prefixes * (V - 1)) is exhaustive search up to max_length.
 #include <functional>
 #include <vector>
 
