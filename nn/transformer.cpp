@@ -120,6 +120,18 @@ Tensor TransformerDecoderLayerImpl::forward_step(const Tensor& tgt, const Tensor
   return residual(x, norm3, nf, [&](const Tensor& h) { return feed_forward(h); });
 }
 
+// ---- KV cache ------------------------------------------------------------------------------
+void KVCache::Layer::reorder(const Tensor& index) {
+  AG_CHECK(index.dim() == 1 && index.dtype() == DType::i64, ValueError,
+           "KVCache.reorder: index must be 1-D i64, got ", index.shape(), " ", index.dtype());
+  for (Tensor* t : {&self_k, &self_v, &cross_k, &cross_v})
+    if (t->defined()) *t = index_select(*t, 0, index);  // IndexError on rows out of range
+}
+
+void KVCache::reorder(const Tensor& index) {
+  for (Layer& l : layers) l.reorder(index);
+}
+
 // ---- stacks ------------------------------------------------------------------------------
 TransformerEncoderImpl::TransformerEncoderImpl(const TransformerLayerOptions& layer, int64_t n, bool final_norm)
     : Module("TransformerEncoder") {

@@ -2,6 +2,7 @@
 // Everything in nn: #include <attograd/nn.h>
 #include "attograd/nn/activation.h"
 #include "attograd/nn/attention.h"
+#include "attograd/nn/beam_search.h"
 #include "attograd/nn/container.h"
 #include "attograd/nn/distributed.h"
 #include "attograd/nn/functional.h"

@@ -36,8 +36,12 @@ struct KVCache {
   struct Layer {
     Tensor self_k, self_v;    // (B, t, E)
     Tensor cross_k, cross_v;  // (B, S, E)
+    // Row i becomes old row index[i] (index (B') i64) in every defined tensor: how beam
+    // search follows the hypotheses it keeps. Undefined tensors stay undefined.
+    void reorder(const Tensor& index);
   };
   std::vector<Layer> layers;
+  void reorder(const Tensor& index);  // every layer's reorder
   int64_t length() const { return layers.empty() || !layers[0].self_k.defined() ? 0 : layers[0].self_k.size(1); }
 };
 
