@@ -70,13 +70,13 @@ void draw_attention(const std::string& path, Seq2Seq& model, const Batch& b, con
   for (std::size_t l = 0; l < layers.size(); ++l) {
     grid.emplace_back();
     for (int64_t k = 0; k < H; ++k) grid.back().push_back(layers[l].select(0, k).to_vector<double>());
-    titles.push_back("DECODER LAYER " + std::to_string(l + 1) + (l + 1 == layers.size() ? " (LAST)" : ""));
+    titles.push_back("decoder layer " + std::to_string(l + 1) + (l + 1 == layers.size() ? " (last)" : ""));
   }
   auto s = src.to_vector<int64_t>(), o = b.tgt_out.narrow(0, 0, 1).to_vector<int64_t>();
   std::vector<std::string> rows, cols;
   for (int64_t t = 0; t < T; ++t) rows.push_back(std::to_string(o[t]));
-  for (int64_t j = 0; j < S; ++j) cols.push_back(s[j] == 1 ? "S" : std::to_string(s[j]));
-  plot::heatmaps(path, "CROSS-ATTENTION PER HEAD (" + task + ")", grid, static_cast<int>(T), static_cast<int>(S),
+  for (int64_t j = 0; j < S; ++j) cols.push_back(s[j] == 1 ? "<s>" : std::to_string(s[j]));
+  plot::heatmaps(path, "Cross-attention per head (" + task + " task)", grid, static_cast<int>(T), static_cast<int>(S),
                  rows, cols, titles);
 }
 
@@ -218,8 +218,6 @@ int main(int argc, char** argv) {
       std::cout << "  source  " << row_text(src, i, c.len) << "\n  decoded 1 " << row_text(got, i, c.len - 1)
                 << (row_text(got, i, c.len - 1) == row_text(want, i, c.len - 1) ? "   (correct)" : "   (WRONG)") << "\n";
 
-    plot::line_chart(out + "/loss.png", "TRAINING LOSS (" + task_name(c.task) + ")", loss_x, loss_y, "STEP", "LOSS");
-    draw_attention(out + "/attention.png", run.model, ev.batch, task_name(c.task));
     nn::save(*run.model, out + "/model.safetensors");
     // The held-out set and our decodes, for tools/check_copy_model.py to compare with PyTorch.
     TensorMap eval_set;
@@ -238,6 +236,11 @@ int main(int argc, char** argv) {
                     {"dropout", c.dropout}, {"batch", c.batch}, {"warmup", c.warmup}, {"lr_factor", c.lr_factor},
                     {"seq_len", c.len}, {"min_len", c.min_len}, {"seed", c.seed}, {"threads", threads}}}};
     std::ofstream(out + "/metrics.json") << metrics.dump(2) << "\n";
+    // Pictures last: a drawing failure (it throws) leaves the model and metrics written.
+    if (!loss_x.empty())
+      plot::line_chart(out + "/loss.png", "Training loss (" + task_name(c.task) + " task)", loss_x, loss_y, "step",
+                       "loss (nats/token)");
+    draw_attention(out + "/attention.png", run.model, ev.batch, task_name(c.task));
     std::cout << "\n  pictures: " << out << "/loss.png, " << out << "/attention.png\n"
               << "  model:    " << out << "/model.safetensors (metrics.json beside it)\n";
   } catch (const std::exception& e) {
