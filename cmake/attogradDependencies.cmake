@@ -11,7 +11,6 @@ set(_ag_debian_package_xsimd         libxsimd-dev)
 set(_ag_debian_package_xtensor       xtensor-dev)
 set(_ag_debian_package_doctest       doctest-dev)
 set(_ag_debian_package_CLI11         libcli11-dev)
-set(_ag_debian_package_PNG           libpng-dev)
 set(_ag_debian_package_OpenBLAS      libopenblas-dev)
 
 # ag_require_package(<name>...): find_package(<name>) each, or stop with
@@ -28,6 +27,23 @@ macro(ag_require_package)
         "attograd needs ${_ag_pkg}: apt-get install ${_ag_debian_package_${_ag_pkg}}")
     endif()
   endforeach()
+endmacro()
+
+# ag_require_plplot(): the imported target PkgConfig::PLplot (PLplot's C++ binding and
+# its C library, found with pkg-config), for the examples' pictures (examples/common/
+# plot.cpp) and their test, or stop naming the Debian packages. The pngcairo device is a
+# run-time plugin (plplot-driver-cairo); plot.cpp checks for it when it draws.
+macro(ag_require_plplot)
+  if(NOT TARGET PkgConfig::PLplot)
+    find_package(PkgConfig QUIET)
+    if(PKG_CONFIG_FOUND)
+      pkg_check_modules(PLplot QUIET IMPORTED_TARGET GLOBAL plplot-c++ plplot)
+    endif()
+    if(NOT PLplot_FOUND)
+      message(FATAL_ERROR
+        "attograd's examples need PLplot: apt-get install libplplot-dev plplot-driver-cairo")
+    endif()
+  endif()
 endmacro()
 
 # ag_find_openblas([OPTIONAL]): defines the imported target attograd::OpenBLAS

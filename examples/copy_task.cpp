@@ -52,8 +52,8 @@ void draw_attention(const std::string& path, Seq2Seq& model, const Batch& b, con
   auto s = src.to_vector<int64_t>(), o = b.tgt_out.narrow(0, 0, 1).to_vector<int64_t>();
   std::vector<std::string> rows, cols;
   for (int64_t t = 0; t < T; ++t) rows.push_back(std::to_string(o[t]));
-  for (int64_t j = 0; j < S; ++j) cols.push_back(s[j] == 1 ? "S" : std::to_string(s[j]));
-  examples::draw_cross_attention(path, "CROSS-ATTENTION PER HEAD (" + task + ")", maps, rows, cols);
+  for (int64_t j = 0; j < S; ++j) cols.push_back(s[j] == 1 ? "<s>" : std::to_string(s[j]));
+  examples::draw_cross_attention(path, "Cross-attention per head (" + task + " task)", maps, rows, cols);
 }
 
 }  // namespace
@@ -194,8 +194,6 @@ int main(int argc, char** argv) {
       std::cout << "  source  " << row_text(src, i, c.len) << "\n  decoded 1 " << row_text(got, i, c.len - 1)
                 << (row_text(got, i, c.len - 1) == row_text(want, i, c.len - 1) ? "   (correct)" : "   (WRONG)") << "\n";
 
-    plot::line_chart(out + "/loss.png", "TRAINING LOSS (" + task_name(c.task) + ")", loss_x, loss_y, "STEP", "LOSS");
-    draw_attention(out + "/attention.png", run.model, ev.batch, task_name(c.task));
     nn::save(*run.model, out + "/model.safetensors");
     // The held-out set and our decodes, for tools/check_copy_model.py to compare with PyTorch.
     TensorMap eval_set;
@@ -214,6 +212,11 @@ int main(int argc, char** argv) {
                     {"dropout", c.dropout}, {"batch", c.batch}, {"warmup", c.warmup}, {"lr_factor", c.lr_factor},
                     {"seq_len", c.len}, {"min_len", c.min_len}, {"seed", c.seed}, {"threads", threads}}}};
     std::ofstream(out + "/metrics.json") << metrics.dump(2) << "\n";
+    // Pictures last: a drawing failure (it throws) leaves the model and metrics written.
+    if (!loss_x.empty())
+      plot::line_chart(out + "/loss.png", "Training loss (" + task_name(c.task) + " task)", loss_x, loss_y, "step",
+                       "loss (nats/token)");
+    draw_attention(out + "/attention.png", run.model, ev.batch, task_name(c.task));
     std::cout << "\n  pictures: " << out << "/loss.png, " << out << "/attention.png\n"
               << "  model:    " << out << "/model.safetensors (metrics.json beside it)\n";
   } catch (const std::exception& e) {

@@ -36,7 +36,7 @@ inline void draw_cross_attention(const std::string& path, const std::string& tit
   for (std::size_t l = 0; l < maps.size(); ++l) {
     grid.emplace_back();
     for (int64_t k = 0; k < H; ++k) grid.back().push_back(maps[l].select(0, k).to_vector<double>());
-    titles.push_back("DECODER LAYER " + std::to_string(l + 1) + (l + 1 == maps.size() ? " (LAST)" : ""));
+    titles.push_back("decoder layer " + std::to_string(l + 1) + (l + 1 == maps.size() ? " (last)" : ""));
   }
   plot::heatmaps(path, title, grid, static_cast<int>(T), static_cast<int>(S), rows, cols, titles);
 }

@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
 
     // ---- training ----
     const bool tty = isatty(STDERR_FILENO);
-    plot::Series train_curve{"TRAIN", {}, {}, {31, 119, 180}}, val_curve{"HELD-OUT", {}, {}, {214, 39, 40}};
+    plot::Series train_curve{"train (smoothed)", {}, {}, {31, 119, 180}}, val_curve{"held-out", {}, {}, {214, 39, 40}};
     const auto t0 = Clock::now();
     double eval_secs = 0, smooth = 0, last_val = NAN;
     int64_t tokens = 0;
@@ -200,8 +200,6 @@ int main(int argc, char** argv) {
                 << prompt << sample << "\n\n";
 
     // ---- files ----
-    if (!train_curve.xs.empty() || !val_curve.xs.empty())
-      plot::line_chart(out + "/loss.png", "CHARACTER LM LOSS", {train_curve, val_curve}, "STEP", "NATS/CHAR");
     nn::save(*run.model, out + "/model.safetensors");
     {  // a held-out batch and our logits, for tools/check_lm_model.py
       NoGradGuard no_grad;
@@ -265,6 +263,9 @@ int main(int argc, char** argv) {
                                 {"seed", c.seed},
                                 {"threads", threads}}}};
     std::ofstream(out + "/metrics.json") << metrics.dump(2) << "\n";
+    // The picture last: a drawing failure (it throws) leaves the model and metrics written.
+    if (!train_curve.xs.empty() || !val_curve.xs.empty())
+      plot::line_chart(out + "/loss.png", "Character LM loss", {train_curve, val_curve}, "step", "loss (nats/char)");
     std::cout << "  picture: " << out << "/loss.png\n  model:   " << out
               << "/model.safetensors (metrics.json, eval.safetensors beside it)\n";
   } catch (const std::exception& e) {

@@ -66,7 +66,7 @@ void draw_attention(const std::string& path, Translator& model, const Subword& s
   std::vector<std::string> rows, cols;
   for (int64_t id : b.tgt_out.to_vector<int64_t>()) rows.push_back(piece(id));
   for (int64_t id : b.src.to_vector<int64_t>()) cols.push_back(piece(id));
-  examples::draw_cross_attention(path, "CROSS-ATTENTION PER HEAD (EN -> FR)", maps, rows, cols);
+  examples::draw_cross_attention(path, "Cross-attention per head (English -> French)", maps, rows, cols);
 }
 
 }  // namespace
@@ -107,12 +107,12 @@ void report(const std::string& out, Run& run, const Subword& sw, const std::vect
     samples << s.str() << "\n";
   }
 
-  plot::line_chart(out + "/loss.png", "TRANSLATION LOSS (EN -> " + o.lang + ")",
-                   {plot::Series{"TRAIN", h.step, h.loss, {31, 119, 180}},
-                    plot::Series{"VALIDATION", h.val_step, h.val_loss, {214, 39, 40}}},
-                   "STEP", "NATS/TOKEN");
+  plot::line_chart(out + "/loss.png", "Translation loss (English -> " + o.lang + ")",
+                   {plot::Series{"train", h.step, h.loss, {31, 119, 180}},
+                    plot::Series{"validation", h.val_step, h.val_loss, {214, 39, 40}}},
+                   "step", "loss (nats/token)");
   if (!h.val_step.empty())
-    plot::line_chart(out + "/bleu.png", "VALIDATION BLEU (GREEDY)", h.val_step, h.val_bleu, "STEP", "BLEU");
+    plot::line_chart(out + "/bleu.png", "Validation BLEU (greedy decoding)", h.val_step, h.val_bleu, "step", "BLEU");
   if (!test.empty()) draw_attention(out + "/attention.png", run.model, sw, test[0]);
 
   nlohmann::json m;
