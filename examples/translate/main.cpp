@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   Config c;
   std::string lang = "fr", out = "runs/translate", line;
   int threads = 2;
-  int64_t eval_every = 250, checkpoint_every = 250, val_bleu_sentences = 300, beam = 4;
+  int64_t eval_every = 100, checkpoint_every = 100, val_bleu_sentences = 300, beam = 4;
   double alpha = 0.6;
   bool resume = false;
   CLI::App app{"Trains an English -> French Transformer on the machine's gettext catalogs"};
