@@ -107,14 +107,6 @@ void report(const std::string& out, Run& run, const Subword& sw, const std::vect
     samples << s.str() << "\n";
   }
 
-  plot::line_chart(out + "/loss.png", "Translation loss (English -> " + o.lang + ")",
-                   {plot::Series{"train", h.step, h.loss, {31, 119, 180}},
-                    plot::Series{"validation", h.val_step, h.val_loss, {214, 39, 40}}},
-                   "step", "loss (nats/token)");
-  if (!h.val_step.empty())
-    plot::line_chart(out + "/bleu.png", "Validation BLEU (greedy decoding)", h.val_step, h.val_bleu, "step", "BLEU");
-  if (!test.empty()) draw_attention(out + "/attention.png", run.model, sw, test[0]);
-
   nlohmann::json m;
   for (const auto& r : rows)
     m["test"][r.name] = {{"bleu", r.bleu.score}, {"chrf", r.chrf.score}, {"signature", r.bleu.to_string()}};
@@ -132,6 +124,17 @@ void report(const std::string& out, Run& run, const Subword& sw, const std::vect
     m["data"]["raw"] = o.corpus->raw, m["data"]["cleaned"] = o.corpus->cleaned, m["data"]["unique"] = o.corpus->unique;
   }
   std::ofstream(out + "/metrics.json") << m.dump(2) << "\n";
+  // Pictures last: a drawing failure loses none of the results above.
+  std::vector<plot::Series> curves;
+  if (!h.step.empty()) curves.push_back({"train", h.step, h.loss, {31, 119, 180}});
+  if (!h.val_step.empty()) curves.push_back({"validation", h.val_step, h.val_loss, {214, 39, 40}});
+  if (!curves.empty())
+    plot::line_chart(out + "/loss.png", "Translation loss (English -> " + o.lang + ")", curves, "step",
+                     "loss (nats/token)");
+  if (!h.val_step.empty())
+    plot::line_chart(out + "/bleu.png", "Validation BLEU (greedy decoding)", h.val_step, h.val_bleu, "step", "BLEU");
+  if (!test.empty()) draw_attention(out + "/attention.png", run.model, sw, test[0]);
+
   std::cout << "\n  pictures: " << out << "/loss.png, " << out << "/bleu.png, " << out << "/attention.png\n"
             << "  model:    " << out << "/model.safetensors (metrics.json, samples.txt beside it)\n";
 }
