@@ -147,18 +147,9 @@ std::pair<Tensor, Tensor> TensorParallelTransformerDecoderLayerImpl::forward_wit
 
 std::pair<Tensor, Tensor> TensorParallelTransformerDecoderLayerImpl::run(const Tensor& tgt, const Tensor& memory,
                                                                          const TransformerMasks& m, bool need_weights) {
-  const auto [self_args, cross_args] = detail::decoder_attention_args(m, need_weights);
-  const bool nf = options.norm_first();
-  Tensor weights;  // (B, h, T, S) when asked for
-  Tensor x = residual(tgt, norm1, nf, [&](const Tensor& h) { return dropout1(self_attn(h, h, h, self_args).first); });
-  x = residual(x, norm2, nf, [&](const Tensor& h) {
-    auto [o, w] = multihead_attn(h, memory, memory, cross_args);
-    weights = w;
-    return dropout2(o);
+  return detail::decoder_layer_forward(*this, tgt, memory, m, need_weights, [&](const Tensor& h) {
+    return dropout3(linear2(dropout(activate(linear1(h), options.activation()))));
   });
-  x = residual(x, norm3, nf,
-               [&](const Tensor& h) { return dropout3(linear2(dropout(activate(linear1(h), options.activation())))); });
-  return {x, weights};
 }
 
 void TensorParallelTransformerDecoderLayerImpl::pretty_print(std::ostream& os) const {

@@ -86,16 +86,8 @@ std::pair<Tensor, Tensor> TransformerDecoderLayerImpl::forward_with_cross_weight
 
 std::pair<Tensor, Tensor> TransformerDecoderLayerImpl::run(const Tensor& tgt, const Tensor& memory,
                                                            const TransformerMasks& m, bool need_weights) {
-  const auto [self_args, cross_args] = detail::decoder_attention_args(m, need_weights);
-  const bool nf = options.norm_first();
-  Tensor weights;  // (B, h, T, S) when asked for
-  Tensor x = residual(tgt, norm1, nf, [&](const Tensor& h) { return dropout1(self_attn(h, h, h, self_args).first); });
-  x = residual(x, norm2, nf, [&](const Tensor& h) {
-    auto [o, w] = multihead_attn(h, memory, memory, cross_args);
-    weights = w;
-    return dropout2(o);
-  });
-  return {residual(x, norm3, nf, [&](const Tensor& h) { return feed_forward(h); }), weights};
+  return detail::decoder_layer_forward(*this, tgt, memory, m, need_weights,
+                                       [&](const Tensor& h) { return feed_forward(h); });
 }
 
 // With causal self-attention, position t's keys and values in every layer depend only on

@@ -28,4 +28,23 @@ inline DecoderAttentionArgs decoder_attention_args(const TransformerMasks& m, bo
   return a;
 }
 
+// A decoder layer's three residual blocks (self-attention, cross-attention, then `ff`, the
+// feed-forward with its dropout), for TransformerDecoderLayer and its tensor-parallel
+// version, whose members have the same names -> (output, cross-attention weights
+// (B, h, T, S) when need_weights).
+template <class Layer, class FeedForward>
+std::pair<Tensor, Tensor> decoder_layer_forward(Layer& l, const Tensor& tgt, const Tensor& memory,
+                                                const TransformerMasks& m, bool need_weights, FeedForward&& ff) {
+  const auto [self_args, cross_args] = decoder_attention_args(m, need_weights);
+  const bool nf = l.options.norm_first();
+  Tensor weights;
+  Tensor x = residual(tgt, l.norm1, nf, [&](const Tensor& h) { return l.dropout1(l.self_attn(h, h, h, self_args).first); });
+  x = residual(x, l.norm2, nf, [&](const Tensor& h) {
+    auto [o, w] = l.multihead_attn(h, memory, memory, cross_args);
+    weights = w;
+    return l.dropout2(o);
+  });
+  return {residual(x, l.norm3, nf, ff), weights};
+}
+
 }  // namespace ag::nn::detail
