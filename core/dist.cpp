@@ -25,8 +25,7 @@ namespace ag::dist {
 namespace {
 
 struct World {
-  bool mpi = false;  // MPI_Init was called by us
-  bool finalized = false;
+  bool mpi = false;  // MPI_Init was called by us and MPI_Finalize not yet
   int size = 1, rank = 0;
 };
 World g_world;
@@ -199,7 +198,6 @@ void init(int* argc, char*** argv) {
                "runs alone as a world of one");
 #endif
   g_prev_terminate = std::set_terminate(terminate_handler);
-  g_world.finalized = false;
   g_initialized = true;
 }
 
@@ -208,9 +206,8 @@ bool is_initialized() { return g_initialized; }
 void finalize() {
   if (!is_initialized()) return;
 #if ATTOGRAD_HAVE_MPI
-  if (g_world.mpi && !g_world.finalized) MPI_Finalize();
+  if (g_world.mpi) MPI_Finalize();
 #endif
-  g_world.finalized = true;
   std::set_terminate(g_prev_terminate);
   g_initialized = false;
   g_world = World{};
@@ -221,7 +218,7 @@ void abort(const std::string& message, int code) {
   std::fprintf(stderr, "attograd: %s: %s; ending the job\n", who().c_str(), message.c_str());
   std::fflush(stderr);
 #if ATTOGRAD_HAVE_MPI
-  if (g_world.mpi && !g_world.finalized) MPI_Abort(MPI_COMM_WORLD, code);
+  if (g_world.mpi) MPI_Abort(MPI_COMM_WORLD, code);
 #endif
   std::_Exit(code);
 }

@@ -86,12 +86,7 @@ void TensorParallelTransformerEncoderLayerImpl::reset_parameters() {
 
 Tensor TensorParallelTransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask,
                                                           const Tensor& src_padding_mask) {
-  AttentionArgs args;
-  args.attn_mask = src_mask;
-  args.padding_mask = src_padding_mask;
-  Tensor x = residual(src, norm1, options.norm_first(),
-                      [&](const Tensor& h) { return dropout1(self_attn(h, h, h, args).first); });
-  return residual(x, norm2, options.norm_first(), [&](const Tensor& h) {
+  return detail::encoder_layer_forward(*this, src, src_mask, src_padding_mask, [&](const Tensor& h) {
     return dropout2(linear2(dropout(activate(linear1(h), options.activation()))));
   });
 }

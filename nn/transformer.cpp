@@ -44,12 +44,8 @@ Tensor TransformerEncoderLayerImpl::feed_forward(const Tensor& x) {
 
 Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask,
                                             const Tensor& src_padding_mask) {
-  AttentionArgs args;
-  args.attn_mask = src_mask;
-  args.padding_mask = src_padding_mask;
-  Tensor x = residual(src, norm1, options.norm_first(),
-                      [&](const Tensor& h) { return dropout1(self_attn(h, h, h, args).first); });
-  return residual(x, norm2, options.norm_first(), [&](const Tensor& h) { return feed_forward(h); });
+  return detail::encoder_layer_forward(*this, src, src_mask, src_padding_mask,
+                                       [&](const Tensor& h) { return feed_forward(h); });
 }
 
 // ---- decoder layer ------------------------------------------------------------------

@@ -28,6 +28,19 @@ inline DecoderAttentionArgs decoder_attention_args(const TransformerMasks& m, bo
   return a;
 }
 
+// An encoder layer's two residual blocks (self-attention, then `ff`, the feed-forward
+// with its dropout), for TransformerEncoderLayer and its tensor-parallel version.
+template <class Layer, class FeedForward>
+Tensor encoder_layer_forward(Layer& l, const Tensor& src, const Tensor& src_mask, const Tensor& src_padding_mask,
+                             FeedForward&& ff) {
+  AttentionArgs args;
+  args.attn_mask = src_mask;
+  args.padding_mask = src_padding_mask;
+  const bool nf = l.options.norm_first();
+  Tensor x = residual(src, l.norm1, nf, [&](const Tensor& h) { return l.dropout1(l.self_attn(h, h, h, args).first); });
+  return residual(x, l.norm2, nf, ff);
+}
+
 // A decoder layer's three residual blocks (self-attention, cross-attention, then `ff`, the
 // feed-forward with its dropout), for TransformerDecoderLayer and its tensor-parallel
 // version, whose members have the same names -> (output, cross-attention weights

@@ -38,6 +38,17 @@ inline Tensor sinusoidal_positions(int64_t max_len, int64_t E) {
   return Tensor::from_vector(pe, {max_len, E});
 }
 
+// Teacher forcing: padding masks (0 = padding) for source, memory and target, and the
+// causal target mask.
+inline nn::TransformerMasks teacher_forcing_masks(const Tensor& src, const Tensor& tgt_in) {
+  nn::TransformerMasks m;
+  m.src_padding_mask = ne(src, 0);
+  m.memory_padding_mask = m.src_padding_mask;
+  m.tgt_padding_mask = ne(tgt_in, 0);
+  m.tgt_causal = true;
+  return m;
+}
+
 class Seq2SeqImpl : public nn::Module {
  public:
   explicit Seq2SeqImpl(const Seq2SeqOptions& o) : Module("Seq2Seq"), options(o) {
@@ -75,11 +86,7 @@ class Seq2SeqImpl : public nn::Module {
 
   // src (B, S), tgt_in (B, T) token ids, padding 0 -> logits (B, T, V)
   Tensor forward(const Tensor& src, const Tensor& tgt_in) {
-    nn::TransformerMasks m;
-    m.src_padding_mask = ne(src, 0);
-    m.memory_padding_mask = m.src_padding_mask;
-    m.tgt_padding_mask = ne(tgt_in, 0);
-    m.tgt_causal = true;
+    const nn::TransformerMasks m = teacher_forcing_masks(src, tgt_in);
     if (tp_transformer.is_empty()) return generator(transformer(embed(src_embed, src), embed(tgt_embed, tgt_in), m));
     return generator(tp_transformer(embed(src_embed, src), embed(tgt_embed, tgt_in), m));
   }

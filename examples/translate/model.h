@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "copy/seq2seq.h"  // sinusoidal_positions
+#include "copy/seq2seq.h"  // sinusoidal_positions, teacher_forcing_masks
 
 namespace translate {
 
@@ -53,11 +53,7 @@ class TranslatorImpl : public nn::Module {
 
   // src (B, S), tgt_in (B, T), padding 0 -> logits (B, T, V)
   Tensor forward(const Tensor& src, const Tensor& tgt_in) {
-    nn::TransformerMasks m;
-    m.src_padding_mask = ne(src, 0);
-    m.memory_padding_mask = m.src_padding_mask;
-    m.tgt_padding_mask = ne(tgt_in, 0);
-    m.tgt_causal = true;
+    const nn::TransformerMasks m = copy_task::teacher_forcing_masks(src, tgt_in);
     Tensor x = embed_at(src), y = embed_at(tgt_in);
     return generator(transformer(x, y, m));
   }

@@ -23,10 +23,6 @@ struct ReportOptions {
   const Corpus* corpus = nullptr;
 };
 
-// Beam-search translations of `pairs`' sources (nn::beam_search with the KV cache), in order.
-std::vector<std::string> translate_beam(Translator& model, const Subword& sw, const std::vector<TokenPair>& pairs,
-                                        int64_t max_new, int64_t max_tokens, int64_t beam, double length_penalty);
-
 // Scores the test split, prints the table and samples, and writes to `out`: metrics.json,
 // samples.txt, loss.png, bleu.png, attention.png.
 void report(const std::string& out, Run& run, const Subword& sw, const std::vector<Pair>& test_text,

@@ -97,4 +97,34 @@ std::vector<std::string> translate_greedy(Translator& model, const Subword& sw, 
   return out;
 }
 
+std::vector<std::string> translate_beam(Translator& model, const Subword& sw, const std::vector<TokenPair>& pairs,
+                                        int64_t max_new, int64_t max_tokens, int64_t beam, double length_penalty) {
+  NoGradGuard no_grad;
+  const bool was_training = model->is_training();
+  model->eval();
+  const auto opts = nn::BeamSearchOptions()
+                        .beam_size(beam)
+                        .max_length(max_new)
+                        .bos_id(Subword::kBos)
+                        .eos_id(Subword::kEos)
+                        .pad_id(Subword::kPad)
+                        .length_penalty(length_penalty);
+  std::vector<std::string> out(pairs.size());
+  // Beam rows multiply the batch: keep the decoded rows within the token budget.
+  for (const auto& idx : ordered_batches(pairs, std::max<int64_t>(1, max_tokens / beam))) {
+    Batch b = make_batch(pairs, idx);
+    auto hyps = nn::beam_search(
+        *model->transformer->decoder, model->encode(b.src), ne(b.src, 0),
+        [&](const Tensor& tokens, int64_t position) { return model->embed_at(tokens, position); },
+        [&](const Tensor& h) { return model->generator(h); }, opts);
+    for (std::size_t r = 0; r < idx.size(); ++r) {
+      std::vector<int64_t> ids = hyps[r].empty() ? std::vector<int64_t>{} : hyps[r][0].tokens;
+      if (!ids.empty() && ids.back() == Subword::kEos) ids.pop_back();
+      out[static_cast<std::size_t>(idx[r])] = sw.decode(ids);
+    }
+  }
+  model->train(was_training);
+  return out;
+}
+
 }  // namespace translate

@@ -55,5 +55,8 @@ double evaluate_loss(Translator& model, const std::vector<TokenPair>& pairs, int
 // Greedy translations of `pairs`' sources, decoded to text, in order.
 std::vector<std::string> translate_greedy(Translator& model, const Subword& sw, const std::vector<TokenPair>& pairs,
                                           int64_t max_new, int64_t max_tokens);
+// Beam-search translations of `pairs`' sources (nn::beam_search with the KV cache), in order.
+std::vector<std::string> translate_beam(Translator& model, const Subword& sw, const std::vector<TokenPair>& pairs,
+                                        int64_t max_new, int64_t max_tokens, int64_t beam, double length_penalty);
 
 }  // namespace translate
