@@ -43,8 +43,8 @@ TEST_CASE("make_batch: padding, bos / eos, teacher forcing shift, token count") 
   CHECK(b.tgt_in.to_vector<int64_t>() == std::vector<int64_t>{2, 8, 9, 0, 0, 2, 8, 9, 10, 11});
   CHECK(b.tgt_out.to_vector<int64_t>() == std::vector<int64_t>{8, 9, 3, 0, 0, 8, 9, 10, 11, 3});
   CHECK(b.tgt_tokens == 3 + 5);
-  CHECK_THROWS_AS(make_batch(p, {}), ag::ValueError);
-  CHECK_THROWS_AS(make_batch(p, {2}), ag::IndexError);
+  CHECK_THROWS_WITH_AS(make_batch(p, {}), doctest::Contains("translate: an empty batch"), ag::ValueError);
+  CHECK_THROWS_WITH_AS(make_batch(p, {2}), doctest::Contains("translate: pair 2 of 2"), ag::IndexError);
 }
 
 TEST_CASE("bucket_batches: every pair once, within the budget, lengths close, seeded") {
@@ -82,5 +82,6 @@ TEST_CASE("ordered_batches keep corpus order; a pair longer than the budget is a
   std::vector<int64_t> want(p.size());
   for (std::size_t i = 0; i < want.size(); ++i) want[i] = static_cast<int64_t>(i);
   CHECK(flat == want);
-  CHECK_THROWS_AS(ordered_batches(p, 0), ag::ValueError);
+  CHECK_THROWS_WITH_AS(ordered_batches(p, 0), doctest::Contains("translate batches: max_tokens 0 must be positive"),
+                       ag::ValueError);
 }

@@ -44,6 +44,9 @@ TEST_CASE("Translator: the output projection is the embedding table") {
   int64_t n = 0;
   for (const auto& p : m->parameters()) n += p.impl() == m->embed->weight.impl();
   CHECK(n == 1);  // listed once: the optimizer updates it once
+  Tensor long_ids = zeros({1, 300}, DType::i64);
+  CHECK_THROWS_WITH_AS(m->embed_at(long_ids), doctest::Contains("Translator: length 300 exceeds max_len 256"),
+                       ShapeError);
 }
 
 TEST_CASE("Translator: cached greedy decoding equals argmax over full recomputation") {

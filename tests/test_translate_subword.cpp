@@ -80,10 +80,13 @@ TEST_CASE("subword: the cache is reused for the same sentences and options, retr
 
 TEST_CASE("subword: errors") {
   SubwordOptions o;
-  CHECK_THROWS_AS(Subword::train_or_load({}, o, ""), ag::ValueError);
+  CHECK_THROWS_WITH_AS(Subword::train_or_load({}, o, ""), doctest::Contains("subword: no training sentences"),
+                       ag::ValueError);
   o.vocab_size = 10;
-  CHECK_THROWS_AS(Subword::train_or_load(corpus(), o, ""), ag::ValueError);
+  CHECK_THROWS_WITH_AS(Subword::train_or_load(corpus(), o, ""), doctest::Contains("subword: vocab_size 10 is too small"),
+                       ag::ValueError);
   o.vocab_size = 100, o.model_type = "wordpiece";
-  CHECK_THROWS_AS(Subword::train_or_load(corpus(), o, ""), ag::ValueError);
-  CHECK_THROWS_AS(Subword::load(tmp("no_such.model")), ag::IOError);
+  CHECK_THROWS_WITH_AS(Subword::train_or_load(corpus(), o, ""),
+                       doctest::Contains("subword: model_type 'wordpiece' must be unigram or bpe"), ag::ValueError);
+  CHECK_THROWS_WITH_AS(Subword::load(tmp("no_such.model")), doctest::Contains("subword: cannot read"), ag::IOError);
 }

@@ -4,6 +4,8 @@
 
 #include <attograd/attograd.h>
 
+#include "tensor_checks.h"
+
 #include <cmath>
 
 using namespace ag;
@@ -191,4 +193,42 @@ TEST_CASE("differentiable collectives: values, and gradients under the two seman
   // gather_from / scatter_to the last dim round-trip.
   Tensor back = dist::scatter_to_parallel_region(dist::gather_from_parallel_region(x));
   CHECK(values(back) == values(x));
+}
+
+TEST_CASE("collective errors name the collective, the shapes and the world") {
+  const std::string w = std::to_string(W());
+  Tensor b8 = zeros({3}, DType::b8);
+  CHECK_THROWS_MSG(dist::all_reduce(b8), DTypeError, "dist::all_reduce: tensor of shape [3]");
+  CHECK_THROWS_MSG(dist::all_reduce(b8), DTypeError, "collectives take f32, f64 or i64");
+  Tensor undefined;
+  CHECK_THROWS_MSG(dist::broadcast(undefined), ValueError, "dist::broadcast: the tensor is undefined");
+  Tensor t = zeros({2}, DType::f32);
+  CHECK_THROWS_MSG(dist::broadcast(t, static_cast<int>(W())), ValueError, ("dist::broadcast: src " + w + " is not a rank of a world of " + w).c_str());
+  Tensor big = zeros({2 * W() + 1, 3}, DType::f32), small = zeros({2, 3}, DType::f32);
+  CHECK_THROWS_MSG(dist::all_gather_into_tensor(big, small), ShapeError, ("dist::all_gather_into_tensor: the larger tensor f32 [" + std::to_string(2 * W() + 1) + ", 3]").c_str());
+  CHECK_THROWS_MSG(dist::reduce_scatter_tensor(small, big), ShapeError, ("dim 0 times the world size " + w).c_str());
+  std::vector<Tensor> too_many(static_cast<std::size_t>(W() + 1), small);
+  CHECK_THROWS_MSG(dist::reduce_scatter(small, too_many), ValueError, ("dist::reduce_scatter: " + std::to_string(W() + 1) + " input tensors for a world of " + w).c_str());
+  std::vector<Tensor> wrong(static_cast<std::size_t>(W()), zeros({3, 2}, DType::f32));
+  CHECK_THROWS_MSG(dist::reduce_scatter(small, wrong), ShapeError,
+                   "dist::reduce_scatter: input 0 is f32 [3, 2], output is f32 [2, 3]");
+}
+
+TEST_CASE("differentiable collective errors") {
+  Tensor x = rank_tensor(R(), 2, 3, DType::f64).requires_grad_();
+  CHECK_THROWS_MSG(dist::functional::all_reduce(x, dist::ReduceOp::MAX), ValueError,
+                   "only SUM and AVG are differentiable (tensor of shape [2, 3])");
+  Tensor scalar = Tensor::from_vector(std::vector<double>{1.0}).reshape({});
+  CHECK_THROWS_MSG(dist::scatter_to_parallel_region(scalar), ShapeError,
+                   "scatter_to_parallel_region: needs at least one dim, got []");
+  CHECK_THROWS_MSG(dist::gather_from_parallel_region(scalar), ShapeError,
+                   "gather_from_parallel_region: needs at least one dim, got []");
+  CHECK_THROWS_MSG(dist::copy_to_parallel_region(zeros({2}, DType::b8)), DTypeError,
+                   "copy_to_parallel_region: tensor of shape [2] has dtype");
+  CHECK_THROWS_MSG(dist::functional::all_gather(x, 2), IndexError, "dist::functional::all_gather: dim 2 is out of range");
+  if (W() > 1) {
+    Tensor odd = zeros({2 * W() + 1, 2}, DType::f64);
+    CHECK_THROWS_MSG(dist::functional::reduce_scatter(odd, 0), ShapeError, ("must divide by the world size " + std::to_string(W())).c_str());
+    CHECK_THROWS_MSG(dist::scatter_to_parallel_region(odd.t()), ShapeError, ("scatter_to_parallel_region: the last dim of [2, " + std::to_string(2 * W() + 1) + "]").c_str());
+  }
 }

@@ -50,3 +50,27 @@ TEST_CASE("copy_task --tp: layers split across the ranks equal 1 process") {
   MESSAGE("--tp, ranks " << dist::world_size() << ": max |parameter difference| " << worst);
   CHECK(worst < 1e-4);
 }
+
+TEST_CASE("copy_task: a global batch that does not split over the ranks is refused") {
+  Config c = small();
+  Generator g(1);
+  Batch b = make_batch(c.task, 8, c.len, c.min_len, c.vocab, g);
+  CHECK_THROWS_WITH_AS(shard(b, 0, 3), doctest::Contains("copy_task: --batch 8 must divide by the 3 ranks"),
+                       ValueError);
+}
+
+TEST_CASE("clip_grad_norm_tensor_parallel_: the norm over shards, and its errors") {
+  Config c = small();
+  c.tensor_parallel = true;
+  Run run(c);
+  Batch b = make_batch(c.task, c.batch, c.len, c.min_len, c.vocab, run.data_gen);
+  cross_entropy(run.model(b.src, b.tgt_in).reshape({-1, c.vocab}), b.tgt_out.reshape({-1})).backward();
+  // The full gradients' norm, gathered into the single-process layout on every rank.
+  double want = 0;
+  for (const auto& [name, g] : nn::full_grads(*run.model)) want += sum(square(g.to(DType::f64))).item<double>();
+  want = std::sqrt(want);
+  CHECK(nn::clip_grad_norm_tensor_parallel_(*run.model, 1e9) == doctest::Approx(want).epsilon(1e-6));
+  CHECK_THROWS_WITH_AS(nn::clip_grad_norm_tensor_parallel_(*run.model, -1.0),
+                       doctest::Contains("clip_grad_norm_tensor_parallel_: max_norm -1 must be finite and >= 0"),
+                       ValueError);
+}
