@@ -202,7 +202,12 @@ std::pair<Tensor, Tensor> MultiheadAttentionImpl::attend(const Tensor& q, const 
   const int64_t h = options.num_heads();
   const int64_t B = q.size(0), L = q.size(1), S = k_in.size(1);
   Tensor k = k_in, v = v_in;
-  Tensor mask = detail::combine_masks("MultiheadAttention", args, B, h, L, S, q.dtype());
+  // The causal part goes to the attention op itself, so the fused kernel skips the tiles
+  // above the diagonal instead of reading a materialized (L, S) mask; not with bias_k,
+  // whose appended key every query sees.
+  AttentionArgs rest = args;
+  if (!options.add_bias_kv()) rest.causal = false;
+  Tensor mask = detail::combine_masks("MultiheadAttention", rest, B, h, L, S, q.dtype());
   if (options.add_bias_kv()) {
     // One more key and value, always visible: pad the mask's S dim with "allowed".
     k = cat({k, bias_k.expand({B, 1, options.embed_dim()})}, 1);
@@ -215,6 +220,8 @@ std::pair<Tensor, Tensor> MultiheadAttentionImpl::attend(const Tensor& q, const 
   }
   SdpaOptions so;
   so.attn_mask = mask;
+  so.causal = args.causal && !rest.causal;
+  so.causal_variant = args.causal_variant;
   so.need_weights = args.need_weights;
   so.dropout_p = is_training() ? options.dropout() : 0.0;
   auto [o, w] = scaled_dot_product_attention(split_heads(q, h), split_heads(k, h), split_heads(v, h), so);

@@ -13,6 +13,7 @@
 
 #include "kernels/flash_attention.h"
 #include "kernels/gemm.h"
+#include "kernels/simd.h"
 #include "kernels/strided.h"
 #include "parallel.h"
 
@@ -28,6 +29,12 @@ struct Slice {
   const T *q, *k, *v;
   int64_t qs, ks, vs;
   const void* mask;   // element (i, j) at mask + i * ml + j * mc, or null
+  // K^T (d, S) and V^T (dv, S), contiguous, when the slice has enough queries to repay
+  // the copy: Q K^T and dO V^T then run as NN products, for which OpenBLAS has fast
+  // small-matrix kernels, while it packs both operands of an NT product (row-major NT
+  // is its column-major TN) and spent a third of the L 4096 step doing so.
+  const T *kt = nullptr, *vt = nullptr;
+  int64_t kt_cols = 0;  // S: the row stride of kt and vt
   int64_t ml, mc;
 };
 
@@ -36,8 +43,12 @@ struct Slice {
 template <class T>
 void score_tile(const Slice<T>& s, const FlashConfig& cfg, int64_t i0, int64_t rows, int64_t j0, int64_t cols,
                 int64_t d, T* S) {
-  gemm<T>(false, true, rows, cols, d, static_cast<T>(cfg.scale), s.q + i0 * s.qs, s.qs, s.k + j0 * s.ks, s.ks,
-          T(0), S, Bc);
+  if (s.kt)
+    gemm<T>(false, false, rows, cols, d, static_cast<T>(cfg.scale), s.q + i0 * s.qs, s.qs, s.kt + j0, s.kt_cols,
+            T(0), S, Bc);
+  else
+    gemm<T>(false, true, rows, cols, d, static_cast<T>(cfg.scale), s.q + i0 * s.qs, s.qs, s.k + j0 * s.ks, s.ks,
+            T(0), S, Bc);
   const T ninf = -std::numeric_limits<T>::infinity();
   for (int64_t r = 0; r < rows; ++r) {
     T* row = S + r * Bc;
@@ -68,39 +79,57 @@ int64_t key_end(const FlashConfig& cfg, int64_t i0, int64_t rows, int64_t S) {
 template <class T>
 struct Scratch {
   std::vector<T> tile = std::vector<T>(Br * Bc), dp = std::vector<T>(Br * Bc), z = std::vector<T>(Br * Bc),
-                 pz = std::vector<T>(Br * Bc), m = std::vector<T>(Br), l = std::vector<T>(Br), D;
+                 pz = std::vector<T>(Br * Bc), m = std::vector<T>(Br), l = std::vector<T>(Br), D, kt, vt;
 };
 
 // Dropout factors Z of one tile (0 or 1/(1-p)), a pure function of (seed, slice, i, j):
-// a 32-bit integer finalizer over the element's index, keyed by the seed.
-uint32_t mix32(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  x ^= x >> 16;
-  return x;
-}
-
+// a keyed 32-bit integer hash of the element's flat index (RowOps::hash_row).
 template <class T>
-void dropout_tile(const FlashConfig& cfg, uint64_t slice, int64_t L, int64_t S, int64_t i0, int64_t rows, int64_t j0,
-                  int64_t cols, T* z) {
+void dropout_tile(const FlashConfig& cfg, const RowOps<T>& R, uint64_t slice, int64_t L, int64_t S, int64_t i0,
+                  int64_t rows, int64_t j0, int64_t cols, T* z) {
   const uint32_t k0 = static_cast<uint32_t>(cfg.seed), k1 = static_cast<uint32_t>(cfg.seed >> 32);
   const uint64_t keep = static_cast<uint64_t>((1.0 - cfg.dropout_p) * 4294967296.0);
   const T scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) {
-      const uint64_t idx = (slice * static_cast<uint64_t>(L) + static_cast<uint64_t>(i0 + r)) * static_cast<uint64_t>(S) +
-                           static_cast<uint64_t>(j0 + c);
-      const uint32_t h = mix32(mix32(static_cast<uint32_t>(idx) ^ k0) + (k1 ^ static_cast<uint32_t>(idx >> 32) * 0x9e3779b9U));
-      z[r * Bc + c] = h < keep ? scale : T(0);
+  uint32_t h[Bc];
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint64_t idx0 = (slice * static_cast<uint64_t>(L) + static_cast<uint64_t>(i0 + r)) * static_cast<uint64_t>(S) +
+                          static_cast<uint64_t>(j0);
+    // hash_row keeps the high word fixed: split the row where the low word wraps.
+    for (int64_t c0 = 0; c0 < cols;) {
+      const uint64_t idx = idx0 + static_cast<uint64_t>(c0);
+      const int64_t n = std::min<int64_t>(cols - c0, static_cast<int64_t>(0x100000000ull - (idx & 0xffffffffull)));
+      R.hash_row(h + c0, n, static_cast<uint32_t>(idx), k0, k1 ^ static_cast<uint32_t>(idx >> 32) * 0x9e3779b9U);
+      c0 += n;
     }
+    for (int64_t c = 0; c < cols; ++c) z[r * Bc + c] = h[c] < keep ? scale : T(0);
+  }
+}
+
+// Fills s.kt (and s.vt when `with_v`) from s.k, s.v into the scratch buffers, when the
+// slice has at least kTransposeRows queries (each K/V tile is then read by several
+// query blocks; a decode step's single query is cheaper with the NT product).
+constexpr int64_t kTransposeRows = 16;
+
+template <class T>
+void transpose_kv(Slice<T>& s, int64_t L, int64_t S, int64_t d, int64_t dv, bool with_v, Scratch<T>& sc) {
+  if (L < kTransposeRows) return;
+  auto fill = [S](const T* x, int64_t xs, int64_t cols, std::vector<T>& buf) {
+    buf.resize(static_cast<std::size_t>(cols * S));
+    for (int64_t j = 0; j < S; ++j)
+      for (int64_t c = 0; c < cols; ++c) buf[c * S + j] = x[j * xs + c];
+    return buf.data();
+  };
+  s.kt = fill(s.k, s.ks, d, sc.kt);
+  if (with_v) s.vt = fill(s.v, s.vs, dv, sc.vt);
+  s.kt_cols = S;
 }
 
 template <class T>
-void forward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv, T* out,
+void forward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv, T* out,
                    T* lse, Scratch<T>& sc, uint64_t slice) {
+  transpose_kv(s, L, S, d, dv, false, sc);
   const T ninf = -std::numeric_limits<T>::infinity();
+  const RowOps<T>& R = row_ops<T>();
   std::vector<T>&tile = sc.tile, &m = sc.m, &l = sc.l;
   for (int64_t i0 = 0; i0 < L; i0 += Br) {
     const int64_t rows = std::min(Br, L - i0);
@@ -114,47 +143,39 @@ void forward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_t
       score_tile(s, cfg, i0, rows, j0, cols, d, tile.data());
       for (int64_t r = 0; r < rows; ++r) {
         T* row = tile.data() + r * Bc;
-        T mx = ninf;
-        for (int64_t c = 0; c < cols; ++c) mx = std::max(mx, row[c]);
-        const T m_new = std::max(m[r], mx);
+        const T m_new = std::max(m[r], R.max(row, cols));
         if (m_new == ninf) {  // nothing visible yet in this row
           std::fill(row, row + cols, T(0));
           continue;
         }
-        T sum = 0;
-        for (int64_t c = 0; c < cols; ++c) sum += row[c] = std::exp(row[c] - m_new);
+        const T sum = R.exp_sub_sum(row, cols, m_new);
         const T alpha = std::exp(m[r] - m_new);  // 0 when m was -inf
-        if (alpha != T(1))
-          for (int64_t c = 0; c < dv; ++c) acc[r * dv + c] *= alpha;
+        if (alpha != T(1)) R.scale(acc + r * dv, dv, alpha);
         l[r] = alpha * l[r] + sum;
         m[r] = m_new;
       }
       if (cfg.dropout_p > 0) {  // the softmax statistics above use the weights before dropout
-        dropout_tile(cfg, slice, L, S, i0, rows, j0, cols, sc.z.data());
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t c = 0; c < cols; ++c) tile[r * Bc + c] *= sc.z[r * Bc + c];
+        dropout_tile(cfg, R, slice, L, S, i0, rows, j0, cols, sc.z.data());
+        for (int64_t r = 0; r < rows; ++r) R.mul(tile.data() + r * Bc, sc.z.data() + r * Bc, cols);
       }
       gemm<T>(false, false, rows, dv, cols, T(1), tile.data(), Bc, s.v + j0 * s.vs, s.vs, T(1), acc, dv);
     }
     for (int64_t r = 0; r < rows; ++r) {  // a row with no visible key: zeros, lse -inf
-      const T inv = l[r] > 0 ? T(1) / l[r] : T(0);
-      for (int64_t c = 0; c < dv; ++c) acc[r * dv + c] *= inv;
+      R.scale(acc + r * dv, dv, l[r] > 0 ? T(1) / l[r] : T(0));
       lse[i0 + r] = l[r] > 0 ? m[r] + std::log(l[r]) : ninf;
     }
   }
 }
 
 template <class T>
-void backward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv,
+void backward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv,
                     const T* out, const T* lse, const T* dout, T* dq, T* dk, T* dvv, Scratch<T>& sc,
                     uint64_t slice) {  // adds this query slice's dK, dV into dk, dvv
+  transpose_kv(s, L, S, d, dv, true, sc);
   std::vector<T>&tile = sc.tile, &dp = sc.dp, &D = sc.D;
+  const RowOps<T>& R = row_ops<T>();
   D.resize(static_cast<std::size_t>(L));
-  for (int64_t i = 0; i < L; ++i) {  // D_i = dO_i . O_i
-    T acc = 0;
-    for (int64_t c = 0; c < dv; ++c) acc += dout[i * dv + c] * out[i * dv + c];
-    D[i] = acc;
-  }
+  for (int64_t i = 0; i < L; ++i) D[i] = R.dot(dout + i * dv, out + i * dv, dv);  // D_i = dO_i . O_i
   std::fill(dq, dq + L * d, T(0));  // dk, dvv accumulate: the caller zeroes them once per K/V head
   const T scale = static_cast<T>(cfg.scale);
   const T ninf = -std::numeric_limits<T>::infinity();
@@ -167,26 +188,29 @@ void backward_slice(const Slice<T>& s, const FlashConfig& cfg, int64_t L, int64_
       for (int64_t r = 0; r < rows; ++r) {  // P = exp(S - lse): the softmax, recomputed
         T* row = tile.data() + r * Bc;
         const T z = lse[i0 + r];
-        for (int64_t c = 0; c < cols; ++c) row[c] = (z == ninf || row[c] == ninf) ? T(0) : std::exp(row[c] - z);
+        if (z == ninf) std::fill(row, row + cols, T(0));  // a row with no visible key
+        else R.exp_sub(row, cols, z);                     // exp(-inf - z) = 0 where masked
       }
       // With dropout Z: O = (P Z) V, so dV_j += (P Z)^T dO_i and dP = Z (dO_i V_j^T); the
       // identity D_i = sum_j P_ij dP_ij = dO_i . O_i still holds.
       const bool drop = cfg.dropout_p > 0;
       if (drop) {
-        dropout_tile(cfg, slice, L, S, i0, rows, j0, cols, sc.z.data());
+        dropout_tile(cfg, R, slice, L, S, i0, rows, j0, cols, sc.z.data());
         for (int64_t r = 0; r < rows; ++r)
-          for (int64_t c = 0; c < cols; ++c) sc.pz[r * Bc + c] = tile[r * Bc + c] * sc.z[r * Bc + c];
+          R.mul_into(sc.pz.data() + r * Bc, tile.data() + r * Bc, sc.z.data() + r * Bc, cols);
       }
       // dV_j += (P Z)^T dO_i
       gemm<T>(true, false, cols, dv, rows, T(1), drop ? sc.pz.data() : tile.data(), Bc, dout + i0 * dv, dv, T(1),
               dvv + j0 * dv, dv);
       // dP = dO_i V_j^T (times Z with dropout)
-      gemm<T>(false, true, rows, cols, dv, T(1), dout + i0 * dv, dv, s.v + j0 * s.vs, s.vs, T(0), dp.data(), Bc);
+      if (s.vt)
+        gemm<T>(false, false, rows, cols, dv, T(1), dout + i0 * dv, dv, s.vt + j0, S, T(0), dp.data(), Bc);
+      else
+        gemm<T>(false, true, rows, cols, dv, T(1), dout + i0 * dv, dv, s.v + j0 * s.vs, s.vs, T(0), dp.data(), Bc);
       if (drop)
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t c = 0; c < cols; ++c) dp[r * Bc + c] *= sc.z[r * Bc + c];
+        for (int64_t r = 0; r < rows; ++r) R.mul(dp.data() + r * Bc, sc.z.data() + r * Bc, cols);
       for (int64_t r = 0; r < rows; ++r)  // dS = P * (dP - D_i), into dp
-        for (int64_t c = 0; c < cols; ++c) dp[r * Bc + c] = tile[r * Bc + c] * (dp[r * Bc + c] - D[i0 + r]);
+        R.ds(dp.data() + r * Bc, tile.data() + r * Bc, cols, D[i0 + r]);
       // dQ_i += scale dS K_j;  dK_j += scale dS^T Q_i
       gemm<T>(false, false, rows, d, cols, scale, dp.data(), Bc, s.k + j0 * s.ks, s.ks, T(1), dq + i0 * d, d);
       gemm<T>(true, false, cols, d, rows, scale, dp.data(), Bc, s.q + i0 * s.qs, s.qs, T(1), dk + j0 * d, d);

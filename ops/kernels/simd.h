@@ -1,0 +1,65 @@
+#pragma once
+// Run-time choice of vector width for the kernels that have wide variants (internal).
+// The library is built for baseline x86-64 (SSE2) and never with -march=native; the
+// *_avx2.cpp and *_avx512.cpp files beside this one are compiled with those instruction
+// sets and used only when the CPU reports them (xsimd::available_architectures), so one
+// binary runs everywhere and still uses the wide registers where they exist.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ag::kernels {
+
+enum class SimdLevel { sse2, avx2, avx512 };
+
+std::string to_string(SimdLevel level);
+
+// Levels this CPU (and this build) can run, narrowest first; sse2 is always there.
+std::vector<SimdLevel> available_simd_levels();
+
+// The level in use: the widest available, unless ATTOGRAD_SIMD=sse2|avx2|avx512 in the
+// environment or set_simd_level asked for a narrower one.
+SimdLevel simd_level();
+
+// For tests and benchmarks: run every dispatched kernel at `level`. Throws ValueError
+// when the CPU or the build lacks it.
+void set_simd_level(SimdLevel level);
+
+// Row operations of the fused attention kernel (flash_attention.cpp) at one width. Each
+// works on n contiguous elements; n is a tile row (at most the tile width, 64) or dv.
+template <class T>
+struct RowOps {
+  T (*max)(const T* x, int64_t n);                      // max over x (-inf when n == 0)
+  T (*exp_sub_sum)(T* x, int64_t n, T m);               // x = exp(x - m); returns sum x
+  void (*exp_sub)(T* x, int64_t n, T m);                // x = exp(x - m)
+  void (*scale)(T* x, int64_t n, T a);                  // x *= a
+  void (*mul)(T* x, const T* z, int64_t n);             // x *= z
+  void (*mul_into)(T* out, const T* x, const T* z, int64_t n);  // out = x * z
+  void (*ds)(T* dp, const T* p, int64_t n, T D);        // dp = p * (dp - D)
+  T (*dot)(const T* a, const T* b, int64_t n);          // sum a * b
+  // h[c] = mix32(mix32(lo ^ k0) + hi_key) for lo = lo0 + c, c < n (no wrap past 2^32:
+  // the caller splits there): the dropout hash of the fused kernel, bit-identical at
+  // every width.
+  void (*hash_row)(uint32_t* h, int64_t n, uint32_t lo0, uint32_t k0, uint32_t hi_key);
+};
+
+// The 32-bit integer finalizer the dropout hash is built from (also the scalar
+// reference for hash_row).
+inline uint32_t mix32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
+  return x;
+}
+
+// The row operations for simd_level().
+template <class T>
+const RowOps<T>& row_ops();
+
+// The row operations at a given level (tests compare every level with sse2).
+template <class T>
+const RowOps<T>& row_ops(SimdLevel level);
+
+}  // namespace ag::kernels
