@@ -168,3 +168,64 @@ TEST_CASE("simd: set_simd_level rejects nothing it listed and names what it cann
   if (levels.size() < 3) CHECK_THROWS_AS(kernels::set_simd_level(K::avx512), ValueError);
   else CHECK_NOTHROW(kernels::set_simd_level(K::avx512));
 }
+
+TEST_CASE("simd: Philox4x32-10 gives Random123's known answers, and every width gives the scalar's blocks") {
+  struct Kat {
+    uint32_t ctr[4], key[2], out[4];
+  };
+  // Random123's tests/kat_vectors for philox4x32 with 10 rounds.
+  const Kat kats[] = {
+      {{0, 0, 0, 0}, {0, 0}, {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
+      {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff},
+       {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+      {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0},
+       {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}}};
+  for (const Kat& k : kats) {
+    uint32_t out[4];
+    kernels::philox4x32_10(k.ctr, k.key, out);
+    for (int w = 0; w < 4; ++w) CHECK(out[w] == k.out[w]);
+  }
+  for (K level : kernels::available_simd_levels()) {
+    CAPTURE(kernels::to_string(level));
+    const auto& R = kernels::row_ops<double>(level);
+    // Block counters that cross from the low into the high counter word.
+    for (uint64_t block0 : {uint64_t{0}, uint64_t{0xfffffffa}})
+      for (int64_t nb : {1, 2, 3, 8, 9, 17}) {
+        std::vector<uint32_t> got(static_cast<std::size_t>(4 * nb));
+        R.philox_blocks(got.data(), nb, block0, 0xdeadbeef, 0x01234567);
+        for (int64_t b = 0; b < nb; ++b) {
+          const uint64_t blk = block0 + static_cast<uint64_t>(b);
+          const uint32_t ctr[4] = {static_cast<uint32_t>(blk), static_cast<uint32_t>(blk >> 32), 0, 0};
+          const uint32_t key[2] = {0xdeadbeef, 0x01234567};
+          uint32_t want[4];
+          kernels::philox4x32_10(ctr, key, want);
+          for (int w = 0; w < 4; ++w) CHECK(got[static_cast<std::size_t>(4 * b + w)] == want[w]);
+        }
+      }
+  }
+}
+
+TEST_CASE("dropout: the Philox mask is the same at every width and thread count, and keeps 1 - p") {
+  LevelGuard guard;
+  const int threads = get_num_threads();
+  const double p = 0.3;
+  Tensor x = ones({1000, 77});  // 77 000 elements: 75 whole chunks of 1024 and a tail
+  std::vector<Tensor> masks;
+  for (K level : kernels::available_simd_levels())
+    for (int t : {1, 2}) {
+      kernels::set_simd_level(level);
+      set_num_threads(t);
+      Generator g(123);
+      masks.push_back(dropout(x, p, true, &g));
+    }
+  set_num_threads(threads);
+  for (std::size_t i = 1; i < masks.size(); ++i) CHECK(allclose(masks[i], masks[0], 0, 0));
+  // Kept entries are 1 / (1 - p); their share is within 4 standard deviations of 1 - p.
+  const double kept = gt(masks[0], 0.0).sum().item<int64_t>() / 77000.0;
+  CHECK(std::abs(kept - (1 - p)) < 4 * std::sqrt(p * (1 - p) / 77000.0));
+  CHECK(amax(masks[0]).item<float>() == doctest::Approx(1 / (1 - p)));
+  // A second draw from the same generator gives another mask.
+  Generator g(123);
+  Tensor a = dropout(x, p, true, &g), b = dropout(x, p, true, &g);
+  CHECK(!allclose(a, b, 0, 0));
+}

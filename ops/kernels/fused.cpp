@@ -1,10 +1,13 @@
 // Fused kernels for the ops that training calls most after GEMM: layer norm (one pass
 // forward, one pass backward, instead of ~10 and ~20 elementwise ops) and dropout
 // (mask drawn and applied in one pass). Rows are the normalized trailing dims.
+#include <algorithm>
 #include <cmath>
 
 #include "attograd/generator.h"
 #include "kernels/fused.h"
+#include "kernels/simd.h"
+#include "parallel.h"
 #include "kernels/strided.h"
 
 namespace ag::kernels {
@@ -101,23 +104,35 @@ LayerNormGrads layer_norm_backward(const Tensor& x_in, const Tensor& mean, const
   return r;
 }
 
+// Element i is kept when word i % 4 of Philox block i / 4, under a key drawn once per
+// call from `gen`, is below (1 - p) 2^32: a counter-based stream (PyTorch's GPU dropout
+// draws from Philox the same way), so chunks run on any thread, at any vector width, and
+// give the same mask.
 DropoutForward dropout_forward(const Tensor& x_in, double p, Generator& gen) {
   Tensor x = contiguous(x_in);
   DropoutForward r{empty(x.shape(), x.dtype()), empty(x.shape(), x.dtype())};
   const uint64_t threshold = static_cast<uint64_t>((1.0 - p) * 4294967296.0);  // keep when below
+  const uint64_t key = gen.next_u64();
+  const uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
   dispatch_float(x.dtype(), "dropout", [&]<class T>() {
     const T scale = static_cast<T>(1.0 / (1.0 - p));
     const T* px = x.data<T>();
     T *py = r.y.data<T>(), *pm = r.mask.data<T>();
-    const int64_t n = x.numel();
-    for (int64_t i = 0; i < n; i += 2) {  // two 32-bit draws per 64-bit number
-      uint64_t bits = gen.next_u64();
-      for (int64_t k = i; k < std::min(n, i + 2); ++k, bits >>= 32) {
-        const T m = (bits & 0xffffffffu) < threshold ? scale : T(0);
-        pm[k] = m;
-        py[k] = px[k] * m;
+    const RowOps<T>& R = row_ops<T>();
+    constexpr int64_t kChunk = 1024;  // elements per Philox call: a multiple of 4
+    const int64_t n = x.numel(), chunks = (n + kChunk - 1) / kChunk;
+    detail::parallel_for(chunks, 64, [&](int64_t c0, int64_t c1) {
+      uint32_t bits[kChunk];
+      for (int64_t c = c0; c < c1; ++c) {
+        const int64_t i0 = c * kChunk, len = std::min(kChunk, n - i0);
+        R.philox_blocks(bits, (len + 3) / 4, static_cast<uint64_t>(i0 / 4), k0, k1);
+        for (int64_t k = 0; k < len; ++k) {
+          const T m = bits[k] < threshold ? scale : T(0);
+          pm[i0 + k] = m;
+          py[i0 + k] = px[i0 + k] * m;
+        }
       }
-    }
+    });
   });
   return r;
 }

@@ -41,7 +41,25 @@ struct RowOps {
   // the caller splits there): the dropout hash of the fused kernel, bit-identical at
   // every width.
   void (*hash_row)(uint32_t* h, int64_t n, uint32_t lo0, uint32_t k0, uint32_t hi_key);
+  // out[4 b + w] = word w of philox4x32_10({lo, hi of block0 + b, 0, 0}, {k0, k1}) for
+  // b < nblocks: the counter-based stream behind dropout, the same at every width.
+  void (*philox_blocks)(uint32_t* out, int64_t nblocks, uint64_t block0, uint32_t k0, uint32_t k1);
 };
+
+// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", 2011),
+// the counter-based generator PyTorch's GPU kernels draw dropout masks from: ten rounds
+// of two 32 x 32 -> 64-bit products on a 128-bit counter under a 64-bit key. The scalar
+// reference; RowOps::philox_blocks is the vectorized form.
+inline void philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]) {
+  uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3], k0 = key[0], k1 = key[1];
+  for (int r = 0; r < 10; ++r) {
+    const uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c0, p1 = static_cast<uint64_t>(0xCD9E8D57u) * c2;
+    const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0, n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
+    c1 = static_cast<uint32_t>(p1), c3 = static_cast<uint32_t>(p0), c0 = n0, c2 = n2;
+    k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
+  }
+  out[0] = c0, out[1] = c1, out[2] = c2, out[3] = c3;
+}
 
 // The 32-bit integer finalizer the dropout hash is built from (also the scalar
 // reference for hash_row).

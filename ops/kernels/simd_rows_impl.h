@@ -4,6 +4,7 @@
 // instruction set. Everything here has internal linkage (the anonymous namespace) and
 // calls only templates on A, so no function compiled with wide instructions can be
 // picked by the linker for a caller built for the baseline.
+#include <immintrin.h>
 #include <xsimd/xsimd.hpp>
 
 #include <cstdint>
@@ -111,8 +112,46 @@ struct Rows {
     for (; c < n; ++c) h[c] = mix32(mix32((lo0 + static_cast<uint32_t>(c)) ^ k0) + hi_key);
   }
 
+  // Philox over W64 counters at once: each 64-bit lane holds one 32-bit word of its
+  // block's counter, so one pmuludq (32 x 32 -> 64 on the low halves) is a whole round's
+  // product for every lane.
+  using U64 = xsimd::batch<uint64_t, A>;
+  static constexpr int64_t W64 = static_cast<int64_t>(U64::size);
+
+  static U64 mul32(const U64& a, const U64& b) {
+    if constexpr (W64 == 2) return U64(_mm_mul_epu32(a, b));
+    else if constexpr (W64 == 4) return U64(_mm256_mul_epu32(a, b));
+    else return U64(_mm512_mul_epu32(a, b));
+  }
+
+  static void philox_blocks(uint32_t* out, int64_t nblocks, uint64_t block0, uint32_t k0, uint32_t k1) {
+    const U64 lo32(0xffffffffull), m0(0xD2511F53ull), m1(0xCD9E8D57ull);
+    alignas(64) uint64_t lane[W64], w[4][W64];
+    int64_t b = 0;
+    for (; b + W64 <= nblocks; b += W64) {
+      for (int64_t j = 0; j < W64; ++j) lane[j] = block0 + static_cast<uint64_t>(b + j);
+      const U64 blk = U64::load_aligned(lane);
+      U64 c0 = blk & lo32, c1 = blk >> 32, c2(0ull), c3(0ull);
+      uint32_t key0 = k0, key1 = k1;
+      for (int r = 0; r < 10; ++r) {
+        const U64 p0 = mul32(c0, m0), p1 = mul32(c2, m1);
+        const U64 n0 = (p1 >> 32) ^ c1 ^ U64(key0), n2 = (p0 >> 32) ^ c3 ^ U64(key1);
+        c1 = p1 & lo32, c3 = p0 & lo32, c0 = n0, c2 = n2;
+        key0 += 0x9E3779B9u, key1 += 0xBB67AE85u;
+      }
+      c0.store_aligned(w[0]), c1.store_aligned(w[1]), c2.store_aligned(w[2]), c3.store_aligned(w[3]);
+      for (int64_t j = 0; j < W64; ++j)
+        for (int k = 0; k < 4; ++k) out[4 * (b + j) + k] = static_cast<uint32_t>(w[k][j]);
+    }
+    for (; b < nblocks; ++b) {
+      const uint64_t blk = block0 + static_cast<uint64_t>(b);
+      const uint32_t ctr[4] = {static_cast<uint32_t>(blk), static_cast<uint32_t>(blk >> 32), 0, 0}, key[2] = {k0, k1};
+      philox4x32_10(ctr, key, out + 4 * b);
+    }
+  }
+
   static RowOps<T> ops() {
-    return RowOps<T>{&max, &exp_sub_sum, &exp_sub, &scale, &mul, &mul_into, &ds, &dot, &hash_row};
+    return RowOps<T>{&max, &exp_sub_sum, &exp_sub, &scale, &mul, &mul_into, &ds, &dot, &hash_row, &philox_blocks};
   }
 };
 
