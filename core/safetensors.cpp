@@ -178,7 +178,12 @@ class Reader {
       fail(tn, ": data_offsets [", e.begin, ", ", e.end, "] go beyond the data buffer (", data_size,
            " bytes); the file is truncated or corrupt");
 
-    uint64_t nbytes = uint64_t(numel(e.shape)) * itemsize(e.dtype);  // no overflow: <= span * 8
+    // numel * itemsize, checked: span fits int64 but times 8 may not (F64 [2^61] wrapped
+    // to 0 bytes and loaded over an empty buffer, F32 [2^62 + 1] to 4 bytes).
+    uint64_t nbytes = 0;
+    if (__builtin_mul_overflow(uint64_t(numel(e.shape)), uint64_t(itemsize(e.dtype)), &nbytes))
+      fail(tn, ": shape ", e.shape, " of ", dt.get<std::string>(), " needs 2^64 bytes or more but data_offsets [",
+           e.begin, ", ", e.end, "] hold ", e.end - e.begin);
     if (nbytes != e.end - e.begin)
       fail(tn, ": shape ", e.shape, " of ", dt.get<std::string>(), " needs ", nbytes, " bytes but data_offsets [",
            e.begin, ", ", e.end, "] hold ", e.end - e.begin);
