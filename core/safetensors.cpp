@@ -11,7 +11,9 @@
 // allocation of the header (<= 100 MB, and <= the file size) plus the file's own size.
 #include "attograd/safetensors.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +26,7 @@
 #include <random>
 #include <system_error>
 #include <unordered_set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -178,7 +181,12 @@ class Reader {
       fail(tn, ": data_offsets [", e.begin, ", ", e.end, "] go beyond the data buffer (", data_size,
            " bytes); the file is truncated or corrupt");
 
-    uint64_t nbytes = uint64_t(numel(e.shape)) * itemsize(e.dtype);  // no overflow: <= span * 8
+    // numel * itemsize, checked: span fits int64 but times 8 may not (F64 [2^61] wrapped
+    // to 0 bytes and loaded over an empty buffer, F32 [2^62 + 1] to 4 bytes).
+    uint64_t nbytes = 0;
+    if (__builtin_mul_overflow(uint64_t(numel(e.shape)), uint64_t(itemsize(e.dtype)), &nbytes))
+      fail(tn, ": shape ", e.shape, " of ", dt.get<std::string>(), " needs 2^64 bytes or more but data_offsets [",
+           e.begin, ", ", e.end, "] hold ", e.end - e.begin);
     if (nbytes != e.end - e.begin)
       fail(tn, ": shape ", e.shape, " of ", dt.get<std::string>(), " needs ", nbytes, " bytes but data_offsets [",
            e.begin, ", ", e.end, "] hold ", e.end - e.begin);
@@ -280,11 +288,56 @@ class Reader {
 
 // ---- writing -----------------------------------------------------------------
 
+// A decimal number without sign or leading zeros (as getpid() and rd() print), <= max.
+bool parse_decimal(const std::string& s, uint64_t max, uint64_t& out) {
+  if (s.empty() || s.size() > 20 || (s[0] == '0' && s.size() > 1)) return false;
+  out = 0;
+  for (char c : s)
+    if (c < '0' || c > '9' || __builtin_mul_overflow(out, 10, &out) || __builtin_add_overflow(out, c - '0', &out))
+      return false;
+  return out <= max;
+}
+
+// A save killed mid-write (SIGKILL, power loss) leaves its `<dest>.tmp.<pid>.<n>` behind,
+// tens of MB each for a checkpoint. Removes those whose process no longer exists: regular
+// files matching the pattern exactly, with kill(pid, 0) failing with ESRCH. A live
+// process's file (another save in progress, ours included; EPERM: another user's) and
+// anything else are kept. The pid is only meaningful on this host: on a directory shared
+// by several hosts a live remote save could lose its temporary and fail with IOError
+// (never a damaged checkpoint). Best effort: errors leave files in place.
+void remove_stale_temporaries(const std::string& dest) {
+  auto slash = dest.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : dest.substr(0, slash);
+  const std::string prefix = (slash == std::string::npos ? dest : dest.substr(slash + 1)) + ".tmp.";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> stale;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string rest = name.substr(prefix.size());  // "<pid>.<n>"
+    const auto dot = rest.find('.');
+    uint64_t pid = 0, n = 0;
+    if (dot == std::string::npos || !parse_decimal(rest.substr(0, dot), std::numeric_limits<pid_t>::max(), pid) ||
+        pid == 0 || !parse_decimal(rest.substr(dot + 1), std::numeric_limits<uint64_t>::max(), n))
+      continue;
+    struct stat st {};
+    if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::kill(pid_t(pid), 0) != 0 && errno == ESRCH) stale.push_back(name);
+  }
+  for (const std::string& name : stale) ::unlinkat(::dirfd(d), name.c_str(), 0);
+  ::closedir(d);
+}
+
 // A temporary file next to `dest`: write(), then commit() fsyncs it and renames it over
-// dest. Destroyed uncommitted (an error, a fault), it removes itself.
+// dest. Destroyed uncommitted (an error, a fault), it removes itself. Stale temporaries
+// of dead processes are removed first, which also frees their space for this save.
+// (Named, not O_TMPFILE + linkat: linkat cannot replace an existing dest, so a name and a
+// rename would still be needed, and not every filesystem has O_TMPFILE.)
 class TempFile {
  public:
   explicit TempFile(const std::string& dest) : dest_(dest) {
+    remove_stale_temporaries(dest);
     std::random_device rd;
     for (int attempt = 0; fd_ < 0; ++attempt) {
       tmp_ = detail::cat(dest, ".tmp.", ::getpid(), ".", rd());

@@ -62,6 +62,22 @@ TensorMap Optimizer::state_dict() const {
   return out;
 }
 
+namespace {
+
+// Every buffer an update reads (exp_avg, exp_avg_sq, momentum_buffer) must be finite: one
+// NaN or Inf turns its parameter NaN at the next step. Second moments are also >= 0 (their
+// square root is taken: a negative one gave NaN after two steps). v: contiguous, floating.
+void check_state_values(const std::string& key, const Tensor& v, bool non_negative) {
+  dispatch_float(v.dtype(), "optimizer.load_state_dict", [&]<class T>() {
+    const T* x = v.data<T>();
+    for (int64_t i = 0, n = v.numel(); i < n; ++i)
+      AG_CHECK(std::isfinite(x[i]) && (!non_negative || x[i] >= 0), ValueError, "optimizer.load_state_dict: '", key,
+               "' element ", i, " is ", double(x[i]), "; it must be finite", non_negative ? " and >= 0" : "");
+  });
+}
+
+}  // namespace
+
 void Optimizer::load_state_dict(const TensorMap& state) {
   // Validate everything first: a bad state changes nothing.
   std::map<std::string, const NamedParams::value_type*> by_name;
@@ -91,12 +107,19 @@ void Optimizer::load_state_dict(const TensorMap& state) {
     if (field == "step") {
       AG_CHECK(t.numel() == 1 && t.dtype() == DType::i64, ValueError, "optimizer.load_state_dict: '", key,
                "' must be one i64 value, got ", t.shape(), " ", t.dtype());
-    } else {
-      AG_CHECK(t.shape() == p.shape(), ShapeError, "optimizer.load_state_dict: '", key, "' has shape ",
-               t.shape(), ", parameter has ", p.shape());
-      AG_CHECK(t.is_floating_point(), DTypeError, "optimizer.load_state_dict: '", key, "' has dtype ", t.dtype());
+      const int64_t step = t.item<int64_t>();
+      AG_CHECK(step >= 0 && step <= kMaxSteps, ValueError, "optimizer.load_state_dict: '", key,
+               "' must be a step count in [0, 2^53], got ", step);
+      fresh[name].fields[field] = t.clone();
+      continue;
     }
-    fresh[name].fields[field] = field == "step" ? t.clone() : t.to(p.dtype()).clone();
+    AG_CHECK(t.shape() == p.shape(), ShapeError, "optimizer.load_state_dict: '", key, "' has shape ", t.shape(),
+             ", parameter has ", p.shape());
+    AG_CHECK(t.is_floating_point(), DTypeError, "optimizer.load_state_dict: '", key, "' has dtype ", t.dtype());
+    // Checked after the cast: an f64 1e300 is finite, its f32 is not.
+    Tensor v = t.to(p.dtype()).contiguous().clone();
+    check_state_values(key, v, field == "exp_avg_sq" || field == "max_exp_avg_sq");
+    fresh[name].fields[field] = v;
   }
   for (std::size_t i = 0; i < lrs.size(); ++i)
     if (lrs[i] >= 0) set_lr(lrs[i], i);

@@ -52,7 +52,8 @@ void LRScheduler::load_state_dict(const Metadata& state) {
   auto to_i64 = [](const std::string& s, std::size_t* used) { return static_cast<int64_t>(std::stoll(s, used)); };
   auto to_f64 = [](const std::string& s, std::size_t* used) { return std::stod(s, used); };
   const int64_t steps = parse("steps", to_i64);
-  AG_CHECK(steps >= 0, ValueError, "scheduler.load_state_dict: negative step count ", steps);
+  AG_CHECK(steps >= 0 && steps <= kMaxSteps, ValueError,
+           "scheduler.load_state_dict: 'steps' must be a step count in [0, 2^53], got ", steps);
   std::vector<double> base(base_lrs_.size());
   for (std::size_t i = 0; i < base.size(); ++i) {
     const std::string k = "base_lr." + std::to_string(i);

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -383,6 +384,51 @@ TEST_CASE("corrupt headers throw IOError saying what is wrong") {
     CHECK(msg.rfind("load_safetensors: " + path + ": ", 0) == 0);
     CHECK(msg.find(c.message) != std::string::npos);
   }
+}
+
+// tests/fixtures/hostile (also the fuzz corpus's regress-* seeds): shapes whose byte count
+// wraps 2^64, so that numel * itemsize (mod 2^64) equals the offsets' span. Both loaded
+// before the byte count was checked; the F32 one then read past its 4-byte buffer.
+TEST_CASE("a shape whose byte count overflows 64 bits is rejected, whatever the offsets say") {
+  struct Case {
+    const char* file;
+    const char* message;
+  };
+  // 2^61 * 8 = 2^64 wraps to 0 and (2^62 + 1) * 4 = 2^64 + 4 wraps to 4: the spans the files give.
+  const Case cases[] = {
+      {"numel_bytes_overflow_f64",
+       "tensor 'w': shape [2305843009213693952] of F64 needs 2^64 bytes or more but data_offsets [0, 0] hold 0"},
+      {"numel_bytes_overflow_f32",
+       "tensor 'w': shape [4611686018427387905] of F32 needs 2^64 bytes or more but data_offsets [0, 4] hold 4"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = test_util::fixtures_dir() + "/hostile/" + c.file + ".safetensors";
+    CAPTURE(path);
+    REQUIRE(fs::is_regular_file(path));
+    CHECK(load_error(path) == "load_safetensors: " + path + ": " + c.message);
+  }
+
+  // The same wrap at every dtype size, and across dims: [2^32, 2^30] of F32 is 2^64 bytes.
+  const std::string path = tmp_dir("byte_overflow") + "/o.safetensors";
+  auto tensor = [](const std::string& dtype, const std::string& shape, const std::string& offsets) {
+    return R"({"w":{"dtype":")" + dtype + R"(","shape":)" + shape + R"(,"data_offsets":)" + offsets + "}}";
+  };
+  for (const auto& [dtype, shape, offsets, data] :
+       {std::tuple<std::string, std::string, std::string, std::string>{"I64", "[2305843009213693953]", "[0,8]",
+                                                                        std::string(8, '\0')},
+        {"I32", "[4611686018427387904]", "[0,0]", ""},
+        {"F32", "[4294967296,1073741824]", "[0,0]", ""},
+        {"F64", "[3,768614336404564651]", "[0,8]", std::string(8, '\0')}}) {  // 3 * 768614336404564651 * 8 = 2^64 + 8
+    CAPTURE(shape);
+    write_bytes(path, st_file(tensor(dtype, shape, offsets), data));
+    CHECK(test_util::contains(load_error(path), "needs 2^64 bytes or more"));
+  }
+  // One byte short of the wrap is an honest size mismatch. BOOL is 1 byte per element and
+  // cannot wrap: [2^62] is a plain mismatch too.
+  write_bytes(path, st_file(tensor("F64", "[2305843009213693951]", "[0,0]"), ""));
+  CHECK(test_util::contains(load_error(path), "needs 18446744073709551608 bytes but data_offsets [0, 0] hold 0"));
+  write_bytes(path, st_file(tensor("BOOL", "[4611686018427387904]", "[0,0]"), ""));
+  CHECK(test_util::contains(load_error(path), "needs 4611686018427387904 bytes but data_offsets [0, 0] hold 0"));
 }
 
 TEST_CASE("unusual but valid files load") {

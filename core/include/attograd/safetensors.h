@@ -39,7 +39,9 @@ SafetensorsFile read_safetensors(const std::string& path);
 TensorMap load_safetensors(const std::string& path);
 Metadata load_safetensors_metadata(const std::string& path);
 
-// Writes atomically: a temporary file in the same folder, fsync, then rename.
+// Writes atomically: a temporary file in the same folder, fsync, then rename. A process
+// killed mid-save leaves its `<path>.tmp.<pid>.<n>`; the next save to `path` removes
+// those of processes that no longer exist on this host.
 void save_safetensors(const std::string& path, const TensorMap& tensors,
                       const Metadata& metadata = {});
 

@@ -4,8 +4,10 @@
 //   metadata  format, sched.<key>, rng.default (the default generator's state),
 //             extra.<key> (the caller's own, e.g. a data generator's state or the epoch)
 // Saving is atomic (temporary file, fsync, rename): a crash mid-save leaves the previous
-// checkpoint intact. Loading validates the whole file and restores everything it
-// changed if any part is rejected, so a bad file changes nothing.
+// checkpoint intact, and the next save to the path removes the crashed one's temporary.
+// Loading validates the whole file, state values included (finite moments, step counts
+// in [0, 2^53]), and restores everything it changed if any part is rejected, so a bad
+// file changes nothing.
 #include <string>
 
 #include "attograd/nn/module.h"

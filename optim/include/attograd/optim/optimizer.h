@@ -15,6 +15,12 @@
 namespace ag::optim {
 
 using NamedParams = std::vector<std::pair<std::string, Tensor>>;
+
+// The largest step count a loaded optimizer or scheduler state may hold. Every count up to
+// 2^53 is exact as the double that bias corrections (1 - beta^t) and schedules are computed
+// from, and count + 1 cannot overflow int64 (a stored INT64_MAX did, undefined behaviour).
+// At a million steps a second, 2^53 steps take 285 years.
+constexpr int64_t kMaxSteps = int64_t{1} << 53;
 NamedParams name_params(const std::vector<Tensor>& params);  // names "0", "1", ...
 
 // ---- options ----
