@@ -42,7 +42,8 @@ add_custom_command(
   OUTPUT "${AG_DOCS_OUTPUT_DIR}/html/index.html"
   COMMAND "${CMAKE_COMMAND}" -E remove_directory "${AG_DOCS_OUTPUT_DIR}/html"
   COMMAND Doxygen::doxygen "${AG_DOCS_OUTPUT_DIR}/Doxyfile"
-  DEPENDS "${AG_DOCS_OUTPUT_DIR}/Doxyfile" ${_ag_public_headers} ${_ag_docs_pages}
+  DEPENDS "${AG_DOCS_OUTPUT_DIR}/Doxyfile" "${PROJECT_SOURCE_DIR}/cmake/doxygen/examples.awk"
+          ${_ag_public_headers} ${_ag_docs_pages}
   WORKING_DIRECTORY "${AG_DOCS_OUTPUT_DIR}"
   COMMENT "Doxygen: API reference in ${AG_DOCS_OUTPUT_DIR}/html"
   VERBATIM)
