@@ -187,7 +187,7 @@ std::pair<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, c
                options.vdim().value_or(E));
   Tensor q, k, v;  // (B, L, E), (B, S, E), (B, S, E)
   if (packed() && query.impl() == key.impl() && key.impl() == value.impl()) {
-    // Self-attention: one fused GEMM (B, L, 3E) for q, k and v (note 000).
+    // Self-attention: one fused GEMM (B, L, 3E) for q, k and v (nn/ATTENTION.md).
     auto qkv = chunk(linear(query, in_proj_weight, in_proj_bias), 3, -1);
     q = qkv[0], k = qkv[1], v = qkv[2];
   } else {

@@ -1,4 +1,4 @@
-// The properties of attention proved in note 003, checked numerically on random f64
+// The properties of attention listed in nn/ATTENTION.md, checked numerically on random f64
 // inputs: ag::scaled_dot_product_attention for Attention and MAttn_B, and a small
 // functional multi-head self-attention (no biases) for the self-attention ones.
 // The note writes MAttn_B as softmax((QK^T + B) / sqrt(d)); the library adds the mask
@@ -74,7 +74,7 @@ Tensor change_row(const Tensor& x, int64_t s, ag::Generator& gen) {
 
 // ---- multi-head self-attention, functional, without biases ----
 struct MhsaWeights {
-  Tensor w_q, w_k, w_v, w_o;  // (E, E) each, [d_in, d_out] as note 003 (Q = X W_q)
+  Tensor w_q, w_k, w_v, w_o;  // (E, E) each, [d_in, d_out] as in nn/ATTENTION.md (Q = X W_q)
 };
 
 MhsaWeights random_weights(int64_t E, ag::Generator& gen) {
@@ -105,9 +105,9 @@ Qkv random_qkv(ag::Generator& gen) {
 
 }  // namespace
 
-// Note 003, "Property: Attention Querry-Deletion Equivariance":
+// nn/ATTENTION.md, property 1 (query deletion):
 //   Attention(Q, K, V)^(i) = Attention(Q^(i), K, V)
-// and "Property: MAtten_B Querry-Deletion": MAttn_B(Q, K, V)^(i) = MAttn_{B^(i)}(Q^(i), K, V).
+// and with a mask: MAttn_B(Q, K, V)^(i) = MAttn_{B^(i)}(Q^(i), K, V).
 TEST_CASE("properties: query-deletion equivariance") {
   ag::Generator gen(1);
   const Qkv x = random_qkv(gen);
@@ -124,9 +124,9 @@ TEST_CASE("properties: query-deletion equivariance") {
   }
 }
 
-// Note 003, "Property: Attention Key-Value Permutation Invariance":
+// nn/ATTENTION.md, property 2 (key/value permutation invariance):
 //   Attention(Q, pi_r(K), pi_r(V)) = Attention(Q, K, V)
-// and "Property: Attention Permutation Equivariance":
+// and permutation equivariance in the queries:
 //   Attention(pi_r(Q), sigma_r(K), sigma_r(V)) = pi_r(Attention(Q, K, V)).
 TEST_CASE("properties: key-value permutation invariance and permutation equivariance") {
   ag::Generator gen(2);
@@ -143,8 +143,8 @@ TEST_CASE("properties: key-value permutation invariance and permutation equivari
   }
 }
 
-// Note 003, "Property: SAttn_W Permutation Equivariance" and "Property: MHSAttn
-// Permutation Equivariance" (projections without bias, no mask):
+// nn/ATTENTION.md, property 3 (permutation equivariance of single- and multi-head
+// self-attention; projections without bias, no mask):
 //   MHSAttn(pi_r(X)) = pi_r(MHSAttn(X)).
 TEST_CASE("properties: permutation equivariance of multi-head self-attention") {
   ag::Generator gen(3);
@@ -161,7 +161,7 @@ TEST_CASE("properties: permutation equivariance of multi-head self-attention") {
   }
 }
 
-// Note 003, "Property: The entries of B in MAttn_B can selectively suppress attention":
+// nn/ATTENTION.md, property 4 (masking removes a key):
 // if b_{i,s} = -inf, the output o_i does not depend on k_s or v_s. Checked with a bool
 // mask (false at (i, s)) and a float mask (-inf at (i, s), finite elsewhere).
 TEST_CASE("properties: a masked entry removes its key's and value's influence") {
@@ -183,8 +183,8 @@ TEST_CASE("properties: a masked entry removes its key's and value's influence") 
   }
 }
 
-// Note 003, "Property: The entries of the masks B_i (when they agree) can selectively
-// suppress attention in the Multi-Head Self-Attention": if b_{l,i,s} = -inf for every
+// nn/ATTENTION.md, property 5 (masks that agree across heads remove a position in
+// multi-head self-attention): if b_{l,i,s} = -inf for every
 // head l and some s != i, then o_i does not depend on x_s.
 TEST_CASE("properties: masking key s in every head makes self-attention row i independent of x_s") {
   ag::Generator gen(5);
@@ -198,7 +198,7 @@ TEST_CASE("properties: masking key s in every head makes self-attention row i in
   CHECK(max_abs_diff(ag::select(before, 1, 0), ag::select(after, 1, 0)) > 1e-3);
 }
 
-// Note 003, "Property: MAtten_B Key-Value deletion": if b_{i,s} = -inf for every query i,
+// nn/ATTENTION.md, property 6 (key/value deletion): if b_{i,s} = -inf for every query i,
 //   MAttn_B(Q, K, V) = MAttn_{B^[s]}(Q, K^(s), V^(s))
 // (B^[s]: column s deleted; K^(s), V^(s): row s deleted).
 TEST_CASE("properties: key-value deletion equals masking that key") {
@@ -218,7 +218,7 @@ TEST_CASE("properties: key-value deletion equals masking that key") {
   }
 }
 
-// Note 003, "Property: MMHSAttn Input-deletion": if b_{i,s} = -inf for every i != s,
+// nn/ATTENTION.md, property 7 (input deletion): if b_{i,s} = -inf for every i != s,
 //   MMHSAttn(X)^(s) = MMHSAttn_{W<s>}(X^(s))   (B^<s>: row and column s deleted).
 TEST_CASE("properties: input deletion in masked multi-head self-attention") {
   ag::Generator gen(7);
@@ -239,7 +239,7 @@ TEST_CASE("properties: input deletion in masked multi-head self-attention") {
   }
 }
 
-// Not a property of note 003 but the library's rule for the limit it leaves open
+// nn/ATTENTION.md, property 8: not a property of attention itself but the library's rule for the limit it leaves open
 // (nn_ops.h): a query row with every key masked gives a zero output row (PyTorch gives
 // NaN) and zero, finite gradients; it contributes nothing to dK and dV, which therefore
 // equal those of the same attention with that query deleted.

@@ -1,7 +1,7 @@
 // nn::MultiheadAttention: parity with torch.nn.MultiheadAttention(batch_first=True)
 // through the PyTorch fixtures (outputs, per-head weights, every input and parameter
-// gradient, in f64 and f32), note 004's worked example and single-head equivalence,
-// note 003's properties at module level, a float64 gradcheck with every option on,
+// gradient, in f64 and f32), the worked example and single-head equivalence of nn/ATTENTION.md,
+// the attention properties of nn/ATTENTION.md at module level, a float64 gradcheck with every option on,
 // error messages, and a safetensors round trip.
 // Legend: B batch, L query length, S key length, E embed dim, h heads, d = E / h.
 #include <doctest/doctest.h>
@@ -156,7 +156,7 @@ TEST_CASE("MultiheadAttention matches PyTorch: bias=False, additive float mask w
   run_fixture("mha_additive_nobias", DType::f32, 1e-4);
 }
 
-TEST_CASE("MultiheadAttention reproduces note 004's worked example") {
+TEST_CASE("MultiheadAttention reproduces the worked example of nn/ATTENTION.md") {
   const test_util::Fixture t = test_util::load_fixture("mha_worked_example");
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(4, 2).bias(false));
   mha->to(DType::f64);
@@ -184,7 +184,7 @@ TEST_CASE("MultiheadAttention reproduces note 004's worked example") {
   MESSAGE("worked example: max rel err output ", eo, ", weights ", ew, ", concat ", ec);
 }
 
-// ---- single-head equivalence (note 004) -----------------------------------------------
+// ---- single-head equivalence (nn/ATTENTION.md) ----------------------------------------
 
 TEST_CASE("one head equals nn::Attention with the same weights, masked and unmasked") {
   const int64_t E = 6, B = 2, L = 3, S = 4;
@@ -241,7 +241,7 @@ TEST_CASE("one head equals nn::Attention with the same weights, masked and unmas
   }
 }
 
-// ---- note 003's properties at module level ------------------------------------------------
+// ---- the properties of nn/ATTENTION.md at module level -------------------------------------
 
 TEST_CASE("self-attention without a mask is permutation equivariant") {
   const int64_t B = 2, L = 5, E = 8;

@@ -1,6 +1,6 @@
 // Parity with PyTorch 1.13 (the reference tensors in tests/fixtures, see its README):
 // masked softmax rows, an Embedding -> Linear -> LayerNorm -> cross_entropy chain, and
-// the worked multi-head attention example of note 004. Each fixture is replayed in f64
+// the worked multi-head attention example of nn/ATTENTION.md. Each fixture is replayed in f64
 // (to 1e-9 relative) and in f32 (to 1e-4 relative); gradients are those of the stored
 // loss, or of sum(output * upstream).
 // Legend: B batch, L target length, S source length, E embed dim, h heads, d head dim,
@@ -93,11 +93,11 @@ void check_all_grads(const test_util::Fixture& file, const Tensor& loss,
 }  // namespace
 
 // ---- masked softmax ------------------------------------------------------------
-// Note 002's score rows [[7, -8, 6], [-3, 2, 4], [1, 6, -2]] under a causal mask, a
+// The score rows of nn/ATTENTION.md, [[7, -8, 6], [-3, 2, 4], [1, 6, -2]] under a causal mask, a
 // padding mask (last key is padding: columns are masked, not rows) and both. The fixture
 // stores outputs only, so the gradient is checked against softmax's backward formula
 // evaluated at the reference outputs: dx = y * (g - sum_j g_j y_j).
-TEST_CASE("parity: masked softmax rows of note 002") {
+TEST_CASE("parity: masked softmax rows of nn/ATTENTION.md") {
   const test_util::Fixture f = test_util::load_fixture("masked_softmax");
   const Tensor& scores = f.at("input.scores");  // (3, 3)
 
@@ -196,7 +196,7 @@ TEST_CASE("parity: embedding, linear, layer_norm, cross_entropy with label smoot
   }
 }
 
-// ---- multi-head attention: the worked example of note 004 ---------------------------
+// ---- multi-head attention: the worked example of nn/ATTENTION.md ---------------------
 // d_model 4, h 2, weights [d_in, d_out] (Q = X @ w_q), no bias. Functional: project,
 // split heads (B, L, E) -> (B, L, h, d) -> (B, h, L, d), attention per head, merge heads
 // back (transpose, then reshape), output projection.
@@ -224,7 +224,7 @@ MhaResult mha_forward(const Tensor& x, const Tensor& w_q, const Tensor& w_k, con
 
 }  // namespace
 
-TEST_CASE("parity: multi-head attention worked example of note 004") {
+TEST_CASE("parity: multi-head attention worked example of nn/ATTENTION.md") {
   const test_util::Fixture f = test_util::load_fixture("mha_worked_example");
   const int64_t h = std::stoll(f.meta("num_heads"));
   REQUIRE(std::stoll(f.meta("d_model")) == f.at("input.x").size(2));
@@ -253,7 +253,7 @@ TEST_CASE("parity: multi-head attention worked example of note 004") {
     }
   }
 
-  // The 7-step backward of note 004, through every input, against central differences.
+  // The seven-step backward (ops/kernels/FLASH_ATTENTION.md), through every input, against central differences.
   std::vector<Tensor> in;
   for (const char* k : {"input.x", "w_q", "w_k", "w_v", "w_o"}) in.push_back(leaf(f.at(k), DType::f64));
   ag::GradcheckOptions gopt;

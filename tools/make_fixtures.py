@@ -94,7 +94,7 @@ def torch_mask(allowed):
 # ---- the fixtures that the C++ tests already use ----------------------------------------
 
 def masked_softmax():
-    # The 3x3 score rows of note 002 under a causal mask, a padding mask and both.
+    # The 3x3 score rows of nn/ATTENTION.md under a causal mask, a padding mask and both.
     scores = torch.tensor([[7.0, -8.0, 6.0], [-3.0, 2.0, 4.0], [1.0, 6.0, -2.0]])
     causal = torch.ones(3, 3, dtype=torch.bool).tril()
     padding = torch.tensor([True, True, False]).expand(3, 3)  # the last key is padding
@@ -107,7 +107,7 @@ def masked_softmax():
 
 
 def mha_worked_example():
-    # Note 004's worked example: d_model 4, h 2, B 1, L 2, weights [d_in, d_out], no bias.
+    # The worked example of nn/ATTENTION.md: d_model 4, h 2, B 1, L 2, weights [d_in, d_out], no bias.
     x = torch.tensor([[[1.0, 0.0, -1.0, 0.5], [0.5, 1.0, 0.0, -0.5]]])
     w_q = torch.tensor([[1.0, 0, 0, 1], [0, 1, 1, 0], [0, 0, 1, 0], [1, 0, 0, 0]])
     w_k = torch.tensor([[0.0, 1, 1, 0], [1, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 1]])

@@ -1,5 +1,5 @@
-// Fused scaled dot-product attention on the CPU (the flash-attention idea, notes 002
-// and 004): for each block of queries, walk the keys tile by tile with an online
+// Fused scaled dot-product attention on the CPU (the flash-attention idea; design notes
+// in FLASH_ATTENTION.md beside this file): for each block of queries, walk the keys tile by tile with an online
 // softmax (running row max m and sum l), so the (L, S) score matrix never exists.
 // The forward saves only the output and each row's logsumexp; the backward recomputes
 // every score tile from them.

@@ -1,5 +1,6 @@
 #pragma once
-// Umbrella header: #include <attograd/attograd.h>
+/// \file
+/// Umbrella header: `#include <attograd/attograd.h>`
 #include "attograd/autograd.h"
 #include "attograd/dtype.h"
 #include "attograd/error.h"

@@ -1,17 +1,18 @@
 #pragma once
-// The tape: each differentiable op calls record() once; record() is the only place
-// that builds graph nodes. A node keeps its op name, one edge per input (the input's
-// own node, or the leaf tensor itself), the inputs' shapes, and a backward closure that
-// returns one gradient per input. The engine (Tensor::backward, ag::grad) runs nodes in
-// reverse topological order, adds gradients up and checks their shapes.
-//
-// Ownership only points from newer to older (output -> node -> inputs' nodes / leaves),
-// so the graph has no shared_ptr cycles and dies with the last tensor that uses it.
-//
-// Higher-order gradients: with create_graph the engine runs the closures with grad mode
-// on, so the backward pass is itself recorded. Closures are written with differentiable
-// ops, and a Saved tensor hands back a graph-connected tensor in that mode (an input
-// through its own node or leaf; an op's output through the node being run).
+/// \file
+/// The tape: each differentiable op calls record() once; record() is the only place
+/// that builds graph nodes. A node keeps its op name, one edge per input (the input's
+/// own node, or the leaf tensor itself), the inputs' shapes, and a backward closure that
+/// returns one gradient per input. The engine (Tensor::backward, ag::grad) runs nodes in
+/// reverse topological order, adds gradients up and checks their shapes.
+///
+/// Ownership only points from newer to older (output -> node -> inputs' nodes / leaves),
+/// so the graph has no shared_ptr cycles and dies with the last tensor that uses it.
+///
+/// Higher-order gradients: with create_graph the engine runs the closures with grad mode
+/// on, so the backward pass is itself recorded. Closures are written with differentiable
+/// ops, and a Saved tensor hands back a graph-connected tensor in that mode (an input
+/// through its own node or leaf; an op's output through the node being run).
 #include <functional>
 #include <memory>
 #include <optional>
@@ -21,38 +22,52 @@
 
 namespace ag {
 
-// Which inputs of a node need a gradient; a closure may skip the others.
+/// Which inputs of a node need a gradient; a closure may skip the others.
 class NeedsGrad {
  public:
+  /// One flag per input of the node.
   explicit NeedsGrad(const std::vector<bool>& v) : v_(&v) {}
+  /// Whether input i needs a gradient (skip its computation if not).
   bool operator[](std::size_t i) const { return (*v_)[i]; }
+  /// The number of inputs.
   std::size_t size() const { return v_->size(); }
 
  private:
   const std::vector<bool>* v_;
 };
 
-using Grads = std::vector<Tensor>;  // one per input; undefined = zero / not needed
+using Grads = std::vector<Tensor>;  ///< one per input; undefined = zero / not needed
+/// A node's backward: output gradient and which inputs need one -> one gradient per input.
 using BackwardFn = std::function<Grads(const Tensor& grad, NeedsGrad needs)>;
 
+/// Where an input's gradient goes: the node that made it, or the leaf itself.
 struct Edge {
-  std::shared_ptr<Node> node;        // the input was made by this node, or
-  std::shared_ptr<TensorImpl> leaf;  // the input is a leaf that requires grad
+  std::shared_ptr<Node> node;        ///< the input was made by this node, or
+  std::shared_ptr<TensorImpl> leaf;  ///< the input is a leaf that requires grad
+  /// False when the input needs no gradient.
   bool active() const { return node || leaf; }
 };
 
+/// One recorded op in the tape: its backward closure, input edges and the shapes and dtypes to check gradients against.
 struct Node : std::enable_shared_from_this<Node> {
+  /// the op that made this node ("mul", "matmul"): error messages and hooks name it
   const char* name = "";
+  /// One edge per input, in the op's argument order.
   std::vector<Edge> inputs;
+  /// Each input's shape: the engine checks every gradient against it.
   std::vector<Shape> input_shapes;
+  /// Each input's dtype: gradients are converted back to it.
   std::vector<DType> input_dtypes;
-  BackwardFn backward;  // reset after a backward without retain_graph
+  BackwardFn backward;  ///< reset after a backward without retain_graph
+  /// True after a backward without retain_graph freed the saved tensors.
   bool released = false;
-  ~Node();  // iterative teardown: a 100,000-node chain must not recurse
+  ~Node();  ///< iterative teardown: a 100,000-node chain must not recurse
 };
 
 // ---- grad mode ----
+/// False inside a NoGradGuard.
 bool grad_enabled();
+/// RAII: no graph is recorded while it lives (inference, optimizer updates); nests.
 class NoGradGuard {  // thread-local, RAII
  public:
   NoGradGuard();
@@ -63,6 +78,7 @@ class NoGradGuard {  // thread-local, RAII
  private:
   bool prev_;
 };
+/// RAII: recording back on inside a NoGradGuard scope (for double backward).
 class EnableGradGuard {
  public:
   EnableGradGuard();
@@ -74,74 +90,84 @@ class EnableGradGuard {
   bool prev_;
 };
 
-// Records `out` as made by op `name` from `inputs`. Does nothing (returns `out`) under
-// NoGradGuard or when no input requires grad. `out` must be a fresh tensor.
+/// Records `out` as made by op `name` from `inputs`. Does nothing (returns `out`) under
+/// NoGradGuard or when no input requires grad. `out` must be a fresh tensor.
 Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs, BackwardFn fn);
 
-// A tensor saved for backward, stamped with its storage version: get() throws
-// VersionError if the storage was written in place since it was saved. It holds no
-// reference to the node that saves it (no cycles). Under grad mode (a create_graph
-// backward), get() returns the tensor connected to its graph, so that the closure's
-// result can be differentiated again:
-//   Saved(x)          an input of the op (or any tensor made before the op);
-//   Saved::output(y)  the op's own output, reconnected to the node being run.
-// Outside grad mode get() returns the detached tensor.
+/// A tensor saved for backward, stamped with its storage version: get() throws
+/// VersionError if the storage was written in place since it was saved. It holds no
+/// reference to the node that saves it (no cycles). Under grad mode (a create_graph
+/// backward), get() returns the tensor connected to its graph, so that the closure's
+/// result can be differentiated again:
+///   Saved(x)          an input of the op (or any tensor made before the op);
+///   Saved::output(y)  the op's own output, reconnected to the node being run.
+/// Outside grad mode get() returns the detached tensor.
 class Saved {
  public:
   Saved() = default;
+  /// Saves t for backward, detached, with its storage version.
   explicit Saved(const Tensor& t);
+  /// Saves an op's own output without a shared_ptr cycle to its node.
   static Saved output(const Tensor& y);
+  /// The saved tensor; VersionError if it was changed in place since.
   Tensor get() const;
 
  private:
-  Tensor t_;  // detached
+  Tensor t_;  ///< detached
   uint64_t version_ = 0;
-  std::shared_ptr<Node> fn_;           // t's node when t is not a leaf
-  std::shared_ptr<TensorImpl> leaf_;   // t itself when it is a leaf that requires grad
+  std::shared_ptr<Node> fn_;           ///< t's node when t is not a leaf
+  std::shared_ptr<TensorImpl> leaf_;   ///< t itself when it is a leaf that requires grad
   bool output_ = false;
 };
 
-// Gradients of sum(outputs[i] * grad_outputs[i]) with respect to `inputs` (leaves or
-// intermediate tensors), returned without touching any .grad(); only the part of the
-// graph between them runs. An input the outputs do not depend on throws, unless
-// allow_unused (then its gradient is undefined). create_graph records the backward pass
-// so the results can be differentiated again; retain_graph defaults to create_graph.
-// (LibTorch's torch::autograd::grad, same argument order.)
+/// Gradients of sum(outputs[i] * grad_outputs[i]) with respect to `inputs` (leaves or
+/// intermediate tensors), returned without touching any .grad(); only the part of the
+/// graph between them runs. An input the outputs do not depend on throws, unless
+/// allow_unused (then its gradient is undefined). create_graph records the backward pass
+/// so the results can be differentiated again; retain_graph defaults to create_graph.
+/// (LibTorch's torch::autograd::grad, same argument order.)
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& grad_outputs = {},
                          std::optional<bool> retain_graph = {}, bool create_graph = false,
                          bool allow_unused = false);
 
-// Queues `callback` to run once the backward pass now running on this thread has
-// finished every node (PyTorch's Variable._execution_engine.queue_callback): how a
-// post-accumulate-grad hook finishes work that needs the whole pass (DDP waits for its
-// all-reduces there). AutogradError outside a backward pass.
+/// Queues `callback` to run once the backward pass now running on this thread has
+/// finished every node (PyTorch's Variable._execution_engine.queue_callback): how a
+/// post-accumulate-grad hook finishes work that needs the whole pass (DDP waits for its
+/// all-reduces there). AutogradError outside a backward pass.
 void queue_callback(std::function<void()> callback);
 
-// The engine behind Tensor::backward and grad().
+/// The engine behind Tensor::backward and grad().
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
                   bool retain_graph, bool create_graph = false);
 
 // ---- gradcheck ----
+/// Tolerances and step of gradcheck's central differences.
 struct GradcheckOptions {
+  /// step of the central differences
   double eps = 1e-6;
+  /// Absolute tolerance between analytic and numeric gradients.
   double atol = 1e-5;
+  /// Relative tolerance between analytic and numeric gradients.
   double rtol = 1e-3;
+  /// the function's name in failure messages
   const char* name = "fn";  // shown in failure messages
 };
+/// gradcheck's verdict; converts to bool, message says what differed.
 struct GradcheckResult {
+  /// True when every checked element is within tolerance.
   bool ok = true;
-  std::string message;  // on failure: fn, input, worst element, analytic vs numeric
-  explicit operator bool() const { return ok; }
+  std::string message;  ///< on failure: fn, input, worst element, analytic vs numeric
+  explicit operator bool() const { return ok; }  ///< ok
 };
-// Compares the analytic Jacobian (one backward per output element) with float64
-// central differences: |a - n| <= atol + rtol * |n|. Inputs must be f64; the ones that
-// require grad are checked. fn may return any shape.
+/// Compares the analytic Jacobian (one backward per output element) with float64
+/// central differences: |a - n| <= atol + rtol * |n|. Inputs must be f64; the ones that
+/// require grad are checked. fn may return any shape.
 GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
                           const std::vector<Tensor>& inputs, const GradcheckOptions& opt = {});
-// Second derivatives (PyTorch's gradgradcheck): gradcheck of the map
-// (inputs, v) -> grad(fn(inputs), inputs, v, create_graph) for a seeded random upstream
-// gradient v, so every closure's own backward is compared with central differences.
+/// Second derivatives (PyTorch's gradgradcheck): gradcheck of the map
+/// (inputs, v) -> grad(fn(inputs), inputs, v, create_graph) for a seeded random upstream
+/// gradient v, so every closure's own backward is compared with central differences.
 GradcheckResult gradgradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
                               const std::vector<Tensor>& inputs, const GradcheckOptions& opt = {});
 

@@ -1,9 +1,10 @@
 #pragma once
-// Tensor factories. Floating factories default to get_default_dtype() (f32 unless set);
-// integer ones to i64. `full` and `arange` without a dtype infer it from their Scalar
-// arguments as torch.full / torch.arange do: any floating value -> the default float
-// dtype, else i64 (full with a bool value -> bool). An explicit dtype always wins.
-// Random factories draw from `gen`, or the default generator when it is null.
+/// \file
+/// Tensor factories. Floating factories default to get_default_dtype() (f32 unless set);
+/// integer ones to i64. `full` and `arange` without a dtype infer it from their Scalar
+/// arguments as torch.full / torch.arange do: any floating value -> the default float
+/// dtype, else i64 (full with a bool value -> bool). An explicit dtype always wins.
+/// Random factories draw from `gen`, or the default generator when it is null.
 #include <optional>
 
 #include "attograd/generator.h"
@@ -12,35 +13,48 @@
 
 namespace ag {
 
+/// Uninitialized; dtype defaults to get_default_dtype().
 Tensor empty(const Shape& shape, std::optional<DType> dtype = {});
+/// All 0; dtype defaults to get_default_dtype().
 Tensor zeros(const Shape& shape, std::optional<DType> dtype = {});
+/// All 1; dtype defaults to get_default_dtype().
 Tensor ones(const Shape& shape, std::optional<DType> dtype = {});
+/// All `value`; the dtype defaults to the value's (i64 for integers, the default float).
 Tensor full(const Shape& shape, Scalar value, std::optional<DType> dtype = {});
-Tensor scalar_tensor(Scalar value, std::optional<DType> dtype = {});  // shape [], dtype as full
-// ceil((end - start) / step) values start + i * step (computed in double); ValueError on
-// step 0 or a step whose sign does not lead from start to end.
+Tensor scalar_tensor(Scalar value, std::optional<DType> dtype = {});  ///< shape [], dtype as full
+/// ceil((end - start) / step) values start + i * step (computed in double); ValueError on
+/// step 0 or a step whose sign does not lead from start to end.
 Tensor arange(Scalar end, std::optional<DType> dtype = {});
+/// [start, end) by step, 1-D; integral arguments give i64.
 Tensor arange(Scalar start, Scalar end, Scalar step = 1, std::optional<DType> dtype = {});
-Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, std::optional<DType> dtype = {});  // (n, m or n)
-// `steps` evenly spaced values from start to end inclusive (torch.linspace; f32 or f64,
-// bit for bit as PyTorch 1.13 on CPU; steps = 1 gives [start]).
+Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, std::optional<DType> dtype = {});  ///< (n, m or n)
+/// `steps` evenly spaced values from start to end inclusive (torch.linspace; f32 or f64,
+/// bit for bit as PyTorch 1.13 on CPU; steps = 1 gives [start]).
 Tensor linspace(double start, double end, int64_t steps, std::optional<DType> dtype = {});
 
-Tensor rand(const Shape& shape, std::optional<DType> dtype = {}, Generator* gen = nullptr);   // U[0, 1)
-Tensor randn(const Shape& shape, std::optional<DType> dtype = {}, Generator* gen = nullptr);  // N(0, 1)
+Tensor rand(const Shape& shape, std::optional<DType> dtype = {}, Generator* gen = nullptr);   ///< U[0, 1)
+Tensor randn(const Shape& shape, std::optional<DType> dtype = {}, Generator* gen = nullptr);  ///< N(0, 1)
+/// U[low, high) from gen (the default generator if null).
 Tensor uniform(const Shape& shape, double low, double high, std::optional<DType> dtype = {},
                Generator* gen = nullptr);
+/// Uniform integers in [low, high), i64 by default.
 Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator* gen = nullptr,
                DType dtype = DType::i64);
-// Bernoulli(p) draws as 0/1 in `dtype` (dropout masks).
+/// Bernoulli(p) draws as 0/1 in `dtype` (dropout masks).
 Tensor bernoulli(const Shape& shape, double p, std::optional<DType> dtype = {},
                  Generator* gen = nullptr);
 
+/// Uninitialized, t's shape and dtype.
 Tensor empty_like(const Tensor& t);
+/// Zeros of t's shape and dtype.
 Tensor zeros_like(const Tensor& t);
+/// Ones of t's shape and dtype.
 Tensor ones_like(const Tensor& t);
+/// `value` in t's shape and dtype.
 Tensor full_like(const Tensor& t, Scalar value);
+/// U[0, 1) in t's shape and (floating) dtype.
 Tensor rand_like(const Tensor& t, Generator* gen = nullptr);
+/// N(0, 1) in t's shape and (floating) dtype.
 Tensor randn_like(const Tensor& t, Generator* gen = nullptr);
 
 }  // namespace ag

@@ -1,8 +1,9 @@
 #pragma once
-// Scalar: a number that remembers its kind, like c10::Scalar. Binary ops take a Scalar
-// where PyTorch's answer depends on the kind: x * 2 keeps an i32 tensor i32, x * 2.0 makes
-// it f32 (the default dtype). Implicit from bool, any integral and any floating type, so
-// existing calls with double literals keep compiling.
+/// \file
+/// Scalar: a number that remembers its kind, like c10::Scalar. Binary ops take a Scalar
+/// where PyTorch's answer depends on the kind: x * 2 keeps an i32 tensor i32, x * 2.0 makes
+/// it f32 (the default dtype). Implicit from bool, any integral and any floating type, so
+/// existing calls with double literals keep compiling.
 #include <cstdint>
 #include <type_traits>
 
@@ -10,10 +11,13 @@
 
 namespace ag {
 
+/// A number with its kind (bool, integral or floating), as PyTorch's Scalar: it decides type promotion.
 class Scalar {
  public:
+  /// Promotion category: boolean < integral < floating.
   enum class Kind : uint8_t { boolean, integral, floating };
 
+  /// From any arithmetic type; bool stays boolean, integers integral, the rest floating.
   template <class T>
     requires std::is_arithmetic_v<T>
   Scalar(T v) {  // NOLINT(google-explicit-constructor): implicit on purpose
@@ -32,17 +36,22 @@ class Scalar {
     }
   }
 
+  /// The promotion category.
   Kind kind() const { return kind_; }
+  /// Made from a bool.
   bool is_boolean() const { return kind_ == Kind::boolean; }
-  bool is_integral() const { return kind_ == Kind::integral; }  // bool excluded
+  bool is_integral() const { return kind_ == Kind::integral; }  ///< bool excluded
+  /// Made from a float or double.
   bool is_floating_point() const { return kind_ == Kind::floating; }
 
+  /// The value as a double.
   double to_double() const { return kind_ == Kind::floating ? d_ : static_cast<double>(i_); }
-  // Floating values truncate toward zero (like a C++ cast).
+  /// Floating values truncate toward zero (like a C++ cast).
   int64_t to_int() const { return kind_ == Kind::floating ? static_cast<int64_t>(d_) : i_; }
+  /// Nonzero.
   bool to_bool() const { return kind_ == Kind::floating ? d_ != 0.0 : i_ != 0; }
 
-  // The dtype a scalar of this kind takes alone: bool, i64, or the default float dtype.
+  /// The dtype a scalar of this kind takes alone: bool, i64, or the default float dtype.
   DType dtype() const {
     switch (kind_) {
       case Kind::boolean: return DType::b8;

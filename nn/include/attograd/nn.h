@@ -1,5 +1,6 @@
 #pragma once
-// Everything in nn: #include <attograd/nn.h>
+/// \file
+/// Everything in nn: `#include <attograd/nn.h>`
 #include "attograd/nn/activation.h"
 #include "attograd/nn/attention.h"
 #include "attograd/nn/beam_search.h"

@@ -1,5 +1,6 @@
 #pragma once
-// Everything in optim: #include <attograd/optim.h>
+/// \file
+/// Everything in optim: `#include <attograd/optim.h>`
 #include "attograd/optim/checkpoint.h"
 #include "attograd/optim/clip.h"
 #include "attograd/optim/optimizer.h"

@@ -1,6 +1,7 @@
 #pragma once
-// Attention modules. Legend: B batch, L query length, S key length, E embed dim,
-// h heads, d = E / h head dim. Inputs are batch-first.
+/// \file
+/// Attention modules. Legend: B batch, L query length, S key length, E embed dim,
+/// h heads, d = E / h head dim. Inputs are batch-first.
 #include <optional>
 #include <utility>
 
@@ -8,85 +9,118 @@
 
 namespace ag::nn {
 
+/// Masks and flags of one attention call; see MASKS.md for the conventions.
 struct AttentionArgs {
-  Tensor attn_mask;           // bool (true = may attend) or float (added to scores),
-                              // broadcastable to (B, h, L, S): (L, S) is typical
-  Tensor padding_mask;        // bool (B, S): true = real key, false = padding
-  Tensor key_padding_mask;    // bool (B, S): true = IGNORE this key (torch.nn.MultiheadAttention's
-                              // meaning); the negation of padding_mask. Give one or the other.
-  bool causal = false;        // also apply causal_mask(L, S, causal_variant)
-  CausalVariant causal_variant = CausalVariant::upper_left;  // see attograd/nn_ops.h
-  bool need_weights = false;  // also return per-head weights (B, h, L, S)
+  Tensor attn_mask;           ///< bool (true = may attend) or float (added to scores),
+                              /// broadcastable to (B, h, L, S): (L, S) is typical
+  Tensor padding_mask;        ///< bool (B, S): true = real key, false = padding
+  Tensor key_padding_mask;    ///< bool (B, S): true = IGNORE this key (torch.nn.MultiheadAttention's
+                              /// meaning); the negation of padding_mask. Give one or the other.
+  bool causal = false;        ///< also apply causal_mask(L, S, causal_variant)
+  CausalVariant causal_variant = CausalVariant::upper_left;  ///< see attograd/nn_ops.h
+  bool need_weights = false;  ///< also return per-head weights (B, h, L, S)
 };
 
-// ---- Attention: one head with learned projections (note 002) ----
+// ---- Attention: one head with learned projections (nn/ATTENTION.md) ----
+/// Options of nn::Attention: required ones in the constructor, the rest chainable setters.
 struct AttentionOptions {
+  /// The required options; the others keep their PyTorch defaults.
   AttentionOptions(int64_t embed_dim) : embed_dim_(embed_dim) {}
+  /// E, the model width (query width and output width).
   AG_ARG(int64_t, embed_dim);
-  AG_ARG(std::optional<int64_t>, kdim);  // key width, default embed_dim
-  AG_ARG(std::optional<int64_t>, vdim);  // value width, default embed_dim
+  AG_ARG(std::optional<int64_t>, kdim);  ///< key width, default embed_dim
+  AG_ARG(std::optional<int64_t>, vdim);  ///< value width, default embed_dim
+  /// Biases in the input and output projections.
   AG_ARG(bool, bias) = true;
 };
 
+/// Single-head attention with learned q, k, v and output projections: (B, L, E) -> (B, L, E).
 class AttentionImpl : public Module {
  public:
+  /// Builds the module from its options; parameters, if any, start as in PyTorch.
   explicit AttentionImpl(const AttentionOptions& options);
-  // query (B, L, E), key (B, S, kdim), value (B, S, vdim) -> (output (B, L, E),
-  // weights (B, 1, L, S) when requested).
+  /// query (B, L, E), key (B, S, kdim), value (B, S, vdim) -> (output (B, L, E),
+  /// weights (B, 1, L, S) when requested).
   std::pair<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const AttentionArgs& args = {});
   void pretty_print(std::ostream& os) const override;
 
+  /// The options it was built with (pretty_print shows them).
   AttentionOptions options;
-  Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
+  Linear q_proj{nullptr};  ///< query projection (E -> E)
+  Linear k_proj{nullptr};  ///< key projection (kdim -> E)
+  Linear v_proj{nullptr};  ///< value projection (vdim -> E)
+  Linear out_proj{nullptr};  ///< output projection (E -> E)
 };
+/// The holder of AttentionImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(Attention);
 
 // ---- MultiheadAttention, as torch.nn.MultiheadAttention(batch_first=True) ----
+/// Options of nn::MultiheadAttention: required ones in the constructor, the rest chainable setters.
 struct MultiheadAttentionOptions {
+  /// The required options; the others keep their PyTorch defaults.
   MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads)
       : embed_dim_(embed_dim), num_heads_(num_heads) {}
+  /// E, the model width (query width and output width).
   AG_ARG(int64_t, embed_dim);
+  /// H, the number of query heads (embed_dim % num_heads == 0).
   AG_ARG(int64_t, num_heads);
+  /// Dropout probability in training.
   AG_ARG(double, dropout) = 0.0;
+  /// Biases in the input and output projections.
   AG_ARG(bool, bias) = true;
+  /// Appends learned bias_k / bias_v rows to the keys and values (source length + 1).
   AG_ARG(bool, add_bias_kv) = false;
+  /// The key input width (default embed_dim).
   AG_ARG(std::optional<int64_t>, kdim);
+  /// The value input width (default embed_dim).
   AG_ARG(std::optional<int64_t>, vdim);
 };
 
+/// torch.nn.MultiheadAttention (batch_first): (B, L, E) queries over (B, S, *) keys/values -> (B, L, E).
 class MultiheadAttentionImpl : public Module {
  public:
+  /// Builds the module from its options; parameters, if any, start as in PyTorch.
   explicit MultiheadAttentionImpl(const MultiheadAttentionOptions& options);
+  /// Shorthand for the options constructor.
   MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads)
       : MultiheadAttentionImpl(MultiheadAttentionOptions(embed_dim, num_heads)) {}
-  void reset_parameters();  // PyTorch's: xavier_uniform projections, zero biases
-  // query (B, L, E), key (B, S, kdim), value (B, S, vdim) -> (output (B, L, E),
-  // per-head weights (B, h, L, S) or undefined). With add_bias_kv, S counts the
-  // appended bias key. A query whose keys are all masked attends to nothing: its
-  // attention output is zero (so its module output is out_proj.bias).
+  void reset_parameters();  ///< PyTorch's: xavier_uniform projections, zero biases
+  /// query (B, L, E), key (B, S, kdim), value (B, S, vdim) -> (output (B, L, E),
+  /// per-head weights (B, h, L, S) or undefined). With add_bias_kv, S counts the
+  /// appended bias key. A query whose keys are all masked attends to nothing: its
+  /// attention output is zero (so its module output is out_proj.bias).
   std::pair<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const AttentionArgs& args = {});
   void pretty_print(std::ostream& os) const override;
 
-  // Projections of q, k, v (B, len, E); used by forward and by incremental decoding.
+  /// Projections of q, k, v (B, len, E); used by forward and by incremental decoding.
   Tensor project_q(const Tensor& query) const;
+  /// key (B, S, kdim), value (B, S, vdim) -> projected k, v (B, S, E).
   std::pair<Tensor, Tensor> project_kv(const Tensor& key, const Tensor& value) const;
-  // Attention on projected (B, L, E) q and (B, S, E) k, v: head split, masks, softmax,
-  // head merge and out_proj.
+  /// Attention on projected (B, L, E) q and (B, S, E) k, v: head split, masks, softmax,
+  /// head merge and out_proj.
   std::pair<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor& v,
                                    const AttentionArgs& args);
 
+  /// True when q, k, v share one in_proj_weight (kdim = vdim = embed_dim).
   bool packed() const { return in_proj_weight.defined(); }
+  /// d = embed_dim / num_heads.
   int64_t head_dim() const { return options.embed_dim() / options.num_heads(); }
 
+  /// The options it was built with (pretty_print shows them).
   MultiheadAttentionOptions options;
-  Tensor in_proj_weight;                               // (3E, E) when kdim = vdim = E
-  Tensor q_proj_weight, k_proj_weight, v_proj_weight;  // (E, E), (E, kdim), (E, vdim) otherwise
-  Tensor in_proj_bias;                                 // (3E)
-  Tensor bias_k, bias_v;                               // (1, 1, E) with add_bias_kv
+  Tensor in_proj_weight;                               ///< (3E, E) when kdim = vdim = E
+  Tensor q_proj_weight;  ///< (E, E) query weight when unpacked (kdim or vdim != E)
+  Tensor k_proj_weight;  ///< (E, kdim) key weight when unpacked
+  Tensor v_proj_weight;  ///< (E, vdim) value weight when unpacked
+  Tensor in_proj_bias;                                 ///< (3E)
+  Tensor bias_k;  ///< (1, 1, E) learned key appended with add_bias_kv, else undefined
+  Tensor bias_v;  ///< (1, 1, E) learned value appended with add_bias_kv, else undefined
+  /// The output projection (E -> E).
   Linear out_proj{nullptr};
 };
+/// The holder of MultiheadAttentionImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(MultiheadAttention);
 
 }  // namespace ag::nn

@@ -1,5 +1,6 @@
 #pragma once
-// nn::functional: the stateless forms the modules delegate to (LibTorch's layout).
+/// \file
+/// nn::functional: the stateless forms the modules delegate to (LibTorch's layout).
 #include "attograd/nn_ops.h"
 #include "attograd/ops/loss.h"
 

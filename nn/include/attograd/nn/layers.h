@@ -1,5 +1,6 @@
 #pragma once
-// Basic layers. Each XImpl registers its parameters under PyTorch's names in reset().
+/// \file
+/// Basic layers. Each XImpl registers its parameters under PyTorch's names in reset().
 #include <optional>
 #include <vector>
 
@@ -9,105 +10,156 @@
 namespace ag::nn {
 
 // ---- Linear: y = x W^T + b, W (out, in) ----
+/// Options of nn::Linear: required ones in the constructor, the rest chainable setters.
 struct LinearOptions {
+  /// The required options; the others keep their PyTorch defaults.
   LinearOptions(int64_t in, int64_t out) : in_features_(in), out_features_(out) {}
+  /// The input width `in` (the last dim of the input).
   AG_ARG(int64_t, in_features);
+  /// The output width `out`.
   AG_ARG(int64_t, out_features);
+  /// Learn an additive bias (out).
   AG_ARG(bool, bias) = true;
 };
 
+/// y = x W^T + b: (..., in) -> (..., out); weight (out, in) as in PyTorch.
 class LinearImpl : public Module {
  public:
+  /// Builds the module from its options; parameters, if any, start as in PyTorch.
   explicit LinearImpl(const LinearOptions& options);
+  /// Shorthand for the options constructor.
   LinearImpl(int64_t in, int64_t out) : LinearImpl(LinearOptions(in, out)) {}
-  void reset_parameters();  // PyTorch's default: U(-1/sqrt(in), 1/sqrt(in)) for both
-  Tensor forward(const Tensor& x);  // (..., in) -> (..., out)
+  void reset_parameters();  ///< PyTorch's default: U(-1/sqrt(in), 1/sqrt(in)) for both
+  Tensor forward(const Tensor& x);  ///< (..., in) -> (..., out)
   void pretty_print(std::ostream& os) const override;
 
+  /// The options it was built with (pretty_print shows them).
   LinearOptions options;
-  Tensor weight;  // (out, in)
-  Tensor bias;    // (out) or undefined
+  Tensor weight;  ///< (out, in)
+  Tensor bias;    ///< (out) or undefined
 };
+/// The holder of LinearImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(Linear);
 
 // ---- Embedding: ids (...) -> (..., dim) ----
+/// Options of nn::Embedding: required ones in the constructor, the rest chainable setters.
 struct EmbeddingOptions {
+  /// The required options; the others keep their PyTorch defaults.
   EmbeddingOptions(int64_t num, int64_t dim) : num_embeddings_(num), embedding_dim_(dim) {}
+  /// V, the number of rows (ids in [0, V)).
   AG_ARG(int64_t, num_embeddings);
+  /// E, the width of each row.
   AG_ARG(int64_t, embedding_dim);
-  AG_ARG(std::optional<int64_t>, padding_idx);  // that row starts at zero and gets no gradient
+  AG_ARG(std::optional<int64_t>, padding_idx);  ///< that row starts at zero and gets no gradient
 };
 
+/// A lookup table: ids (...) i64 -> (..., embedding_dim), weight (V, E).
 class EmbeddingImpl : public Module {
  public:
+  /// Builds the module from its options; parameters, if any, start as in PyTorch.
   explicit EmbeddingImpl(const EmbeddingOptions& options);
+  /// Shorthand for the options constructor.
   EmbeddingImpl(int64_t num, int64_t dim) : EmbeddingImpl(EmbeddingOptions(num, dim)) {}
-  void reset_parameters();  // N(0, 1), padding row zeroed
+  void reset_parameters();  ///< N(0, 1), padding row zeroed
+  /// ids (...) i64 -> (..., E); IndexError for an id outside [0, V).
   Tensor forward(const Tensor& ids);
   void pretty_print(std::ostream& os) const override;
 
+  /// The options it was built with (pretty_print shows them).
   EmbeddingOptions options;
-  Tensor weight;  // (num, dim)
+  Tensor weight;  ///< (num, dim)
 };
+/// The holder of EmbeddingImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(Embedding);
 
 // ---- LayerNorm over the trailing normalized_shape ----
+/// Options of nn::LayerNorm: required ones in the constructor, the rest chainable setters.
 struct LayerNormOptions {
+  /// The required options; the others keep their PyTorch defaults.
   LayerNormOptions(std::vector<int64_t> shape) : normalized_shape_(std::move(shape)) {}
+  /// The trailing dims normalized over (and the weight shape).
   AG_ARG(std::vector<int64_t>, normalized_shape);
+  /// added to the variance before the square root
   AG_ARG(double, eps) = 1e-5;
+  /// Learn a per-element weight (and bias, where the norm has one).
   AG_ARG(bool, elementwise_affine) = true;
+  /// learn a bias as well as the weight (with elementwise_affine)
   AG_ARG(bool, bias) = true;
 };
 
+/// Normalizes over the trailing normalized_shape dims, then weight and bias; same shape.
 class LayerNormImpl : public Module {
  public:
+  /// Builds the module from its options; parameters, if any, start as in PyTorch.
   explicit LayerNormImpl(const LayerNormOptions& options);
-  void reset_parameters();  // weight 1, bias 0
+  void reset_parameters();  ///< weight 1, bias 0
+  /// (..., *normalized_shape) -> same shape.
   Tensor forward(const Tensor& x);
   void pretty_print(std::ostream& os) const override;
 
+  /// The options it was built with (pretty_print shows them).
   LayerNormOptions options;
-  Tensor weight, bias;  // normalized_shape, or undefined
+  Tensor weight;  ///< (normalized_shape) scale, or undefined without elementwise_affine
+  Tensor bias;  ///< (normalized_shape) shift, or undefined
 };
+/// The holder of LayerNormImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(LayerNorm);
 
 // ---- Dropout: active in training mode only ----
+/// Options of nn::Dropout: required ones in the constructor, the rest chainable setters.
 struct DropoutOptions {
+  /// The required options; the others keep their PyTorch defaults.
   DropoutOptions(double p = 0.5) : p_(p) {}
+  /// The probability of zeroing an element in training (survivors scale by 1/(1-p)).
   AG_ARG(double, p);
 };
 
+/// Zeroes elements with probability p in training and scales the rest by 1/(1-p); identity in eval.
 class DropoutImpl : public Module {
  public:
+  /// Builds the module from its options; parameters, if any, start as in PyTorch.
   explicit DropoutImpl(const DropoutOptions& options = {});
+  /// Same shape; x itself in eval or with p == 0.
   Tensor forward(const Tensor& x);
   void pretty_print(std::ostream& os) const override;
+  /// The options it was built with (pretty_print shows them).
   DropoutOptions options;
-  Generator* generator = nullptr;  // the default generator when null
+  Generator* generator = nullptr;  ///< the default generator when null
 };
+/// The holder of DropoutImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(Dropout);
 
 // ---- activations ----
+/// max(x, 0); any shape -> same shape.
 class ReLUImpl : public Module {
  public:
   ReLUImpl() : Module("ReLU") {}
+  /// Same shape as x: ag::relu.
   Tensor forward(const Tensor& x) { return relu(x); }
 };
+/// The holder of ReLUImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(ReLU);
 
+/// Options of nn::GELU: required ones in the constructor, the rest chainable setters.
 struct GELUOptions {
+  /// The required options; the others keep their PyTorch defaults.
   GELUOptions(GeluApprox approximate = GeluApprox::none) : approximate_(approximate) {}
+  /// GeluApprox::none (exact, with erf) or GeluApprox::tanh.
   AG_ARG(GeluApprox, approximate);
 };
 
+/// x * Phi(x) (exact or tanh form); any shape -> same shape.
 class GELUImpl : public Module {
  public:
+  /// Builds the module from its options; parameters, if any, start as in PyTorch.
   explicit GELUImpl(const GELUOptions& options = {}) : Module("GELU"), options(options) {}
+  /// Same shape as x: ag::gelu with these options.
   Tensor forward(const Tensor& x) { return gelu(x, options.approximate()); }
   void pretty_print(std::ostream& os) const override;
+  /// The options it was built with (pretty_print shows them).
   GELUOptions options;
 };
+/// The holder of GELUImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(GELU);
 
 }  // namespace ag::nn

@@ -1,11 +1,12 @@
 #pragma once
-// nn::Module: named parameters, buffers and children; train/eval; state dicts whose
-// keys are the dotted registration names (encoder.layers.0.linear1.weight), as in
-// PyTorch, so weights move between the two.
-//
-// Modules are used through holders, as in LibTorch's TORCH_MODULE:
-//   struct LinearImpl : Module { ... };  AG_MODULE(Linear);
-//   nn::Linear lin(nn::LinearOptions(4, 5));  Tensor y = lin(x);  lin->weight;
+/// \file
+/// nn::Module: named parameters, buffers and children; train/eval; state dicts whose
+/// keys are the dotted registration names (encoder.layers.0.linear1.weight), as in
+/// PyTorch, so weights move between the two.
+///
+/// Modules are used through holders, as in LibTorch's TORCH_MODULE:
+///   struct LinearImpl : Module { ... };  AG_MODULE(Linear);
+///   nn::Linear lin(nn::LinearOptions(4, 5));  Tensor y = lin(x);  lin->weight;
 #include <concepts>
 #include <cstdint>
 #include <deque>
@@ -20,7 +21,8 @@
 #include "attograd/safetensors.h"
 #include "attograd/tensor.h"
 
-// Options fields with chainable setters: LinearOptions(4, 5).bias(false).
+/// Options fields with chainable setters: `LinearOptions(4, 5).bias(false)`; the reference
+/// shows each field as a member variable.
 #define AG_ARG(T, name)                                  \
  public:                                                 \
   auto name(const T& value)->decltype(*this) {           \
@@ -34,31 +36,37 @@
 
 namespace ag::nn {
 
+/// Base of every module: named parameters, buffers and children, train/eval, state dicts with PyTorch's keys.
 class Module : public std::enable_shared_from_this<Module> {
  public:
+  /// type_name is what printing shows ("Linear").
   explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
   virtual ~Module() = default;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
 
-  // Registered tensors are shared with the caller's handle (the module's member):
-  //   weight = register_parameter("weight", empty({out, in}));
-  // The registry keeps its own handle, so assigning the member afterwards is not seen.
+  /// Registered tensors are shared with the caller's handle (the module's member):
+  ///   weight = register_parameter("weight", empty({out, in}));
+  /// The registry keeps its own handle, so assigning the member afterwards is not seen.
   Tensor& register_parameter(const std::string& name, Tensor t, bool requires_grad = true);
-  // Registers the member handle itself: the registry reads *member each time it lists
-  // parameters, so a later assignment to the member (weight tying,
-  //   head->weight = wte->weight;
-  // ) is what parameters(), state_dict(), save and optimizers see, as PyTorch's
-  // setattr. `member` must live as long as the module (a data member of it).
-  //   weight = empty({out, in});  register_parameter("weight", &weight);
+  /// Registers the member handle itself: the registry reads *member each time it lists
+  /// parameters, so a later assignment to the member (weight tying,
+  ///   head->weight = wte->weight;
+  /// ) is what parameters(), state_dict(), save and optimizers see, as PyTorch's
+  /// setattr. `member` must live as long as the module (a data member of it).
+  ///   weight = empty({out, in});  register_parameter("weight", &weight);
   Tensor& register_parameter(const std::string& name, Tensor* member, bool requires_grad = true);
+  /// A non-trainable tensor saved in the state dict (same forms as register_parameter).
   Tensor& register_buffer(const std::string& name, Tensor t);
+  /// A non-trainable tensor saved in the state dict (same forms as register_parameter).
   Tensor& register_buffer(const std::string& name, Tensor* member);
+  /// A child, whose parameters are listed under "name.".
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> m) {
     add_child(name, m);
     return m;
   }
+  /// A child given by its holder (nn::Linear, ...), listed under "name.".
   template <class Holder>
     requires requires(Holder h) { h.ptr(); }
   Holder register_module(const std::string& name, Holder h) {
@@ -66,58 +74,68 @@ class Module : public std::enable_shared_from_this<Module> {
     return h;
   }
 
-  // As PyTorch (remove_duplicate=True): a tensor reachable under several names (tied
-  // weights, a shared submodule) is listed once, under the first name in registration
-  // order; state_dict() keeps every name.
+  /// As PyTorch (remove_duplicate=True): a tensor reachable under several names (tied
+  /// weights, a shared submodule) is listed once, under the first name in registration
+  /// order; state_dict() keeps every name.
   std::vector<Tensor> parameters(bool recurse = true) const;
+  /// Parameters under their dotted names (the state-dict keys).
   std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true,
                                                                bool remove_duplicate = true) const;
+  /// Buffers under their dotted names.
   std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true,
                                                             bool remove_duplicate = true) const;
+  /// Direct children, in registration order.
   std::vector<std::shared_ptr<Module>> children() const;
+  /// Direct children with their names.
   const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& named_children() const {
     return children_;
   }
-  // PyTorch's order: this module first under "" (under `prefix` if given), then every
-  // descendant depth-first in registration order with dotted names ("encoder.layers.0");
-  // a module reachable twice is listed once. Needs the module to be owned by a
-  // shared_ptr (made through a holder or make_shared); ValueError otherwise.
+  /// PyTorch's order: this module first under "" (under `prefix` if given), then every
+  /// descendant depth-first in registration order with dotted names ("encoder.layers.0");
+  /// a module reachable twice is listed once. Needs the module to be owned by a
+  /// shared_ptr (made through a holder or make_shared); ValueError otherwise.
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules(
       const std::string& prefix = "", bool remove_duplicate = true) const;
+  /// named_modules() without the names.
   std::vector<std::shared_ptr<Module>> modules() const;
-  // PyTorch's Module.apply: fn on every descendant first (children depth-first, each
-  // after its own children), this module last; for custom initialization:
-  //   model->apply([](nn::Module& m) {
-  //     if (auto* lin = dynamic_cast<nn::LinearImpl*>(&m)) nn::init::normal_(lin->weight, 0, 0.02);
-  //   });
-  // (LibTorch's apply visits this module first; we follow PyTorch, whose order
-  // decides which init wins when two rules touch the same tensor.)
+  /// PyTorch's Module.apply: fn on every descendant first (children depth-first, each
+  /// after its own children), this module last; for custom initialization:
+  ///   model->apply([](nn::Module& m) {
+  ///     if (auto* lin = dynamic_cast<nn::LinearImpl*>(&m)) nn::init::normal_(lin->weight, 0, 0.02);
+  ///   });
+  /// (LibTorch's apply visits this module first; we follow PyTorch, whose order
+  /// decides which init wins when two rules touch the same tensor.)
   Module& apply(const std::function<void(Module&)>& fn);
-  // Number of parameter elements, each shared tensor counted once: PyTorch's
-  // sum(p.numel() for p in model.parameters()). The name and the flag are those of
-  // Hugging Face's PreTrainedModel.num_parameters(only_trainable=...), the count GPT
-  // code reports; trainable_only counts parameters with requires_grad.
+  /// Number of parameter elements, each shared tensor counted once: PyTorch's
+  /// sum(p.numel() for p in model.parameters()). The name and the flag are those of
+  /// Hugging Face's PreTrainedModel.num_parameters(only_trainable=...), the count GPT
+  /// code reports; trainable_only counts parameters with requires_grad.
   int64_t num_parameters(bool trainable_only = false) const;
-  // Sets requires_grad on every parameter (freezing / unfreezing), as PyTorch.
+  /// Sets requires_grad on every parameter (freezing / unfreezing), as PyTorch.
   Module& requires_grad_(bool on = true);
 
+  /// Training mode on (dropout active) for this module and every descendant.
   virtual void train(bool on = true);
+  /// train(false): dropout off.
   void eval() { train(false); }
+  /// The mode train() last set.
   bool is_training() const { return training_; }
+  /// Drops every parameter's .grad.
   void zero_grad();
-  // Converts every parameter and floating buffer in place (handles stay valid).
+  /// Converts every parameter and floating buffer in place (handles stay valid).
   void to(DType dtype);
 
-  // Parameters and buffers by dotted name.
+  /// Parameters and buffers by dotted name.
   TensorMap state_dict() const;
-  // Checks every key, shape and dtype first and changes nothing on error: shape
-  // mismatches name the key and both shapes; with strict, missing and unexpected keys
-  // are listed in one ShapeError / ValueError. Values are converted to each
-  // parameter's dtype.
+  /// Checks every key, shape and dtype first and changes nothing on error: shape
+  /// mismatches name the key and both shapes; with strict, missing and unexpected keys
+  /// are listed in one ShapeError / ValueError. Values are converted to each
+  /// parameter's dtype.
   void load_state_dict(const TensorMap& state, bool strict = true);
 
+  /// "Linear", "MultiheadAttention", ...: what printing shows.
   const std::string& type_name() const { return type_name_; }
-  // One line: "Linear(in_features=4, out_features=5, bias=true)".
+  /// One line: "Linear(in_features=4, out_features=5, bias=true)".
   virtual void pretty_print(std::ostream& os) const;
 
  private:
@@ -127,46 +145,55 @@ class Module : public std::enable_shared_from_this<Module> {
 
   std::string type_name_;
   bool training_ = true;
-  // Each entry points at the handle to read: a member registered by address, or a
-  // handle in owned_ (a deque: references stay valid as it grows).
+  /// Each entry points at the handle to read: a member registered by address, or a
+  /// handle in owned_ (a deque: references stay valid as it grows).
   std::vector<std::pair<std::string, Tensor*>> params_;
   std::vector<std::pair<std::string, Tensor*>> buffers_;
   std::deque<Tensor> owned_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
 };
 
-// Prints the module tree:  Seq2Seq(
-//                             (encoder): Linear(in_features=4, ...)
-//                           )
+/// Prints the module tree:  Seq2Seq(
+///                             (encoder): Linear(in_features=4, ...)
+///                           )
 std::ostream& operator<<(std::ostream& os, const Module& m);
 
-// Saves / loads a module's state_dict as safetensors (loadable in PyTorch with
-// safetensors.torch.load_file + load_state_dict).
+/// Saves / loads a module's state_dict as safetensors (loadable in PyTorch with
+/// safetensors.torch.load_file + load_state_dict).
 void save(const Module& m, const std::string& path);
+/// Loads a save()d file into m (see load_state_dict for strict).
 void load(Module& m, const std::string& path, bool strict = true);
 
+/// A shared handle to an Impl module (LibTorch's ModuleHolder): copies share the module; m(x) calls forward.
 template <class Impl>
 class ModuleHolder {
  public:
-  // Like LibTorch: constructs the Impl from the arguments. A single holder argument is
-  // a copy, never an Impl built from it: without that exclusion `Sequential copy(seq)`
-  // would wrap seq in a new Sequential.
+  /// Like LibTorch: constructs the Impl from the arguments. A single holder argument is
+  /// a copy, never an Impl built from it: without that exclusion `Sequential copy(seq)`
+  /// would wrap seq in a new Sequential.
   template <class... Args>
     requires(sizeof...(Args) > 0 && std::constructible_from<Impl, Args&&...> &&
              !(sizeof...(Args) == 1 && (std::is_same_v<std::remove_cvref_t<Args>, ModuleHolder> && ...)))
   explicit ModuleHolder(Args&&... args) : impl_(std::make_shared<Impl>(std::forward<Args>(args)...)) {}
-  // Default-constructs the Impl when it can (Sequential, ModuleList); for modules with
-  // required options it stops the build with one readable message instead of pages
-  // of failed overloads.
+  /// Default-constructs the Impl when it can (Sequential, ModuleList); for modules with
+  /// required options it stops the build with one readable message instead of pages
+  /// of failed overloads.
   ModuleHolder() : impl_(make_default()) {}
+  /// An empty holder (nullptr), or one sharing an existing Impl.
   ModuleHolder(std::nullptr_t) {}
+  /// An empty holder (nullptr), or one sharing an existing Impl.
   ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+  /// The module; ValueError when empty.
   Impl* operator->() const { return checked(); }
+  /// The module; ValueError when empty.
   Impl& operator*() const { return *checked(); }
+  /// The shared pointer (null when empty).
   const std::shared_ptr<Impl>& ptr() const { return impl_; }
+  /// True for a holder made from nullptr.
   bool is_empty() const { return impl_ == nullptr; }
 
+  /// Calls the module's forward with these arguments.
   template <class... Args>
   decltype(auto) operator()(Args&&... args) const {
     return checked()->forward(std::forward<Args>(args)...);
@@ -193,6 +220,7 @@ class ModuleHolder {
   std::shared_ptr<Impl> impl_;
 };
 
+/// Prints the held module's tree.
 template <class Impl>
 std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& h) {
   return os << *h;
@@ -200,4 +228,6 @@ std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& h) {
 
 }  // namespace ag::nn
 
+/// `AG_MODULE(Linear)` declares `using Linear = ModuleHolder<LinearImpl>`, as LibTorch's
+/// TORCH_MODULE.
 #define AG_MODULE(Name) using Name = ::ag::nn::ModuleHolder<Name##Impl>

@@ -1,18 +1,19 @@
 #pragma once
-// Sampling from tensors (ops/random.cpp). Draws come from `gen`, or the default
-// generator when it is null, so a seeded Generator repeats them exactly.
+/// \file
+/// Sampling from tensors (ops/random.cpp). Draws come from `gen`, or the default
+/// generator when it is null, so a seeded Generator repeats them exactly.
 #include <cstdint>
 
 #include "attograd/ops.h"
 
 namespace ag {
 
-// torch.multinomial: probs (C) or (N, C), non-negative and finite weights (rows need not
-// sum to 1, but must not sum to 0) -> i64 class indices (num_samples) or (N, num_samples).
-// With replacement each draw is independent; without, a class is drawn at most once per
-// row, so each row needs at least num_samples classes of non-zero weight. A class of
-// weight 0 is never drawn. No gradient (indices are discrete): to differentiate through
-// a sample, gather the probabilities at the drawn indices.
+/// torch.multinomial: probs (C) or (N, C), non-negative and finite weights (rows need not
+/// sum to 1, but must not sum to 0) -> i64 class indices (num_samples) or (N, num_samples).
+/// With replacement each draw is independent; without, a class is drawn at most once per
+/// row, so each row needs at least num_samples classes of non-zero weight. A class of
+/// weight 0 is never drawn. No gradient (indices are discrete): to differentiate through
+/// a sample, gather the probabilities at the drawn indices.
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false, Generator* gen = nullptr);
 
 }  // namespace ag

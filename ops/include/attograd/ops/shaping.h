@@ -1,8 +1,9 @@
 #pragma once
-// Shape ops beyond ops.h's views: flips, rolls, padding, repetition, triangles and
-// diagonals (ops/shaping.cpp, ops/pad.cpp). PyTorch 1.13's names, defaults and errors;
-// dims may be negative. All are differentiable (composites of views, cat and
-// index_select, or ops whose backward is itself one of these ops).
+/// \file
+/// Shape ops beyond ops.h's views: flips, rolls, padding, repetition, triangles and
+/// diagonals (ops/shaping.cpp, ops/pad.cpp). PyTorch 1.13's names, defaults and errors;
+/// dims may be negative. All are differentiable (composites of views, cat and
+/// index_select, or ops whose backward is itself one of these ops).
 #include <optional>
 #include <utility>
 #include <vector>
@@ -12,47 +13,51 @@
 namespace ag {
 
 // ---- flip / roll ----
-// x reversed along each of `dims` (a copy, as in PyTorch; a 0-d tensor accepts dim 0/-1).
+/// x reversed along each of `dims` (a copy, as in PyTorch; a 0-d tensor accepts dim 0/-1).
 Tensor flip(const Tensor& x, const std::vector<int64_t>& dims);
-// x shifted by shifts[i] along dims[i], elements wrapping around; with dims empty, the
-// flattened x is shifted by the single shift and the shape restored.
+/// x shifted by shifts[i] along dims[i], elements wrapping around; with dims empty, the
+/// flattened x is shifted by the single shift and the shape restored.
 Tensor roll(const Tensor& x, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims = {});
-Tensor roll(const Tensor& x, int64_t shift, std::optional<int64_t> dim = {});
+Tensor roll(const Tensor& x, int64_t shift, std::optional<int64_t> dim = {});  ///< one shift along dim (or flattened)
 
 // ---- pad (torch.nn.functional.pad) ----
-// `pad` lists (left, right) pairs from the LAST dim backwards: {l_W, r_W, l_H, r_H, ...}.
-// constant: any rank, fills with `value`; negative pads crop.
-// reflect / replicate: pads the last 1, 2 or 3 dims of a 2-D/3-D, 3-D/4-D or 4-D/5-D
-//   input (reflect needs each pad < that dim's size); negative pads crop.
-// circular: pads the last k dims of a (k+2)-D input (N, C, ...) with wrap-around.
+/// `pad` lists (left, right) pairs from the LAST dim backwards: {l_W, r_W, l_H, r_H, ...}.
+/// constant: any rank, fills with `value`; negative pads crop.
+/// reflect / replicate: pads the last 1, 2 or 3 dims of a 2-D/3-D, 3-D/4-D or 4-D/5-D
+///   input (reflect needs each pad < that dim's size); negative pads crop.
+/// circular: pads the last k dims of a (k+2)-D input (N, C, ...) with wrap-around.
 enum class PadMode { constant, reflect, replicate, circular };
+/// x padded (or cropped) as `pad` and `mode` say; see above.
 Tensor pad(const Tensor& x, const std::vector<int64_t>& pad, PadMode mode = PadMode::constant, double value = 0.0);
-// pad(x, PadFuncOptions({1, 2}).mode(PadMode::reflect)), as LibTorch's
-// nn::functional::PadFuncOptions.
+/// pad(x, PadFuncOptions({1, 2}).mode(PadMode::reflect)), as LibTorch's
+/// nn::functional::PadFuncOptions.
 struct PadFuncOptions {
-  PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}  // implicit, as in LibTorch
+  PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}  ///< implicit, as in LibTorch
+  /// Sets the (left, right) pairs.
   PadFuncOptions& pad(std::vector<int64_t> v) {
     pad_ = std::move(v);
     return *this;
   }
+  /// Sets the padding mode.
   PadFuncOptions& mode(PadMode m) {
     mode_ = m;
     return *this;
   }
+  /// Sets the constant fill.
   PadFuncOptions& value(double v) {
     value_ = v;
     return *this;
   }
-  const std::vector<int64_t>& pad() const { return pad_; }
-  PadMode mode() const { return mode_; }
-  double value() const { return value_; }
+  const std::vector<int64_t>& pad() const { return pad_; }  ///< the (left, right) pairs, last dim first
+  PadMode mode() const { return mode_; }  ///< constant (the default), reflect, replicate or circular
+  double value() const { return value_; }  ///< the fill of constant padding (0 by default)
 
  private:
   std::vector<int64_t> pad_;
   PadMode mode_ = PadMode::constant;
   double value_ = 0.0;
 };
-Tensor pad(const Tensor& x, const PadFuncOptions& options);
+Tensor pad(const Tensor& x, const PadFuncOptions& options);  ///< pad with LibTorch's options struct
 namespace nn::functional {
 using ag::pad;
 using ag::PadFuncOptions;
@@ -60,32 +65,32 @@ using ag::PadMode;
 }  // namespace nn::functional
 
 // ---- repetition ----
-// torch.Tensor.repeat: x tiled repeats[i] times along dim i; repeats.size() >= x.dim()
-// (x gets leading 1-dims to match).
+/// torch.Tensor.repeat: x tiled repeats[i] times along dim i; repeats.size() >= x.dim()
+/// (x gets leading 1-dims to match).
 Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats);
-// torch.tile: repeat with `dims` padded with leading 1s up to x.dim().
+/// torch.tile: repeat with `dims` padded with leading 1s up to x.dim().
 Tensor tile(const Tensor& x, const std::vector<int64_t>& dims);
-// Each element (slice along dim) repeated `repeats` times in place: [a, b] -> [a, a, b, b].
-// Without dim, x is flattened first. A repeats tensor (i64, 0-d or 1-D of x.size(dim)
-// counts, or one count) gives each slice its own count.
+/// Each element (slice along dim) repeated `repeats` times in place: [a, b] -> [a, a, b, b].
+/// Without dim, x is flattened first. A repeats tensor (i64, 0-d or 1-D of x.size(dim)
+/// counts, or one count) gives each slice its own count.
 Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t> dim = {});
-Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim = {});
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim = {});  ///< a count per slice
 
 // ---- triangles and diagonals ----
-// (..., R, C): elements with col - row <= diagonal kept (tril) / >= diagonal (triu), others 0.
+/// (..., R, C): elements with col - row <= diagonal kept (tril) / >= diagonal (triu), others 0.
 Tensor tril(const Tensor& x, int64_t diagonal = 0);
-Tensor triu(const Tensor& x, int64_t diagonal = 0);
-// 1-D (n) -> 2-D (n+|d|, n+|d|) with x on diagonal d; 2-D -> 1-D copy of diagonal d.
+Tensor triu(const Tensor& x, int64_t diagonal = 0);  ///< the upper triangle, see tril
+/// 1-D (n) -> 2-D (n+|d|, n+|d|) with x on diagonal d; 2-D -> 1-D copy of diagonal d.
 Tensor diag(const Tensor& x, int64_t diagonal = 0);
-// A view: dims dim1, dim2 removed, their diagonal `offset` (> 0 above, < 0 below)
-// appended as the last dim.
+/// A view: dims dim1, dim2 removed, their diagonal `offset` (> 0 above, < 0 below)
+/// appended as the last dim.
 Tensor diagonal(const Tensor& x, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
 
 // ---- dims ----
-// Dim `dim` split into `sizes` (product = x.size(dim); one size may be -1).
+/// Dim `dim` split into `sizes` (product = x.size(dim); one size may be -1).
 Tensor unflatten(const Tensor& x, int64_t dim, const std::vector<int64_t>& sizes);
-// A view with dims source[i] moved to destination[i], the others kept in order.
+/// A view with dims source[i] moved to destination[i], the others kept in order.
 Tensor movedim(const Tensor& x, const std::vector<int64_t>& source, const std::vector<int64_t>& destination);
-Tensor movedim(const Tensor& x, int64_t source, int64_t destination);
+Tensor movedim(const Tensor& x, int64_t source, int64_t destination);  ///< one dim moved
 
 }  // namespace ag
