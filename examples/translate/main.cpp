@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   bool resume = false;
   CLI::App app{"Trains an English -> French Transformer on the machine's gettext catalogs"};
   app.option_defaults()->always_capture_default();
+  app.footer("Example: attograd-translate --minutes 5 --beam 1 --out runs/translate-5min");
   app.add_option("--lang", lang, "target language: the catalogs under /usr/share/locale/<lang>");
   app.add_option("--out", out, "output folder");
   app.add_option("--minutes", c.minutes, "training time budget (0: --steps decides)")->check(CLI::NonNegativeNumber);
