@@ -106,6 +106,12 @@ int main(int argc, char** argv) {
 
     Corpus corpus = build_corpus(lang);
     const Splits& sp = corpus.splits;
+    if (sp.train.empty()) {
+      std::cerr << "translate: no English -> " << lang << " pairs: no catalogs found under /usr/share/locale/"
+                << lang << "/LC_MESSAGES (tools/setup translate in attograd's source tree installs the packages "
+                << "whose French catalogs make the default corpus)\n";
+      return 1;
+    }
     std::vector<std::string> sw_text = sides(sp.train, true), fr = sides(sp.train, false);
     sw_text.insert(sw_text.end(), fr.begin(), fr.end());
     auto t_sw = Clock::now();
