@@ -68,6 +68,8 @@ int main(int argc, char** argv) {
   int tp = 1;
   int64_t fail_at_step = 0;
   CLI::App app{"Train a Transformer on the copy task and evaluate greedy decoding."};
+  app.option_defaults()->always_capture_default();
+  app.footer("Example: attograd-copy-task --task reverse --steps 500 --out runs/reverse");
   app.add_option("--task", task, "copy, reverse or sort")->check(CLI::IsMember({"copy", "reverse", "sort"}));
   app.add_option("--d-model", c.d_model, "model width")->check(CLI::PositiveNumber);
   app.add_option("--heads", c.heads, "attention heads")->check(CLI::PositiveNumber);

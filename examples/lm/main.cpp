@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   std::string norm = "rms", pos = "rope", mlp = "swiglu";
   CLI::App app{"Train a character-level GPT on English text and sample from it."};
   app.option_defaults()->always_capture_default();
-  app.footer("Example: lm --steps 300 --out runs/lm-quick --prompt \"The license\" --top-k 10");
+  app.footer("Example: attograd-lm --steps 300 --out runs/lm-quick --prompt \"The license\" --top-k 10");
   app.add_option("--data", data, "text files (default: Debian's /usr/share/common-licenses texts)")
       ->check(CLI::ExistingFile)
       ->default_str("the 14 license texts in /usr/share/common-licenses");

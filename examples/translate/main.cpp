@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   bool resume = false;
   CLI::App app{"Trains an English -> French Transformer on the machine's gettext catalogs"};
   app.option_defaults()->always_capture_default();
+  app.footer("Example: attograd-translate --minutes 5 --beam 1 --out runs/translate-5min");
   app.add_option("--lang", lang, "target language: the catalogs under /usr/share/locale/<lang>");
   app.add_option("--out", out, "output folder");
   app.add_option("--minutes", c.minutes, "training time budget (0: --steps decides)")->check(CLI::NonNegativeNumber);
@@ -105,6 +106,12 @@ int main(int argc, char** argv) {
 
     Corpus corpus = build_corpus(lang);
     const Splits& sp = corpus.splits;
+    if (sp.train.empty()) {
+      std::cerr << "translate: no English -> " << lang << " pairs: no catalogs found under /usr/share/locale/"
+                << lang << "/LC_MESSAGES (tools/setup translate in attograd's source tree installs the packages "
+                << "whose French catalogs make the default corpus)\n";
+      return 1;
+    }
     std::vector<std::string> sw_text = sides(sp.train, true), fr = sides(sp.train, false);
     sw_text.insert(sw_text.end(), fr.begin(), fr.end());
     auto t_sw = Clock::now();

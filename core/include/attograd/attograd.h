@@ -11,6 +11,7 @@
 #include "attograd/shape.h"
 #include "attograd/storage.h"
 #include "attograd/tensor.h"
+#include "attograd/version.h"
 #include "attograd/ops.h"
 #include "attograd/nn_ops.h"
 #include "attograd/dist.h"
