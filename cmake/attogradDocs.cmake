@@ -24,10 +24,11 @@ set(AG_DOCS_MAINPAGE "${PROJECT_SOURCE_DIR}/cmake/doxygen/mainpage.md")
 # Doxyfile lists are space separated, each path quoted.
 set(AG_DOCS_INPUT "")
 set(AG_DOCS_STRIP_PATHS "")
-foreach(_path IN LISTS _ag_public_include_dirs _ag_docs_pages)
+# version.h is generated from the project version into the build tree.
+foreach(_path IN LISTS _ag_public_include_dirs _ag_generated_include_dir _ag_docs_pages)
   string(APPEND AG_DOCS_INPUT " \"${_path}\"")
 endforeach()
-foreach(_path IN LISTS _ag_public_include_dirs)
+foreach(_path IN LISTS _ag_public_include_dirs _ag_generated_include_dir)
   string(APPEND AG_DOCS_STRIP_PATHS " \"${_path}\"")
 endforeach()
 string(APPEND AG_DOCS_STRIP_PATHS " \"${PROJECT_SOURCE_DIR}\"")
