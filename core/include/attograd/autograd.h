@@ -35,6 +35,8 @@ class NeedsGrad {
 using Grads = std::vector<Tensor>;  // one per input; undefined = zero / not needed
 using BackwardFn = std::function<Grads(const Tensor& grad, NeedsGrad needs)>;
 
+struct AnomalyTrace;  // where a node was created (core/anomaly.h)
+
 struct Edge {
   std::shared_ptr<Node> node;        // the input was made by this node, or
   std::shared_ptr<TensorImpl> leaf;  // the input is a leaf that requires grad
@@ -48,6 +50,7 @@ struct Node : std::enable_shared_from_this<Node> {
   std::vector<DType> input_dtypes;
   BackwardFn backward;  // reset after a backward without retain_graph
   bool released = false;
+  std::shared_ptr<const AnomalyTrace> anomaly;  // set only under anomaly mode
   ~Node();  // iterative teardown: a 100,000-node chain must not recurse
 };
 
@@ -69,6 +72,27 @@ class EnableGradGuard {
   ~EnableGradGuard();
   EnableGradGuard(const EnableGradGuard&) = delete;
   EnableGradGuard& operator=(const EnableGradGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
+// ---- anomaly mode (torch.autograd.detect_anomaly / set_detect_anomaly) ----
+// While on, each node records where it was created (the forward call chain), and a
+// backward closure that returns a gradient with nan or inf throws AutogradError naming
+// the op, its inputs' shapes and that call chain; a node recorded by a create_graph
+// backward also names the node whose backward recorded it. The flag is global, as in
+// PyTorch: it applies to every thread. Off, it costs one relaxed atomic load per
+// recorded op and per backward step. Function names come from the dynamic symbol
+// table: link a program with -rdynamic (CMake ENABLE_EXPORTS) to see its own functions.
+void set_detect_anomaly(bool enabled);
+bool is_anomaly_enabled();
+class DetectAnomalyGuard {  // RAII: on for its scope, then the previous setting
+ public:
+  DetectAnomalyGuard();
+  ~DetectAnomalyGuard();
+  DetectAnomalyGuard(const DetectAnomalyGuard&) = delete;
+  DetectAnomalyGuard& operator=(const DetectAnomalyGuard&) = delete;
 
  private:
   bool prev_;
