@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "anomaly.h"
 #include "attograd/factory.h"
 #include "attograd/ops.h"
 #include "kernels/kernels.h"
@@ -14,6 +15,8 @@
 namespace ag {
 namespace {
 thread_local bool g_grad_enabled = true;
+// The node whose closure the engine is running (Saved::output reconnects to it).
+thread_local Node* g_current_node = nullptr;
 }
 
 bool grad_enabled() { return g_grad_enabled; }
@@ -62,15 +65,12 @@ Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs, B
     else node->inputs[i].leaf = t.impl_ptr();
   }
   node->backward = std::move(fn);
+  if (detail::g_anomaly_enabled.load(std::memory_order_relaxed))
+    node->anomaly = detail::capture_trace(g_current_node);
   out.impl()->grad_fn = std::move(node);
   out.impl()->requires_grad = true;
   return out;
 }
-
-namespace {
-// The node whose closure the engine is running (Saved::output reconnects to it).
-thread_local Node* g_current_node = nullptr;
-}  // namespace
 
 Saved::Saved(const Tensor& t) {
   if (!t.defined()) return;
@@ -296,10 +296,11 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
       if (std::find(needs.begin(), needs.end(), true) != needs.end())
       grads = n->backward(g, NeedsGrad(needs));
     } catch (const VersionError& e) {
-      throw VersionError(detail::cat("backward of ", n->name, ": ", e.what()));
+      throw VersionError(detail::cat("backward of ", n->name, ": ", e.what(), detail::describe_creation(*n)));
     }
     AG_ASSERT(grads.size() == n->inputs.size(), "backward of ", n->name, " returned ",
               grads.size(), " gradients for ", n->inputs.size(), " inputs");
+    if (detail::g_anomaly_enabled.load(std::memory_order_relaxed)) detail::check_gradients(*n, grads, needs);
     for (std::size_t i = 0; i < grads.size(); ++i) {
       Edge& e = n->inputs[i];
       if (!needs[i]) continue;

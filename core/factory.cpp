@@ -165,6 +165,7 @@ Tensor uniform(const Shape& shape, double low, double high, std::optional<DType>
   DType dtype = float_or_default(dtype_opt);
   AG_CHECK(is_floating(dtype), DTypeError, "uniform: needs a floating dtype, got ", dtype);
   Generator& g = pick(gen);
+  auto hold = g.lock();  // every draw of this op, in one run of the default sequence
   return generate(shape, dtype, "uniform", [&] { return low + (high - low) * g.uniform(); });
 }
 
@@ -172,12 +173,14 @@ Tensor randn(const Shape& shape, std::optional<DType> dtype_opt, Generator* gen)
   DType dtype = float_or_default(dtype_opt);
   AG_CHECK(is_floating(dtype), DTypeError, "randn: needs a floating dtype, got ", dtype);
   Generator& g = pick(gen);
+  auto hold = g.lock();
   return generate(shape, dtype, "randn", [&] { return g.normal(); });
 }
 
 Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator* gen, DType dtype) {
   AG_CHECK(low < high, ValueError, "randint: empty range [", low, ", ", high, ")");
   Generator& g = pick(gen);
+  auto hold = g.lock();
   return generate(shape, dtype, "randint", [&] { return static_cast<double>(g.integer(low, high)); });
 }
 
@@ -190,6 +193,7 @@ Tensor bernoulli(const Shape& shape, double p, std::optional<DType> dtype_opt, G
   const uint64_t threshold = static_cast<uint64_t>(p * 4294967296.0);
   uint64_t bits = 0;
   int64_t i = 0;
+  auto hold = g.lock();
   return generate(shape, dtype, "bernoulli", [&] {
     if ((i++ & 1) == 0) bits = g.next_u64();
     else bits >>= 32;

@@ -8,7 +8,21 @@
 
 namespace ag {
 
+namespace {
+std::mutex g_default_mu;  // guards the default generator (see generator.h)
+}
+
+std::unique_lock<std::mutex> Generator::lock() const {
+  if (this == &default_generator()) return std::unique_lock<std::mutex>(g_default_mu);
+  return {};
+}
+
 void Generator::manual_seed(uint64_t seed) {
+  auto hold = lock();
+  reseed(seed);
+}
+
+void Generator::reseed(uint64_t seed) {
   seed_ = seed;
   uint64_t x = seed;
   for (auto& word : s_) {  // splitmix64: never an all-zero state
@@ -50,6 +64,7 @@ int64_t Generator::integer(int64_t low, int64_t high) {
 }
 
 std::string Generator::state() const {
+  auto hold = lock();
   std::ostringstream os;
   os << seed_ << ' ' << has_spare_ << ' ';
   os.precision(17);
@@ -68,6 +83,7 @@ void Generator::set_state(const std::string& s) {
   for (auto& w : words) is >> w;
   AG_CHECK(!is.fail() && (words[0] | words[1] | words[2] | words[3]) != 0, ValueError,
            "Generator::set_state: malformed state text");
+  auto hold = lock();
   seed_ = seed;
   has_spare_ = has_spare;
   spare_ = std::strtod(spare_text.c_str(), nullptr);

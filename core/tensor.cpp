@@ -2,6 +2,7 @@
 // View and math methods forward to the differentiable ops in ops/.
 #include "attograd/tensor.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -158,7 +159,7 @@ RemovableHandle Tensor::register_post_accumulate_grad_hook(PostAccumulateGradHoo
   AG_CHECK(is_leaf() && requires_grad(), AutogradError, "register_post_accumulate_grad_hook: the tensor of "
            "shape ", shape(), " is not a leaf that requires grad");
   AG_CHECK(hook != nullptr, ValueError, "register_post_accumulate_grad_hook: empty hook");
-  static int64_t next_id = 0;
+  static std::atomic<int64_t> next_id{0};  // threads may register hooks on their own models
   const int64_t id = ++next_id;
   impl_->post_accumulate_grad_hooks.emplace_back(id, std::move(hook));
   return RemovableHandle(impl_, id);

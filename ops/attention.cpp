@@ -74,7 +74,9 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   cfg.bool_mask = opt.attn_mask.defined() && opt.attn_mask.dtype() == DType::b8;
   if (opt.dropout_p > 0) {  // one draw per call: the kernel derives every mask bit from it
     cfg.dropout_p = opt.dropout_p;
-    cfg.seed = (opt.generator ? *opt.generator : default_generator()).next_u64();
+    Generator& rng = opt.generator ? *opt.generator : default_generator();
+    auto hold = rng.lock();
+    cfg.seed = rng.next_u64();
   }
   const Tensor& mask = opt.attn_mask;
   K::FlashForward f = K::flash_attention_forward(q, k, v, mask, cfg);

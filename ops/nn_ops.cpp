@@ -55,7 +55,11 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
   if (!training || p == 0) return x;
   check_float(x, "dropout");
   if (p == 1) return x * 0.0;
-  K::DropoutForward f = K::dropout_forward(x, p, gen ? *gen : default_generator());
+  Generator& rng = gen ? *gen : default_generator();
+  K::DropoutForward f = [&] {
+    auto hold = rng.lock();  // the whole mask from one run of the default sequence
+    return K::dropout_forward(x, p, rng);
+  }();
   return record("dropout", f.y, {x}, [sm = save_if(wants_grad(x), f.mask)](const Tensor& g, NeedsGrad) {
     return Grads{g * sm.get()};
   });

@@ -33,6 +33,7 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, G
   AG_CHECK(replacement || num_samples <= C, ValueError, "multinomial: cannot draw ", num_samples,
            " samples without replacement from ", C, " classes (probs shape ", probs.shape(), ")");
   Generator& g = gen ? *gen : default_generator();
+  auto hold = g.lock();  // every sample from one run of the default sequence
   const std::vector<double> p = probs.to_vector<double>();  // (N * C) row-major
   std::vector<int64_t> out(static_cast<std::size_t>(N * num_samples));
   std::vector<double> w(static_cast<std::size_t>(C)), cdf(w.size());

@@ -40,6 +40,8 @@ using Grads = std::vector<Tensor>;  ///< one per input; undefined = zero / not n
 /// A node's backward: output gradient and which inputs need one -> one gradient per input.
 using BackwardFn = std::function<Grads(const Tensor& grad, NeedsGrad needs)>;
 
+struct AnomalyTrace;  // where a node was created (core/anomaly.h)
+
 /// Where an input's gradient goes: the node that made it, or the leaf itself.
 struct Edge {
   std::shared_ptr<Node> node;        ///< the input was made by this node, or
@@ -61,6 +63,8 @@ struct Node : std::enable_shared_from_this<Node> {
   BackwardFn backward;  ///< reset after a backward without retain_graph
   /// True after a backward without retain_graph freed the saved tensors.
   bool released = false;
+  /// Where the node was created; set only under anomaly mode (DetectAnomalyGuard).
+  std::shared_ptr<const AnomalyTrace> anomaly;
   ~Node();  ///< iterative teardown: a 100,000-node chain must not recurse
 };
 
@@ -85,6 +89,31 @@ class EnableGradGuard {
   ~EnableGradGuard();
   EnableGradGuard(const EnableGradGuard&) = delete;
   EnableGradGuard& operator=(const EnableGradGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
+// ---- anomaly mode (torch.autograd.detect_anomaly / set_detect_anomaly) ----
+// While on, each node records where it was created (the forward call chain), and a
+// backward closure that returns a gradient with nan or inf throws AutogradError naming
+// the op, its inputs' shapes and that call chain; a node recorded by a create_graph
+// backward also names the node whose backward recorded it. The flag is global, as in
+// PyTorch: it applies to every thread. Off, it costs one relaxed atomic load per
+// recorded op and per backward step. Function names come from the dynamic symbol
+// table: link a program with -rdynamic (CMake ENABLE_EXPORTS) to see its own functions.
+
+/// Turns anomaly mode on or off for every thread (torch.autograd.set_detect_anomaly).
+void set_detect_anomaly(bool enabled);
+/// Whether anomaly mode is on.
+bool is_anomaly_enabled();
+/// RAII (torch.autograd.detect_anomaly): anomaly mode on for its scope, then the previous setting.
+class DetectAnomalyGuard {
+ public:
+  DetectAnomalyGuard();   ///< turns the mode on, remembering the previous setting
+  ~DetectAnomalyGuard();  ///< restores the previous setting
+  DetectAnomalyGuard(const DetectAnomalyGuard&) = delete;
+  DetectAnomalyGuard& operator=(const DetectAnomalyGuard&) = delete;
 
  private:
   bool prev_;
