@@ -21,6 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TORCH_BENCH = os.path.join(ROOT, "tools", "benchmarks", "torch_bench.py")
 SIDES = ("attograd", "libtorch", "pytorch")
 LABELS = {"attograd": "attograd", "libtorch": "LibTorch", "pytorch": "PyTorch"}
+ENV_SHOWN = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OPENBLAS_CORETYPE")  # set: part of the command shown
 
 
 def add_side_args(p):
@@ -113,7 +114,8 @@ def machine_info(versions):
     return {"date": datetime.datetime.now().isoformat(timespec="seconds"), "cpu": cpu,
             "cores": os.cpu_count(), "loadavg_start": os.getloadavg(), "versions": versions,
             "attograd_commit": commit + ("+dirty" if dirty else ""), "python": sys.version.split()[0],
-            "command": " ".join([os.path.relpath(sys.argv[0], ROOT) if sys.argv[0].startswith(ROOT) else sys.argv[0]]
+            "command": " ".join([f"{k}={os.environ[k]}" for k in ENV_SHOWN if k in os.environ] +
+                                [os.path.relpath(sys.argv[0], ROOT) if sys.argv[0].startswith(ROOT) else sys.argv[0]]
                                 + sys.argv[1:])}
 
 
