@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -132,6 +133,8 @@ std::vector<double> log_ticks(double lo, double hi) {
 std::string tick_text(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
+  // From a thousand up to a million in full ("2000", not "2e+03"): sequence lengths, MiB.
+  if (double r = std::strtod(buf, nullptr); r >= 1000 && r < 1e6) std::snprintf(buf, sizeof buf, "%.0f", r);
   return buf;
 }
 

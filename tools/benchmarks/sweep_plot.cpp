@@ -68,9 +68,9 @@ int main(int argc, char** argv) {
     std::ifstream f(argv[1]);
     if (!f) throw std::runtime_error(std::string("cannot read ") + argv[1]);
     const nlohmann::json doc = nlohmann::json::parse(f);
-    const std::string shape = "MHA fwd+bwd, E " + std::to_string(doc.at("E").get<int>()) + ", " +
+    const std::string shape = "MHA fwd+bwd (E " + std::to_string(doc.at("E").get<int>()) + ", " +
                               std::to_string(doc.at("heads").get<int>()) + " heads, " +
-                              std::to_string(doc.at("threads").get<int>()) + " thread(s)";
+                              std::to_string(doc.at("threads").get<int>()) + "T)";
     examples::plot::log_log_chart(argv[2], shape + ": time", series_of(doc, "ms_per_seq"), "sequence length L",
                                   "ms per sequence");
     examples::plot::log_log_chart(argv[3], shape + ": peak memory", series_of(doc, "mib_per_seq"),
