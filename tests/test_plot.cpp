@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/plot.h"
+#include "tensor_checks.h"
 
 namespace fs = std::filesystem;
 namespace plot = examples::plot;
@@ -95,6 +96,23 @@ TEST_CASE("line_chart rejects what it cannot draw, leaving no file") {
   CHECK_THROWS_AS(plot::line_chart(p, "t", {}, {}, "x", "y"), ag::ValueError);
   CHECK_THROWS_AS(plot::line_chart(p, "t", {1, 2}, {NAN, NAN}, "x", "y"), ag::ValueError);  // nothing finite
   CHECK(names_in(d).empty());
+}
+
+TEST_CASE("log_log_chart: a log-log chart of six series; a non-positive x is a ValueError") {
+  fs::path d = fresh_dir("plot_loglog");
+  // Six series (two legend rows), xs 128 .. 8192 as tools/bench_sweep's lengths.
+  std::vector<plot::Series> six;
+  for (int k = 0; k < 6; ++k) {
+    plot::Series s{"side " + std::to_string(k), {}, {}, {static_cast<uint8_t>(40 * k), 100, 150}};
+    for (double L = 128; L <= 8192; L *= 2) s.xs.push_back(L), s.ys.push_back((k + 1) * L * L * 1e-6);
+    six.push_back(s);
+  }
+  plot::log_log_chart((d / "loglog.png").string(), "Sweep", six, "L", "ms");
+  CHECK(png_size(d / "loglog.png").w == 800);
+  const std::string bad = (d / "bad.png").string();
+  CHECK_THROWS_MSG(plot::log_log_chart(bad, "t", {plot::Series{"s", {0.0, 1.0}, {1.0, 2.0}}}, "x", "y"),
+                   ag::ValueError, "line_chart: log x axis but series 's' has x 0");
+  CHECK(names_in(d).size() == 1);  // the bad chart left nothing
 }
 
 TEST_CASE("a path in a missing directory is an IOError and leaves nothing behind") {

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -132,6 +133,8 @@ std::vector<double> log_ticks(double lo, double hi) {
 std::string tick_text(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
+  // From a thousand up to a million in full ("2000", not "2e+03"): sequence lengths, MiB.
+  if (double r = std::strtod(buf, nullptr); r >= 1000 && r < 1e6) std::snprintf(buf, sizeof buf, "%.0f", r);
   return buf;
 }
 
@@ -161,8 +164,11 @@ std::string fmt(double v, int digits) {
 
 // ---- line charts ---------------------------------------------------------------------
 
-void line_chart(const std::string& path, const std::string& title, const std::vector<Series>& series,
-                const std::string& xlabel, const std::string& ylabel) {
+namespace {
+
+// line_chart and log_log_chart: see plot.h.
+void draw_lines(const std::string& path, const std::string& title, const std::vector<Series>& series,
+                const std::string& xlabel, const std::string& ylabel, bool log_x) {
   double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
   bool logy = true;
   for (const Series& s : series) {
@@ -170,6 +176,8 @@ void line_chart(const std::string& path, const std::string& title, const std::ve
              " xs but ", s.ys.size(), " ys (", path, ")");
     for (std::size_t i = 0; i < s.xs.size(); ++i) {
       if (!std::isfinite(s.xs[i]) || !std::isfinite(s.ys[i])) continue;
+      AG_CHECK(!log_x || s.xs[i] > 0, ValueError, "line_chart: log x axis but series '", s.name, "' has x ", s.xs[i],
+               " (", path, ")");
       x0 = std::min(x0, s.xs[i]), x1 = std::max(x1, s.xs[i]);
       y0 = std::min(y0, s.ys[i]), y1 = std::max(y1, s.ys[i]);
       logy = logy && s.ys[i] > 0;
@@ -177,6 +185,8 @@ void line_chart(const std::string& path, const std::string& title, const std::ve
   }
   AG_CHECK(x0 <= x1, ValueError, "line_chart: no finite point to draw in ", series.size(), " series (", path, ")");
   auto ty = [&](double v) { return logy ? std::log10(v) : v; };
+  auto tx = [&](double v) { return log_x ? std::log10(v) : v; };
+  x0 = tx(x0), x1 = tx(x1);
   if (x1 - x0 < 1e-12) x0 -= 0.5, x1 += 0.5;
   y0 = ty(y0), y1 = ty(y1);
   if (y1 - y0 < 1e-12) y0 -= 0.5, y1 += 0.5;
@@ -190,7 +200,10 @@ void line_chart(const std::string& path, const std::string& title, const std::ve
   page->scol0(kInk, 40, 40, 40);
   page->scol0(kGrid, 225, 225, 225);
   const bool legend = series.size() > 1;
-  page->vpor(0.11, 0.97, 0.13, legend ? 0.80 : 0.87);
+  // More than four names take two legend rows (six names in one row run off the page).
+  const PLINT legend_cols = static_cast<PLINT>(series.size() <= 4 ? series.size() : (series.size() + 1) / 2);
+  const PLINT legend_rows = legend_cols > 0 ? (static_cast<PLINT>(series.size()) + legend_cols - 1) / legend_cols : 1;
+  page->vpor(0.11, 0.97, 0.13, legend ? (legend_rows > 1 ? 0.74 : 0.80) : 0.87);
   page->wind(x0, x1, y0, y1);
   page.text_px(17);
 
@@ -198,13 +211,17 @@ void line_chart(const std::string& path, const std::string& title, const std::ve
   page->col0(kGrid);
   page->width(1);
   std::vector<double> yticks = logy ? log_ticks(y0, y1) : std::vector<double>{};
-  page->box("g", 0, 0, logy ? "" : "g", 0, 0);
+  std::vector<double> xticks = log_x ? log_ticks(x0, x1) : std::vector<double>{};
+  page->box(log_x ? "" : "g", 0, 0, logy ? "" : "g", 0, 0);
   for (double v : yticks) page->join(x0, v, x1, v);
+  for (double v : xticks) page->join(v, y0, v, y1);
   page->col0(kInk);
-  page->box("bcnst", 0, 0, logy ? "bcstl" : "bcnstv", 0, 0);
+  page->box(log_x ? "bcstl" : "bcnst", 0, 0, logy ? "bcstl" : "bcnstv", 0, 0);
   for (double v : yticks)
     page->mtex("lv", 0.8, (v - y0) / (y1 - y0), 1.0, tick_text(std::pow(10.0, v)).c_str());
-  page->mtex("b", 3.2, 0.5, 0.5, xlabel.c_str());
+  for (double v : xticks)
+    page->mtex("b", 1.5, (v - x0) / (x1 - x0), 0.5, tick_text(std::pow(10.0, v)).c_str());
+  page->mtex("b", 3.2, 0.5, 0.5, (xlabel + (log_x ? ", log scale" : "")).c_str());
   page->mtex("l", 5.5, 0.5, 0.5, (ylabel + (logy ? ", log scale" : "")).c_str());
 
   page->width(2);
@@ -225,14 +242,13 @@ void line_chart(const std::string& path, const std::string& title, const std::ve
         flush();
         continue;
       }
-      rx.push_back(s.xs[i]), ry.push_back(ty(s.ys[i]));
+      rx.push_back(tx(s.xs[i])), ry.push_back(ty(s.ys[i]));
     }
     flush();
   }
   page->width(1);
 
-  if (legend) {  // one row above the frame, never over a curve
-    const auto n = static_cast<PLINT>(series.size());
+  if (legend) {  // one or two rows above the frame, never over a curve
     std::vector<PLINT> opts(series.size(), PL_LEGEND_LINE), colors(series.size()), styles(series.size(), 1);
     std::vector<PLFLT> widths(series.size(), 2.0);
     std::vector<const char*> names(series.size());
@@ -241,14 +257,26 @@ void line_chart(const std::string& path, const std::string& title, const std::ve
     std::vector<PLINT> text_colors(series.size(), kInk);
     PLFLT w = 0, h = 0;
     page->legend(&w, &h, PL_LEGEND_ROW_MAJOR, PL_POSITION_TOP | PL_POSITION_OUTSIDE, 0.0, 0.02,
-                 0.06, 0, kInk, 1, 1, n, n, opts.data(), 1.0, 1.0, 2.0, 0.0, text_colors.data(), names.data(),
+                 0.06, 0, kInk, 1, legend_rows, legend_cols, static_cast<PLINT>(series.size()), opts.data(), 1.0, 1.0, 2.0, 0.0, text_colors.data(), names.data(),
                  nullptr, nullptr, nullptr, nullptr, colors.data(), styles.data(), widths.data(), nullptr,
                  nullptr, nullptr, nullptr);
   }
   page->col0(kInk);
   page.text_px(24);
-  page->mtex("t", legend ? 3.2 : 1.6, 0.0, 0.0, title.c_str());
+  page->mtex("t", legend ? (legend_rows > 1 ? 4.6 : 3.2) : 1.6, 0.0, 0.0, title.c_str());
   page.finish();
+}
+
+}  // namespace
+
+void line_chart(const std::string& path, const std::string& title, const std::vector<Series>& series,
+                const std::string& xlabel, const std::string& ylabel) {
+  draw_lines(path, title, series, xlabel, ylabel, false);
+}
+
+void log_log_chart(const std::string& path, const std::string& title, const std::vector<Series>& series,
+                   const std::string& xlabel, const std::string& ylabel) {
+  draw_lines(path, title, series, xlabel, ylabel, true);
 }
 
 void line_chart(const std::string& path, const std::string& title, const std::vector<double>& xs,

@@ -34,6 +34,11 @@ struct Series {
 void line_chart(const std::string& path, const std::string& title, const std::vector<Series>& series,
                 const std::string& xlabel, const std::string& ylabel);
 
+// line_chart with a log-scaled x axis too (tools/bench_sweep's cost against length);
+// an x <= 0 is a ValueError.
+void log_log_chart(const std::string& path, const std::string& title, const std::vector<Series>& series,
+                   const std::string& xlabel, const std::string& ylabel);
+
 // A line chart of ys against xs.
 void line_chart(const std::string& path, const std::string& title, const std::vector<double>& xs,
                 const std::vector<double>& ys, const std::string& xlabel, const std::string& ylabel);

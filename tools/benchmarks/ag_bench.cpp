@@ -12,6 +12,16 @@
 //      buffers, interleaved with attograd's matmul repetition by repetition
 //   6  greedy decoding of 1000 copy-task sequences (model of 1) with the KV cache;
 //      "extra.no_cache" times the same decoding without it, interleaved
+//   7  decoder-only GPT training step (examples/lm's GPT-2 layout: LayerNorm, learned
+//      positions, GELU MLP 4x, untied bias-free head): vocab 65, context 64, width 128,
+//      4 blocks, 4 heads, batch 32, dropout 0.1; AdamW (3e-3, betas 0.9/0.99, decay 0.1
+//      on every parameter), clip 1, cross entropy on random windows
+//   8  greedy decoding with that GPT (eval, untrained) at batch 1: one start token, then
+//      63 new tokens to the full context, with the KV cache; "extra.no_cache" runs the
+//      model over the whole prefix for every new token (what LibTorch and PyTorch do)
+//   9  the same at batch 32
+//  10  one point of tools/bench --sweep: workload 3's MHA forward + backward at the
+//      --L, --B, --E, --heads, --causal given
 //
 // Memory: rss_before_kb is the resident set just before the workload builds anything
 // (libraries loaded, threads set); peak_rss_kb is getrusage's ru_maxrss at the end;
@@ -33,6 +43,7 @@
 #include <vector>
 
 #include "../../examples/copy/trainer.h"
+#include "../../examples/lm/gpt.h"
 
 namespace {
 
@@ -41,33 +52,35 @@ using Clock = std::chrono::steady_clock;
 
 struct Args {
   int workload = 0, threads = 1, reps = 5, warmup = 1;
+  int L = 256, B = 16, E = 256, heads = 8, causal = 0;  // workload 10 (one sweep point)
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::cerr << "ag_bench: " << why << "\nusage: ag_bench --workload N (1-6) --threads T --reps R --warmup W\n";
+  std::cerr << "ag_bench: " << why
+            << "\nusage: ag_bench --workload N (1-10) --threads T --reps R --warmup W"
+               " [--L L --B B --E E --heads H --causal 0|1]\n";
   std::exit(2);
 }
 
 Args parse(int argc, char** argv) {
   Args a;
+  std::map<std::string, int*> opts = {{"--workload", &a.workload}, {"--threads", &a.threads}, {"--reps", &a.reps},
+                                      {"--warmup", &a.warmup},     {"--L", &a.L},             {"--B", &a.B},
+                                      {"--E", &a.E},               {"--heads", &a.heads},     {"--causal", &a.causal}};
   for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
     if (k == "-h" || k == "--help") usage("runs one benchmark workload and prints one JSON line");
+    if (!opts.count(k)) usage("unknown option " + k);
     if (i + 1 >= argc) usage("missing value after " + k);
-    int v = 0;
     try {
-      v = std::stoi(argv[++i]);
+      *opts[k] = std::stoi(argv[++i]);
     } catch (const std::exception&) {
       usage("not an integer after " + k + ": " + argv[i]);
     }
-    if (k == "--workload") a.workload = v;
-    else if (k == "--threads") a.threads = v;
-    else if (k == "--reps") a.reps = v;
-    else if (k == "--warmup") a.warmup = v;
-    else usage("unknown option " + k);
   }
-  if (a.workload < 1 || a.workload > 6) usage("--workload must be 1..6");
+  if (a.workload < 1 || a.workload > 10) usage("--workload must be 1..10");
   if (a.threads < 1 || a.reps < 1 || a.warmup < 0) usage("need --threads >= 1, --reps >= 1, --warmup >= 0");
+  if (a.L < 1 || a.B < 1 || a.heads < 1 || a.E % a.heads != 0) usage("need L, B >= 1 and heads dividing E");
   return a;
 }
 
@@ -180,6 +193,69 @@ Timings decoding(const Args& a) {
   return t;
 }
 
+// ---- 7: GPT training step ---------------------------------------------------------
+constexpr int64_t kGptVocab = 65, kContext = 64, kGptBatch = 32;
+
+lm::GPT make_gpt() {
+  manual_seed(1);
+  return lm::GPT(lm::GPTOptions(kGptVocab).context(kContext).d_model(128).heads(4).layers(4).dropout(0.1));
+}
+
+Timings gpt_training(const Args& a) {
+  lm::GPT model = make_gpt();
+  model->train();
+  optim::AdamW opt(model->parameters(), optim::AdamWOptions(3e-3).betas({0.9, 0.99}).weight_decay(0.1));
+  Generator gen(7920);
+  Timings t = run_reps(a, [&] {
+    Tensor w = randint(0, kGptVocab, {kGptBatch, kContext + 1}, &gen);  // (B, T + 1) windows
+    Tensor x = w.narrow(1, 0, kContext), y = w.narrow(1, 1, kContext);  // (B, T)
+    Tensor logits = model(x);                                           // (B, T, V)
+    Tensor loss = cross_entropy(logits.reshape({-1, kGptVocab}), y.reshape({-1}));
+    opt.zero_grad();
+    loss.backward();
+    optim::clip_grad_norm_(model->parameters(), 1.0);
+    opt.step();
+  });
+  t.info = {{"vocab", kGptVocab}, {"context", kContext}, {"d_model", 128}, {"heads", 4},
+            {"layers", 4},        {"batch", kGptBatch},  {"dropout", 0.1}};
+  return t;
+}
+
+// ---- 8, 9: GPT greedy decoding with and without the KV cache --------------------------
+// B sequences from one start token to the full context: (context - 1) new tokens each.
+Timings gpt_decoding(const Args& a, int64_t B) {
+  lm::GPT model = make_gpt();
+  model->eval();
+  const int64_t steps = kContext - 1;
+  auto next_of = [](const Tensor& logits) {  // (B, n, V) -> (B, 1): argmax of the last row
+    return argmax(logits.select(1, logits.size(1) - 1), -1, true);
+  };
+  Tensor with, without;
+  auto cached = [&] {
+    NoGradGuard no_grad;
+    nn::DecoderKVCache cache = model->make_cache();
+    Tensor ids = ones({B, 1}, DType::i64);  // (B, 1) start tokens
+    std::vector<Tensor> out{ids};
+    Tensor next = next_of(model->forward_step(ids, cache));
+    for (int64_t i = 0; i < steps; ++i) {
+      out.push_back(next);
+      if (i + 1 < steps) next = next_of(model->forward_step(next, cache));
+    }
+    with = cat(out, 1);  // (B, context)
+  };
+  auto recompute = [&] {
+    NoGradGuard no_grad;
+    Tensor ids = ones({B, 1}, DType::i64);
+    for (int64_t i = 0; i < steps; ++i) ids = cat({ids, next_of(model(ids))}, 1);
+    without = ids;
+  };
+  Timings t = run_reps(a, cached, {{"no_cache", recompute}});
+  bool same = with.to_vector<int64_t>() == without.to_vector<int64_t>();
+  t.info = {{"batch", B}, {"steps", steps}, {"tokens", B * steps}, {"context", kContext},
+            {"cache_equals_no_cache", same}};
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -194,6 +270,10 @@ int main(int argc, char** argv) {
     case 4: t = mha(a, 1, 4096, 256, 4, true); break;
     case 5: t = matmul_vs_sgemm(a); break;
     case 6: t = decoding(a); break;
+    case 7: t = gpt_training(a); break;
+    case 8: t = gpt_decoding(a, 1); break;
+    case 9: t = gpt_decoding(a, 32); break;
+    case 10: t = mha(a, a.B, a.L, a.E, a.heads, a.causal != 0); break;
   }
   long peak = peak_rss_kb();
   nlohmann::json j = {{"framework", "attograd"}, {"workload", a.workload}, {"threads", a.threads},

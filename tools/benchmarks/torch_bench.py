@@ -13,6 +13,15 @@ Workloads (float32, same shapes and model as ag_bench):
      a direct cblas_sgemm, which ag_bench measures)
   6  greedy decoding of 1000 copy-task sequences without a KV cache (nn.Transformer has
      none), as tools/check_copy_model.py decodes
+  7  decoder-only GPT training step: vocab 65, context 64, width 128, 4 pre-norm blocks
+     (LayerNorm, nn.MultiheadAttention causal, GELU MLP 4x), 4 heads, learned positions,
+     untied bias-free head, batch 32, dropout 0.1; AdamW (3e-3, betas 0.9/0.99, decay 0.1),
+     clip 1, cross entropy on random windows
+  8  greedy decoding with that GPT (eval) at batch 1, one start token then 63 new tokens,
+     recomputing the whole prefix for every token (no KV cache)
+  9  the same at batch 32
+ 10  one point of tools/bench --sweep: MultiheadAttention forward + backward at the
+     --L, --B, --E, --heads, --causal given
 
 Threads: OMP_NUM_THREADS and OPENBLAS_NUM_THREADS are set to T before torch is imported
 (this Debian build calls OpenBLAS, whose pool torch.set_num_threads does not size), then
@@ -33,10 +42,12 @@ import time
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--workload", type=int, required=True, choices=range(1, 7))
+    p.add_argument("--workload", type=int, required=True, choices=range(1, 11))
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--warmup", type=int, default=1)
+    for k, v in (("L", 256), ("B", 16), ("E", 256), ("heads", 8), ("causal", 0)):  # workload 10
+        p.add_argument(f"--{k}", type=int, default=v)
     return p.parse_args()
 
 
@@ -202,6 +213,83 @@ def decoding():
     return times, extra, {"sequences": n, "steps": steps, "tokens": n * steps}
 
 
+# ---- 7, 8, 9: the GPT (examples/lm/gpt.h with its GPT-2 switches) ---------------------
+GPT_VOCAB, CONTEXT, GPT_E, GPT_HEADS, GPT_LAYERS, GPT_BATCH = 65, 64, 128, 4, 4, 32
+
+
+class Block(nn.Module):
+    def __init__(self, E, heads, dropout):
+        super().__init__()
+        self.ln_1, self.ln_2 = nn.LayerNorm(E), nn.LayerNorm(E)
+        self.attn = nn.MultiheadAttention(E, heads, dropout=dropout, batch_first=True)
+        self.fc, self.proj = nn.Linear(E, 4 * E), nn.Linear(4 * E, E)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x, mask):  # (B, T, E), (T, T) bool -> (B, T, E)
+        a = self.ln_1(x)
+        h = x + self.drop(self.attn(a, a, a, attn_mask=mask, need_weights=False)[0])
+        return h + self.drop(self.proj(F.gelu(self.fc(self.ln_2(h)))))
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab, context, E, heads, layers, dropout):
+        super().__init__()
+        self.tok_emb, self.pos_emb = nn.Embedding(vocab, E), nn.Embedding(context, E)
+        self.drop = nn.Dropout(dropout)
+        self.blocks = nn.ModuleList(Block(E, heads, dropout) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(E)
+        self.head = nn.Linear(E, vocab, bias=False)
+
+    def forward(self, ids):  # (B, T) -> (B, T, V)
+        T = ids.shape[1]
+        x = self.drop(self.tok_emb(ids) + self.pos_emb(torch.arange(T)))
+        mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # True = masked
+        for b in self.blocks:
+            x = b(x, mask)
+        return self.head(self.ln_f(x))
+
+
+def make_gpt():
+    torch.manual_seed(1)
+    return GPT(GPT_VOCAB, CONTEXT, GPT_E, GPT_HEADS, GPT_LAYERS, 0.1)
+
+
+def gpt_training():
+    model = make_gpt()
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, betas=(0.9, 0.99), weight_decay=0.1)
+    gen = torch.Generator().manual_seed(7920)
+
+    def step():
+        w = torch.randint(0, GPT_VOCAB, (GPT_BATCH, CONTEXT + 1), generator=gen)  # (B, T + 1) windows
+        logits = model(w[:, :-1])  # (B, T, V)
+        loss = F.cross_entropy(logits.reshape(-1, GPT_VOCAB), w[:, 1:].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+
+    times, extra = run_reps(step)
+    return times, extra, {"vocab": GPT_VOCAB, "context": CONTEXT, "d_model": GPT_E, "heads": GPT_HEADS,
+                          "layers": GPT_LAYERS, "batch": GPT_BATCH, "dropout": 0.1}
+
+
+def gpt_decoding(B):
+    model = make_gpt()
+    model.eval()
+    steps = CONTEXT - 1
+
+    @torch.no_grad()
+    def decode():
+        ids = torch.ones(B, 1, dtype=torch.long)  # (B, 1) start tokens
+        for _ in range(steps):
+            ids = torch.cat([ids, model(ids)[:, -1].argmax(-1, keepdim=True)], 1)
+        return ids
+
+    times, extra = run_reps(decode)
+    return times, extra, {"batch": B, "steps": steps, "tokens": B * steps, "context": CONTEXT}
+
+
 def main():
     torch.set_num_threads(ARGS.threads)
     rss_before = current_rss_kb()
@@ -216,8 +304,14 @@ def main():
         times, extra, info = mha(1, 4096, 256, 4, True)
     elif w == 5:
         times, extra, info = matmul()
-    else:
+    elif w == 6:
         times, extra, info = decoding()
+    elif w == 7:
+        times, extra, info = gpt_training()
+    elif w in (8, 9):
+        times, extra, info = gpt_decoding(1 if w == 8 else 32)
+    else:
+        times, extra, info = mha(ARGS.B, ARGS.L, ARGS.E, ARGS.heads, bool(ARGS.causal))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     info["torch_version"] = torch.__version__
     print(json.dumps({"framework": "pytorch", "workload": w, "threads": ARGS.threads, "reps": ARGS.reps,

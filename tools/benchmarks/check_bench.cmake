@@ -1,0 +1,34 @@
+# CTest's check of one bench program (ag_bench, libtorch_bench): runs
+# `EXE --workload W --threads 1 --reps 2 --warmup 0 EXTRA` and fails unless it exits
+# with 0 and prints one JSON line with the workload, two positive times, a peak RSS, and
+# (workloads 8, 9 of ag_bench) cached decoding equal to recomputation.
+#   cmake -DEXE=path/ag_bench -DWORKLOAD=8 ["-DEXTRA=--L 128 --B 2"] -P this
+separate_arguments(_extra UNIX_COMMAND "${EXTRA}")
+execute_process(COMMAND "${EXE}" --workload ${WORKLOAD} --threads 1 --reps 2 --warmup 0 ${_extra}
+                RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+if(NOT _rc EQUAL 0)
+  message(FATAL_ERROR "${EXE} exited with ${_rc}:\n${_err}")
+endif()
+string(REGEX MATCHALL "{[^\n]*}" _lines "${_out}")
+list(LENGTH _lines _n)
+if(NOT _n EQUAL 1)
+  message(FATAL_ERROR "${EXE}: expected one JSON line, got ${_n}:\n${_out}\n${_err}")
+endif()
+macro(field var)
+  string(JSON ${var} ERROR_VARIABLE _jerr GET "${_lines}" ${ARGN})
+  if(_jerr)
+    message(FATAL_ERROR "${EXE}: JSON field ${ARGN}: ${_jerr}\n${_lines}")
+  endif()
+endmacro()
+field(_w workload)
+string(JSON _ntimes LENGTH "${_lines}" times)
+field(_t0 times 0)
+field(_t1 times 1)
+field(_peak peak_rss_kb)
+if(NOT _w EQUAL WORKLOAD OR NOT _ntimes EQUAL 2 OR NOT _t0 GREATER 0 OR NOT _t1 GREATER 0 OR NOT _peak GREATER 0)
+  message(FATAL_ERROR "${EXE}: workload ${_w}, ${_ntimes} times (${_t0}, ${_t1}), peak ${_peak} KiB:\n${_lines}")
+endif()
+string(JSON _same ERROR_VARIABLE _none GET "${_lines}" info cache_equals_no_cache)
+if(NOT _none AND NOT _same)
+  message(FATAL_ERROR "${EXE}: decoding with the KV cache differs from recomputation:\n${_lines}")
+endif()

@@ -1,0 +1,249 @@
+// LibTorch's side of tools/bench: the C++ twin of torch_bench.py (same command line,
+// same workloads and shapes, one JSON line out), so that attograd is weighed against
+// PyTorch without Python's per-op overhead. Built only when CMake finds LibTorch
+// (Debian libtorch-dev); see tools/benchmarks/CMakeLists.txt.
+//
+//   libtorch_bench --workload N --threads T --reps R --warmup W [--L .. --B .. --heads .. --causal 0|1]
+//
+// Workloads 1-10 as ag_bench.cpp's header lists them. Threads: tools/bench sets
+// OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to T for the process (Debian's LibTorch calls
+// OpenBLAS, whose pool is sized when the library loads), and main calls
+// torch::set_num_threads(T). Memory: as ag_bench (RSS before the workload, ru_maxrss).
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "libtorch_models.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using torch::Tensor;
+
+struct Args {
+  int workload = 0, threads = 1, reps = 5, warmup = 1;
+  int L = 256, B = 16, E = 256, heads = 8, causal = 0;  // workload 10 (one sweep point)
+};
+
+[[noreturn]] void usage(const std::string& why) {
+  std::cerr << "libtorch_bench: " << why
+            << "\nusage: libtorch_bench --workload N (1-10) --threads T --reps R --warmup W"
+               " [--L L --B B --E E --heads H --causal 0|1]\n";
+  std::exit(2);
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  std::map<std::string, int*> opts = {{"--workload", &a.workload}, {"--threads", &a.threads}, {"--reps", &a.reps},
+                                      {"--warmup", &a.warmup},     {"--L", &a.L},             {"--B", &a.B},
+                                      {"--E", &a.E},               {"--heads", &a.heads},     {"--causal", &a.causal}};
+  for (int i = 1; i < argc; ++i) {
+    std::string k = argv[i];
+    if (k == "-h" || k == "--help") usage("runs one benchmark workload and prints one JSON line");
+    if (!opts.count(k)) usage("unknown option " + k);
+    if (i + 1 >= argc) usage("missing value after " + k);
+    try {
+      *opts[k] = std::stoi(argv[++i]);
+    } catch (const std::exception&) {
+      usage("not an integer after " + k + ": " + argv[i]);
+    }
+  }
+  if (a.workload < 1 || a.workload > 10) usage("--workload must be 1..10");
+  if (a.threads < 1 || a.reps < 1 || a.warmup < 0) usage("need --threads >= 1, --reps >= 1, --warmup >= 0");
+  if (a.L < 1 || a.B < 1 || a.heads < 1 || a.E % a.heads != 0) usage("need L, B >= 1 and heads dividing E");
+  return a;
+}
+
+long current_rss_kb() {
+  std::ifstream f("/proc/self/statm");
+  long size = 0, resident = 0;
+  f >> size >> resident;
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+long peak_rss_kb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;  // KiB on Linux
+}
+
+double seconds(const std::function<void()>& f) {
+  auto t0 = Clock::now();
+  f();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct Timings {
+  std::vector<double> times;
+  std::map<std::string, std::vector<double>> extra;
+  nlohmann::json info = nlohmann::json::object();
+};
+
+Timings run_reps(const Args& a, const std::function<void()>& main) {
+  for (int i = 0; i < a.warmup; ++i) main();
+  Timings t;
+  for (int i = 0; i < a.reps; ++i) t.times.push_back(seconds(main));
+  return t;
+}
+
+// ---- 1, 2: copy-task training step (Adam 0.9/0.98/1e-9, Noam, clip 1) ------------------
+constexpr int64_t kVocab = 11, kLen = 10, kBatch = 80;
+
+// Copy task at full length: src = [1, c...] with c in [2, V), tgt = src.
+Tensor copy_src(int64_t B) {
+  auto src = torch::randint(2, kVocab, {B, kLen}, torch::kLong);  // (B, S)
+  src.select(1, 0).fill_(1);
+  return src;
+}
+
+Timings copy_training(const Args& a, int64_t d_model, int64_t heads, int64_t d_ff) {
+  torch::manual_seed(1);
+  ltb::Seq2Seq model(kVocab, d_model, heads, 2, d_ff);
+  model->train();
+  torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(1.0).betas({0.9, 0.98}).eps(1e-9));
+  int64_t step_no = 0;
+  auto step = [&] {
+    ++step_no;  // Noam: factor 2, warm-up 200, as optim::NoamScheduler(opt, d_model, 2.0, 200)
+    const double s = static_cast<double>(step_no);
+    const double lr = 2.0 / std::sqrt(static_cast<double>(d_model)) * std::min(1 / std::sqrt(s), s * std::pow(200.0, -1.5));
+    static_cast<torch::optim::AdamOptions&>(opt.param_groups()[0].options()).lr(lr);
+    auto src = copy_src(kBatch);
+    auto tgt_in = src.slice(1, 0, kLen - 1), tgt_out = src.slice(1, 1);  // (B, T)
+    auto logits = model(src, tgt_in);                                     // (B, T, V)
+    auto loss = torch::nn::functional::cross_entropy(
+        logits.reshape({-1, kVocab}), tgt_out.reshape({-1}),
+        torch::nn::functional::CrossEntropyFuncOptions().ignore_index(0));
+    opt.zero_grad();
+    loss.backward();
+    torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+    opt.step();
+    return loss.item<double>();
+  };
+  Timings t = run_reps(a, step);
+  t.info = {{"d_model", d_model}, {"heads", heads}, {"d_ff", d_ff}, {"batch", kBatch}, {"len", kLen}};
+  return t;
+}
+
+// ---- 3, 4, 10: MultiheadAttention forward + backward -----------------------------------
+// Self-attention on x (L, B, E) that requires grad, backward from ones.
+Timings mha(const Args& a, int64_t B, int64_t L, int64_t E, int64_t heads, bool causal) {
+  torch::manual_seed(0);
+  torch::nn::MultiheadAttention attn(torch::nn::MultiheadAttentionOptions(E, heads));
+  auto x = torch::randn({L, B, E}).requires_grad_();  // (L, B, E)
+  auto dout = torch::ones({L, B, E});
+  Tensor mask = causal ? ltb::causal_mask(L) : Tensor();  // (L, S) additive
+  Timings t = run_reps(a, [&] {
+    attn->zero_grad();
+    x.mutable_grad() = Tensor();
+    auto out = std::get<0>(attn->forward(x, x, x, Tensor(), false, mask));  // (L, B, E)
+    out.backward(dout);
+  });
+  t.info = {{"B", B}, {"L", L}, {"E", E}, {"heads", heads}, {"causal", causal}};
+  return t;
+}
+
+// ---- 5: matmul ---------------------------------------------------------------------------
+Timings matmul(const Args& a) {
+  const int64_t n = 1024;
+  torch::manual_seed(0);
+  auto A = torch::randn({n, n}), Bm = torch::randn({n, n});
+  Tensor out;
+  Timings t = run_reps(a, [&] { out = torch::matmul(A, Bm); });
+  t.info = {{"n", n}};
+  return t;
+}
+
+// ---- 6: greedy copy-task decoding without a cache (nn::Transformer has none) --------------
+Timings decoding(const Args& a) {
+  torch::manual_seed(1);
+  ltb::Seq2Seq model(kVocab, 64, 4, 2, 256);
+  model->eval();
+  const int64_t n = 1000, steps = kLen - 1;
+  torch::manual_seed(12345);
+  auto src = copy_src(n);
+  Timings t = run_reps(a, [&] { model->greedy_decode(src, steps); });
+  t.info = {{"sequences", n}, {"steps", steps}, {"tokens", n * steps}};
+  return t;
+}
+
+// ---- 7: GPT training step (AdamW 3e-3, betas 0.9/0.99, decay 0.1, clip 1) -----------------
+constexpr int64_t kGptVocab = 65, kContext = 64, kGptE = 128, kGptHeads = 4, kGptLayers = 4, kGptBatch = 32;
+
+Timings gpt_training(const Args& a) {
+  torch::manual_seed(1);
+  ltb::GPT model(kGptVocab, kContext, kGptE, kGptHeads, kGptLayers, 0.1);
+  model->train();
+  torch::optim::AdamW opt(model->parameters(),
+                          torch::optim::AdamWOptions(3e-3).betas({0.9, 0.99}).weight_decay(0.1));
+  auto step = [&] {
+    auto w = torch::randint(0, kGptVocab, {kGptBatch, kContext + 1}, torch::kLong);  // (B, T + 1) windows
+    auto x = w.slice(1, 0, kContext), y = w.slice(1, 1);                            // (B, T)
+    auto logits = model(x);                                                          // (B, T, V)
+    auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, kGptVocab}), y.reshape({-1}));
+    opt.zero_grad();
+    loss.backward();
+    torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+    opt.step();
+  };
+  Timings t = run_reps(a, step);
+  t.info = {{"vocab", kGptVocab}, {"context", kContext}, {"d_model", kGptE}, {"heads", kGptHeads},
+            {"layers", kGptLayers}, {"batch", kGptBatch}, {"dropout", 0.1}};
+  return t;
+}
+
+// ---- 8, 9: GPT greedy decoding, B sequences from one start token to the full context ----
+// Without a cache: every new token runs the model over the whole prefix (B, t).
+Timings gpt_decoding(const Args& a, int64_t B) {
+  torch::manual_seed(1);
+  ltb::GPT model(kGptVocab, kContext, kGptE, kGptHeads, kGptLayers, 0.1);
+  model->eval();
+  const int64_t steps = kContext - 1;
+  Timings t = run_reps(a, [&] {
+    torch::NoGradGuard no_grad;
+    auto ids = torch::ones({B, 1}, torch::kLong);  // (B, 1)
+    for (int64_t i = 0; i < steps; ++i) {
+      auto logits = model(ids);                                   // (B, t, V)
+      auto next = logits.select(1, ids.size(1) - 1).argmax(-1, true);  // (B, 1)
+      ids = torch::cat({ids, next}, 1);
+    }
+  });
+  t.info = {{"batch", B}, {"steps", steps}, {"tokens", B * steps}, {"context", kContext}};
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a = parse(argc, argv);
+  torch::set_num_threads(a.threads);
+  long rss_before = current_rss_kb();
+  Timings t;
+  switch (a.workload) {
+    case 1: t = copy_training(a, 64, 4, 256); break;
+    case 2: t = copy_training(a, 512, 8, 2048); break;
+    case 3: t = mha(a, 16, 256, 256, 8, false); break;
+    case 4: t = mha(a, 1, 4096, 256, 4, true); break;
+    case 5: t = matmul(a); break;
+    case 6: t = decoding(a); break;
+    case 7: t = gpt_training(a); break;
+    case 8: t = gpt_decoding(a, 1); break;
+    case 9: t = gpt_decoding(a, 32); break;
+    case 10: t = mha(a, a.B, a.L, a.E, a.heads, a.causal != 0); break;
+  }
+  long peak = peak_rss_kb();
+  t.info["torch_version"] = TORCH_VERSION;
+  nlohmann::json j = {{"framework", "libtorch"}, {"workload", a.workload}, {"threads", a.threads},
+                      {"reps", a.reps},          {"warmup", a.warmup},     {"times", t.times},
+                      {"extra", t.extra},        {"info", t.info},         {"rss_before_kb", rss_before},
+                      {"peak_rss_kb", peak},     {"peak_delta_kb", peak - rss_before}};
+  std::cout << j.dump() << std::endl;
+}
