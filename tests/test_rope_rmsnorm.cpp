@@ -320,7 +320,9 @@ TEST_CASE("nn::SwiGLU matches LLaMA's feed-forward in PyTorch (fixture swiglu)")
   CHECK(max_abs_diff(y, f.at("output")) < 1e-13);
   sum(y * f.at("upstream")).backward();
   CHECK(max_abs_diff(x.grad(), f.at("grad.input.x")) < 1e-13);
-  for (auto& [n, p] : ffn->named_parameters()) {
+  for (auto& n_p : ffn->named_parameters()) {
+    auto& n = n_p.first;
+    auto& p = n_p.second;
     INFO("parameter ", n);
     CHECK(max_abs_diff(p.grad(), f.at("grad.param." + n)) < 1e-12);
   }
