@@ -202,7 +202,9 @@ void Module::load_state_dict(const TensorMap& state, bool strict) {
       mismatched.push_back(detail::cat("'", n, "': checkpoint dtype ", src.dtype(), ", module dtype ",
                                        t.dtype()));
   }
-  for (auto& [n, t] : state) {
+  for (auto& entry : state) {
+    // Not a structured binding: clang before 16 cannot capture one in a lambda.
+    const std::string& n = entry.first;
     bool known = std::any_of(own.begin(), own.end(), [&](auto& p) { return p.first == n; });
     if (!known) unexpected.push_back(n);
   }

@@ -48,7 +48,10 @@ Tensor encoder_layer_forward(Layer& l, const Tensor& src, const Tensor& src_mask
 template <class Layer, class FeedForward>
 std::pair<Tensor, Tensor> decoder_layer_forward(Layer& l, const Tensor& tgt, const Tensor& memory,
                                                 const TransformerMasks& m, bool need_weights, FeedForward&& ff) {
-  const auto [self_args, cross_args] = decoder_attention_args(m, need_weights);
+  // Named members, not a structured binding: clang before 16 cannot capture one.
+  const DecoderAttentionArgs args = decoder_attention_args(m, need_weights);
+  const AttentionArgs& self_args = args.self;
+  const AttentionArgs& cross_args = args.cross;
   const bool nf = l.options.norm_first();
   Tensor weights;
   Tensor x = residual(tgt, l.norm1, nf, [&](const Tensor& h) { return l.dropout1(l.self_attn(h, h, h, self_args).first); });

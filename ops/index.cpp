@@ -33,6 +33,13 @@ Tensor scatter_add_zeros(const Shape& shape, int64_t dim, const Tensor& index, c
 // out = x.index_select(dim, index).   dx = index_add(zeros, dim, index, g)
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   dim = wrap_dim(dim, x.dim(), "index_select");
+  if (x.dim() == 0) {
+    // A 0-d input is one element along dim 0 (PyTorch): exactly one index, 0 or -1, and a
+    // 0-d result. (The kernel reads x's size along dim, which a 0-d tensor does not have.)
+    AG_CHECK(index.numel() == 1, IndexError, "index_select: a 0-d input takes exactly one index, got ",
+             index.numel(), " (index shape ", index.shape(), ")");
+    return index_select(x.reshape({1}), 0, index.reshape({1})).reshape({});
+  }
   Tensor out = K::index_select(x, dim, index);
   return record("index_select", out, {x},
                 [xs = x.shape(), dim, si = Saved(index)](const Tensor& g, NeedsGrad) {
@@ -43,6 +50,12 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 // out[i][j] = x[i][index[i][j]] (dim 1).   dx = scatter_add(zeros, dim, index, g)
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   dim = wrap_dim(dim, x.dim(), "gather");
+  if (x.dim() == 0) {
+    // As index_select: a 0-d input is one element along dim 0, and its index is 0-d.
+    AG_CHECK(index.dim() == 0, ShapeError, "gather: index shape ", index.shape(),
+             " must have as many dims as the input shape []");
+    return gather(x.reshape({1}), 0, index.reshape({1})).reshape({});
+  }
   Tensor out = K::gather(x, dim, index);
   return record("gather", out, {x}, [xs = x.shape(), dim, si = Saved(index)](const Tensor& g, NeedsGrad) {
     return Grads{scatter_add_zeros(xs, dim, si.get(), g)};

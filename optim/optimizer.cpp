@@ -145,7 +145,10 @@ void SGD::step() {
   NoGradGuard no_grad;
   for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
     const SGDOptions& o = options_[gi];
-    for (auto& [name, p] : groups_[gi]) {
+    for (auto& entry : groups_[gi]) {
+      // Not a structured binding: clang before 16 cannot capture one in the lambda below.
+      const std::string& name = entry.first;
+      Tensor& p = entry.second;
       Tensor g = p.grad();
       if (!g.defined()) continue;
       g = g.contiguous();

@@ -576,7 +576,9 @@ TEST_CASE("in-place ops on non-leaf tensors are recorded (gradcheck and gradgrad
       {"add_ into a constant", [](const std::vector<Tensor>& x) { Tensor y = ag::ones({2, 3}, DType::f64); return y.add_(x[0]); }},
   };
   ag::Generator rng(5);
-  for (auto& [name, fn] : cases) {
+  for (auto& name_fn : cases) {
+    auto& name = name_fn.first;
+    auto& fn = name_fn.second;
     INFO(std::string(name));
     // Values away from clamp's and relu's kinks: 0.05 off every multiple of 0.1.
     std::vector<Tensor> x = {(ag::randint(-9, 9, {2, 3}, &rng).to(DType::f64) * 0.1 + 0.05).requires_grad_(),

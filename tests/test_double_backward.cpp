@@ -112,7 +112,9 @@ TEST_CASE("double backward: MultiheadAttention equals PyTorch's, fused and compo
     CHECK(rel_err(s, t.at("mha.s")) < 1e-9);
     s.backward();
     int compared = 0;
-    for (auto& [n, p] : mha->named_parameters()) {
+    for (auto& n_p : mha->named_parameters()) {
+      auto& n = n_p.first;
+      auto& p = n_p.second;
       INFO("parameter ", n);
       if (n == "out_proj.bias") {
         CHECK_FALSE(p.grad().defined());  // the first gradients do not depend on it

@@ -138,9 +138,11 @@ TEST_CASE("causal variants against explicit masks, L < S and L == S") {
   CHECK(max_abs_diff(causal_mask(2, 4, CausalVariant::upper_left).to(DType::f64),
                      causal_mask(2, 4).to(DType::f64)) == 0);
   Generator gen(8);
-  for (auto [L, S] : {std::pair<int64_t, int64_t>{3, 6}, {5, 5}, {70, 100}})
+  for (auto sizes : {std::pair<int64_t, int64_t>{3, 6}, {5, 5}, {70, 100}})
     for (CausalVariant var : {CausalVariant::upper_left, CausalVariant::lower_right})
       for (bool fused : {true, false}) {
+        // Not a structured binding: clang before 16 cannot capture one (INFO is a lambda).
+        const int64_t L = sizes.first, S = sizes.second;
         INFO("L ", L, ", S ", S, ", variant ", int(var), ", fused ", fused);
         Tensor q = randn({2, 2, L, 4}, DType::f64, &gen).requires_grad_();
         Tensor k = randn({2, 2, S, 4}, DType::f64, &gen).requires_grad_();

@@ -73,7 +73,9 @@ TEST_CASE("GroupedQueryAttention matches the gqa fixture for g in {4, 2, 1}, bot
       CHECK(max_abs_diff(k.grad(), t.at(p + "grad.input.key")) < 1e-9);
       CHECK(max_abs_diff(v.grad(), t.at(p + "grad.input.value")) < 1e-9);
       int n = 0;
-      for (auto& [name, param] : attn->named_parameters()) {
+      for (auto& name_param : attn->named_parameters()) {
+        auto& name = name_param.first;
+        auto& param = name_param.second;
         INFO("gradient of ", name);
         CHECK(max_abs_diff(param.grad(), t.at(p + "grad.param." + name)) < 1e-9);
         ++n;

@@ -231,3 +231,25 @@ TEST_CASE("index_select and gather backwards: recorded, negative indices wrapped
   for (const Tensor& t : {index_select(x, 0, i64({1}, {1})), gather(z, 0, i64({1, 0}, {1, 2}))})
     CHECK(closure_grads(t)[0].requires_grad());
 }
+
+TEST_CASE("index_select and gather of a 0-d input (found by tests/fuzz/fuzz_ops)") {
+  // A 0-d tensor is one element along dim 0, as in PyTorch: one index (0 or -1) gives x
+  // back, 0-d; the gradient is 1. (The kernels used to read x's size along dim, which a
+  // 0-d tensor does not have, and return uninitialized memory.)
+  Tensor x = Tensor::from_vector(std::vector<double>{2.5}, Shape{});
+  x.requires_grad_();
+  Tensor y = index_select(x, 0, i64({0}, {1}));
+  CHECK(y.shape() == Shape{});
+  CHECK(y.item<double>() == 2.5);
+  y.backward();
+  CHECK(x.grad().item<double>() == 1.0);
+  CHECK(index_select(x.detach(), -1, i64({-1}, {})).item<double>() == 2.5);
+  Tensor n = Tensor::from_vector(std::vector<int32_t>{7}, Shape{});
+  CHECK(index_select(n, 0, i64({0}, {1})).item<int64_t>() == 7);
+  CHECK_THROWS_MSG(index_select(x, 0, i64({0, 0}, {2})), IndexError, "a 0-d input takes exactly one index, got 2");
+  CHECK_THROWS_MSG(index_select(x, 0, i64({1}, {1})), IndexError, "index 1 is out of range for dim 0 of size 1");
+  CHECK_THROWS_MSG(index_select(x, 1, i64({0}, {1})), IndexError, "index_select");
+
+  CHECK(gather(x.detach(), 0, i64({0}, {})).item<double>() == 2.5);
+  CHECK_THROWS_MSG(gather(x, 0, i64({0}, {1})), ShapeError, "must have as many dims as the input shape []");
+}

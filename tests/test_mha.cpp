@@ -114,7 +114,9 @@ Errors run_fixture(const std::string& name, DType dtype, double tol) {
   CHECK(e.output <= tol);
   CHECK(e.weights <= tol);
   int n_grads = 0;
-  for (auto& [key, want] : t) {
+  for (auto& key_want : t) {
+    auto& key = key_want.first;
+    auto& want = key_want.second;
     std::string name;
     Tensor got;
     if (key.rfind("grad.input.", 0) == 0) {
@@ -335,7 +337,9 @@ TEST_CASE("a query whose keys are all masked outputs out_proj.bias, with finite 
   Tensor up = randn({B, L, E}, DType::f64, &gen);
   (out * up).sum().backward();
   for (const Tensor& g : {q.grad(), k.grad(), v.grad()}) CHECK(all(isfinite(g)).item<bool>());
-  for (auto& [n, p] : mha->named_parameters()) {
+  for (auto& n_p : mha->named_parameters()) {
+    auto& n = n_p.first;
+    auto& p = n_p.second;
     INFO(n);
     CHECK(all(isfinite(p.grad())).item<bool>());
   }
@@ -531,7 +535,9 @@ TEST_CASE("MultiheadAttention state_dict: PyTorch's keys, round trip through saf
 
   nn::MultiheadAttention b(nn::MultiheadAttentionOptions(8, 2).kdim(5).vdim(7).add_bias_kv(true));
   nn::load(*b, path);
-  for (auto& [key, t] : a->state_dict()) {
+  for (auto& key_t : a->state_dict()) {
+    auto& key = key_t.first;
+    auto& t = key_t.second;
     INFO(key);
     CHECK(b->state_dict().at(key).to_vector<double>() == t.to_vector<double>());
   }

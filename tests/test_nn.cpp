@@ -150,7 +150,9 @@ TEST_CASE("zero_grad drops every parameter's gradient") {
   Net net;
   Tensor x = randn({5, 4});
   net(x).sum().backward();
-  for (auto& [n, p] : net->named_parameters()) {
+  for (auto& n_p : net->named_parameters()) {
+    auto& n = n_p.first;
+    auto& p = n_p.second;
     INFO(n);
     CHECK(p.grad().defined());
   }
@@ -166,7 +168,9 @@ TEST_CASE("to(f64) converts in place: members and earlier handles see it") {
   Tensor x = randn({3, 4});
   Tensor y32 = net(x);
   net->to(DType::f64);
-  for (auto& [n, p] : net->named_parameters()) {
+  for (auto& n_p : net->named_parameters()) {
+    auto& n = n_p.first;
+    auto& p = n_p.second;
     INFO(n);
     CHECK(p.dtype() == DType::f64);
     CHECK(p.requires_grad());
@@ -195,7 +199,9 @@ TEST_CASE("load_state_dict converts an f32 checkpoint into an f64 module") {
   Net dst;
   dst->to(DType::f64);
   dst->load_state_dict(src->state_dict());
-  for (auto& [n, p] : dst->named_parameters()) {
+  for (auto& n_p : dst->named_parameters()) {
+    auto& n = n_p.first;
+    auto& p = n_p.second;
     INFO(n);
     CHECK(p.dtype() == DType::f64);
     CHECK(p.to_vector<double>() == src->state_dict().at(n).to_vector<double>());
@@ -220,7 +226,9 @@ TEST_CASE("load_state_dict: a shape mismatch names the key and both shapes and c
   CHECK(contains(msg, "[3, 7]"));
   CHECK(contains(msg, "[3, 8]"));
   std::size_t i = 0;
-  for (auto& [k, t] : net->state_dict()) {
+  for (auto& k_t : net->state_dict()) {
+    auto& k = k_t.first;
+    auto& t = k_t.second;
     INFO(k);
     CHECK(t.to_vector<double>() == values[i++]);  // untouched, even keys before the bad one
   }
@@ -266,7 +274,9 @@ TEST_CASE("save / load round trip through safetensors") {
   Net b;
   CHECK_FALSE(same_values(a->layers->at<nn::LinearImpl>(0)->weight, b->layers->at<nn::LinearImpl>(0)->weight));
   nn::load(*b, path);
-  for (auto& [k, t] : a->state_dict()) {
+  for (auto& k_t : a->state_dict()) {
+    auto& k = k_t.first;
+    auto& t = k_t.second;
     INFO(k);
     CHECK(b->state_dict().at(k).dtype() == t.dtype());
     CHECK(same_values(b->state_dict().at(k), t));
@@ -520,7 +530,7 @@ TEST_CASE("ReLU and GELU modules") {
   nn::ReLU relu_m;
   CHECK(relu_m(x).to_vector<double>() == std::vector<double>{0.0, 0.0, 0.5, 1.0});
   nn::GELU g;
-  nn::GELU g_tanh(nn::GELUOptions(GeluApprox::tanh));
+  nn::GELU g_tanh{nn::GELUOptions(GeluApprox::tanh)};  // braces: clang reads parentheses as a declaration
   auto exact = g(x).to_vector<double>(), approx = g_tanh(x).to_vector<double>();
   // x * Phi(x): Phi(1) = 0.841344746068543, Phi(-2) = 0.0227501319481792
   CHECK(exact[3] == doctest::Approx(0.841344746068543).epsilon(1e-12));

@@ -265,7 +265,10 @@ void check_pow_tt(bool forward, bool gradient) {
   Tensor b = as_t(fx.at("pow_tt.finite.base")).clone().requires_grad_();
   Tensor e = as_t(fx.at("pow_tt.finite.exponent")).clone().requires_grad_();
   pow(b, e).sum().backward();
-  for (const auto& [key, g] : {std::pair{"pow_tt.grad.base", b.grad()}, std::pair{"pow_tt.grad.exponent", e.grad()}}) {
+  for (const auto& key_g : {std::pair{"pow_tt.grad.base", b.grad()}, std::pair{"pow_tt.grad.exponent", e.grad()}}) {
+    // Not a structured binding: clang before 16 cannot capture one (INFO is a lambda).
+    const char* key = key_g.first;
+    const Tensor& g = key_g.second;
     REQUIRE_MESSAGE(g.defined(), key, ": no gradient");
     const std::vector<double> ref = vals(fx.at(key));
     const std::vector<T> gv = g.template to_vector<T>();

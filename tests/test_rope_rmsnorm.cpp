@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
 #include "test_util.h"
 
@@ -94,7 +95,8 @@ TEST_CASE("rotary_embedding: q . k depends only on the relative position") {
     CHECK(max_abs_diff(s0, scores(shift)) < 1e-12);
   }
   // And it does depend on it: the same vector as query at position 0 and key at 0 or 3.
-  auto [c, s] = rotary_cos_sin(4, d, 10000.0, 0, DType::f64);
+  Tensor c, s;  // not a structured binding: clang before 16 cannot capture one
+  std::tie(c, s) = rotary_cos_sin(4, d, 10000.0, 0, DType::f64);
   Tensor v = q.narrow(2, 0, 1);  // (B, h, 1, d)
   auto at_pos = [&](int64_t p) { return rotary_embedding(v, c.narrow(0, p, 1), s.narrow(0, p, 1)); };
   CHECK(max_abs_diff(sum(at_pos(0) * at_pos(0)), sum(at_pos(0) * at_pos(3))) > 1e-3);
@@ -146,7 +148,8 @@ TEST_CASE("rotary_embedding: gradients equal the composite's, for x, cos and sin
 }
 
 TEST_CASE("rotary_embedding: errors name the op and the shapes") {
-  auto [c, s] = rotary_cos_sin(3, 4, 10000.0, 0, DType::f64);
+  Tensor c, s;  // not a structured binding: clang before 16 cannot capture one
+  std::tie(c, s) = rotary_cos_sin(3, 4, 10000.0, 0, DType::f64);
   Tensor x = zeros({2, 3, 4}, DType::f64);
   std::string e = error_of<ShapeError>([&] { rotary_embedding(zeros({2, 3, 5}, DType::f64), c, s); });
   CHECK(contains(e, "rotary_embedding"));
@@ -317,7 +320,9 @@ TEST_CASE("nn::SwiGLU matches LLaMA's feed-forward in PyTorch (fixture swiglu)")
   CHECK(max_abs_diff(y, f.at("output")) < 1e-13);
   sum(y * f.at("upstream")).backward();
   CHECK(max_abs_diff(x.grad(), f.at("grad.input.x")) < 1e-13);
-  for (auto& [n, p] : ffn->named_parameters()) {
+  for (auto& n_p : ffn->named_parameters()) {
+    auto& n = n_p.first;
+    auto& p = n_p.second;
     INFO("parameter ", n);
     CHECK(max_abs_diff(p.grad(), f.at("grad.param." + n)) < 1e-12);
   }
@@ -349,7 +354,8 @@ TEST_CASE("rms_norm and rotary_embedding kernels give the same bits on 1 and 2 t
   Tensor x = randn({512, 300}, DType::f32, &gen), w = randn({300}, DType::f32, &gen);  // > 2 grains of rows
   Tensor up = randn({512, 300}, DType::f32, &gen);
   Tensor q = randn({8, 8, 64, 32}, DType::f32, &gen), upq = randn({8, 8, 64, 32}, DType::f32, &gen);
-  auto [c, s] = rotary_cos_sin(64, 32);
+  Tensor c, s;  // not a structured binding: clang before 16 cannot capture one
+  std::tie(c, s) = rotary_cos_sin(64, 32);
   auto run = [&](int threads) {
     set_num_threads(threads);
     Tensor xl = leaf(x), wl = leaf(w), ql = leaf(q);

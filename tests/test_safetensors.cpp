@@ -107,7 +107,9 @@ TEST_CASE("save/load round trips every dtype, scalars, empty and non-contiguous 
   // Map order is file order is load order (not name order: "z.f32" comes first).
   CHECK(names(f.tensors) == names(m));
 
-  for (const auto& [name, orig] : m) {
+  for (const auto& name_orig : m) {
+    const auto& name = name_orig.first;
+    const auto& orig = name_orig.second;
     CAPTURE(name);
     const Tensor& t = f.tensors.at(name);
     CHECK(t.shape() == orig.shape());
@@ -195,7 +197,9 @@ TEST_CASE("every fixture loads with the shapes the README describes") {
     // The op-semantics fixtures (ops_*, double_backward) hold I64 indices and BOOL results
     // under other names; their README lists every key and dtype.
     if (stem.rfind("ops_", 0) == 0 || stem == "double_backward") continue;
-    for (const auto& [name, t] : f.tensors) {  // bool masks, float64 everything else but tokens
+    for (const auto& name_t : f.tensors) {  // bool masks, float64 everything else but tokens
+      const auto& name = name_t.first;
+      const auto& t = name_t.second;
       CAPTURE(name);
       const bool is_mask = name.rfind("mask.", 0) == 0 && name != "mask.attn_additive";
       const bool is_index = name == "input.tokens" || name == "input.targets";

@@ -297,7 +297,9 @@ TEST_CASE("shaping ops: each recorded backward is itself differentiable (gradche
       {"diag", [](const Tensor& x) { return diag(x.select(0, 0), 1); }},
       {"pad", [](const Tensor& x) { return pad(x, {2, -1, 1, 0}, PadMode::constant, 3.0); }},
   };
-  for (const auto& [name, op] : ops) {
+  for (const auto& name_op : ops) {
+    const auto& name = name_op.first;
+    const auto& op = name_op.second;
     INFO("op: ", std::string(name));
     Tensor x = randn({3, 4}, DType::f64).requires_grad_();
     Tensor y = op(x);
@@ -329,9 +331,12 @@ TEST_CASE("pad: the ops_pad fixture (PyTorch 1.13 F.pad, 1-D/2-D/3-D padding of 
   for (std::string nd : {"1d", "2d", "3d"}) {
     const Tensor& input = f.at(nd + ".input");
     const std::vector<int64_t> p = f.at(nd + ".pad").to_vector<int64_t>();
-    for (auto [name, mode] : {std::pair<std::string, PadMode>{"constant", PadMode::constant},
-                              {"reflect", PadMode::reflect},
-                              {"replicate", PadMode::replicate}}) {
+    for (auto name_mode : {std::pair<std::string, PadMode>{"constant", PadMode::constant},
+                           {"reflect", PadMode::reflect},
+                           {"replicate", PadMode::replicate}}) {
+      // Not a structured binding: clang before 16 cannot capture one (INFO is a lambda).
+      const std::string& name = name_mode.first;
+      const PadMode mode = name_mode.second;
       INFO("ops_pad ", nd, ".", name);
       Tensor x = input.detach().requires_grad_();
       Tensor y = pad(x, p, mode, mode == PadMode::constant ? 1.5 : 0.0);

@@ -55,7 +55,9 @@ void run_parity(DType dtype, double tol) {
   CHECK(max_err(src.grad(), f.at("grad.input.src")) < tol);
   CHECK(max_err(tgt.grad(), f.at("grad.input.tgt")) < tol);
   int checked = 0;
-  for (auto& [name, p] : model->named_parameters()) {
+  for (auto& name_p : model->named_parameters()) {
+    auto& name = name_p.first;
+    auto& p = name_p.second;
     INFO(name);
     REQUIRE(p.grad().defined());
     CHECK(max_err(p.grad(), f.at("grad.param." + name)) < tol);
