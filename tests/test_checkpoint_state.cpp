@@ -145,9 +145,10 @@ TEST_CASE("the largest step counts and zero moments are valid, and training from
     CHECK(std::isfinite(b.step()));
     CHECK(b.opt->lr() > 0);
   }
-  for (const auto& [name, t] : b.model->state_dict()) {
+  for (const auto& entry : b.model->state_dict()) {
+    const std::string& name = entry.first;  // clang 14 cannot capture a structured binding
     CAPTURE(name);
-    for (double x : t.to_vector<double>()) REQUIRE(std::isfinite(x));
+    for (double x : entry.second.to_vector<double>()) REQUIRE(std::isfinite(x));
   }
   CHECK(b.opt->state_dict().at("2.weight.step").item<int64_t>() == k2to53 + 2);
 }
