@@ -9,8 +9,6 @@
 // OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to T for the process (Debian's LibTorch calls
 // OpenBLAS, whose pool is sized when the library loads), and main calls
 // torch::set_num_threads(T). Memory: as ag_bench (RSS before the workload, ru_maxrss).
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -24,76 +22,15 @@
 
 #include "libtorch_models.h"
 
+// Its name in usage messages (bench_harness.h).
+constexpr const char* kProgram = "libtorch_bench";
+#include "bench_harness.h"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using namespace bench;
 using torch::Tensor;
 
-struct Args {
-  int workload = 0, threads = 1, reps = 5, warmup = 1;
-  int L = 256, B = 16, E = 256, heads = 8, causal = 0;  // workload 10 (one sweep point)
-};
-
-[[noreturn]] void usage(const std::string& why) {
-  std::cerr << "libtorch_bench: " << why
-            << "\nusage: libtorch_bench --workload N (1-10) --threads T --reps R --warmup W"
-               " [--L L --B B --E E --heads H --causal 0|1]\n";
-  std::exit(2);
-}
-
-Args parse(int argc, char** argv) {
-  Args a;
-  std::map<std::string, int*> opts = {{"--workload", &a.workload}, {"--threads", &a.threads}, {"--reps", &a.reps},
-                                      {"--warmup", &a.warmup},     {"--L", &a.L},             {"--B", &a.B},
-                                      {"--E", &a.E},               {"--heads", &a.heads},     {"--causal", &a.causal}};
-  for (int i = 1; i < argc; ++i) {
-    std::string k = argv[i];
-    if (k == "-h" || k == "--help") usage("runs one benchmark workload and prints one JSON line");
-    if (!opts.count(k)) usage("unknown option " + k);
-    if (i + 1 >= argc) usage("missing value after " + k);
-    try {
-      *opts[k] = std::stoi(argv[++i]);
-    } catch (const std::exception&) {
-      usage("not an integer after " + k + ": " + argv[i]);
-    }
-  }
-  if (a.workload < 1 || a.workload > 10) usage("--workload must be 1..10");
-  if (a.threads < 1 || a.reps < 1 || a.warmup < 0) usage("need --threads >= 1, --reps >= 1, --warmup >= 0");
-  if (a.L < 1 || a.B < 1 || a.heads < 1 || a.E % a.heads != 0) usage("need L, B >= 1 and heads dividing E");
-  return a;
-}
-
-long current_rss_kb() {
-  std::ifstream f("/proc/self/statm");
-  long size = 0, resident = 0;
-  f >> size >> resident;
-  return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-long peak_rss_kb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss;  // KiB on Linux
-}
-
-double seconds(const std::function<void()>& f) {
-  auto t0 = Clock::now();
-  f();
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-struct Timings {
-  std::vector<double> times;
-  std::map<std::string, std::vector<double>> extra;
-  nlohmann::json info = nlohmann::json::object();
-};
-
-Timings run_reps(const Args& a, const std::function<void()>& main) {
-  for (int i = 0; i < a.warmup; ++i) main();
-  Timings t;
-  for (int i = 0; i < a.reps; ++i) t.times.push_back(seconds(main));
-  return t;
-}
 
 // ---- 1, 2: copy-task training step (Adam 0.9/0.98/1e-9, Noam, clip 1) ------------------
 constexpr int64_t kVocab = 11, kLen = 10, kBatch = 80;

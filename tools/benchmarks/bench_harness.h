@@ -1,0 +1,98 @@
+#pragma once
+// What ag_bench and libtorch_bench share: the command line, the timing loop and the
+// memory readings, so both sides of tools/bench measure the same way. Each program
+// defines `kProgram` (its name, for usage messages) before including this header.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bench {
+
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  int workload = 0, threads = 1, reps = 5, warmup = 1;
+  int L = 256, B = 16, E = 256, heads = 8, causal = 0;  // workload 10 (one sweep point)
+};
+
+[[noreturn]] void usage(const std::string& why) {
+  std::cerr << kProgram << ": " << why
+            << "\nusage: " << kProgram << " --workload N (1-10) --threads T --reps R --warmup W"
+               " [--L L --B B --E E --heads H --causal 0|1]\n";
+  std::exit(2);
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  std::map<std::string, int*> opts = {{"--workload", &a.workload}, {"--threads", &a.threads}, {"--reps", &a.reps},
+                                      {"--warmup", &a.warmup},     {"--L", &a.L},             {"--B", &a.B},
+                                      {"--E", &a.E},               {"--heads", &a.heads},     {"--causal", &a.causal}};
+  for (int i = 1; i < argc; ++i) {
+    std::string k = argv[i];
+    if (k == "-h" || k == "--help") usage("runs one benchmark workload and prints one JSON line");
+    if (!opts.count(k)) usage("unknown option " + k);
+    if (i + 1 >= argc) usage("missing value after " + k);
+    try {
+      *opts[k] = std::stoi(argv[++i]);
+    } catch (const std::exception&) {
+      usage("not an integer after " + k + ": " + argv[i]);
+    }
+  }
+  if (a.workload < 1 || a.workload > 10) usage("--workload must be 1..10");
+  if (a.threads < 1 || a.reps < 1 || a.warmup < 0) usage("need --threads >= 1, --reps >= 1, --warmup >= 0");
+  if (a.L < 1 || a.B < 1 || a.heads < 1 || a.E % a.heads != 0) usage("need L, B >= 1 and heads dividing E");
+  return a;
+}
+
+long current_rss_kb() {
+  std::ifstream f("/proc/self/statm");
+  long size = 0, resident = 0;
+  f >> size >> resident;
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+long peak_rss_kb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;  // KiB on Linux
+}
+
+double seconds(const std::function<void()>& f) {
+  auto t0 = Clock::now();
+  f();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// What a workload measured: times of its main figure and of interleaved companions.
+struct Timings {
+  std::vector<double> times;
+  std::map<std::string, std::vector<double>> extra;
+  nlohmann::json info = nlohmann::json::object();
+};
+
+// Warm-up, then `reps` timed calls of `main` (and of each companion right after it).
+Timings run_reps(const Args& a, const std::function<void()>& main,
+                 const std::vector<std::pair<std::string, std::function<void()>>>& companions = {}) {
+  for (int i = 0; i < a.warmup; ++i) {
+    main();
+    for (auto& [name, f] : companions) f();
+  }
+  Timings t;
+  for (int i = 0; i < a.reps; ++i) {
+    t.times.push_back(seconds(main));
+    for (auto& [name, f] : companions) t.extra[name].push_back(seconds(f));
+  }
+  return t;
+}
+
+}  // namespace bench
