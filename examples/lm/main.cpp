@@ -1,7 +1,7 @@
 // lm: trains a character-level GPT on the license texts Debian ships, reports the
 // held-out loss (nats and bits per character) and samples text from a prompt.
 //
-//   build/examples/lm                                  # defaults: LLaMA-style, 500 steps, ~4 min at 8500 tokens/s
+//   build/examples/lm                                  # defaults: LLaMA-style, 600 steps, ~3.5 min at 12700 tokens/s
 //   build/examples/lm --steps 300 --out runs/lm-quick --prompt "The license"
 //   build/examples/lm --out runs/lm --resume --steps 0 --prompt "You may" --top-k 10
 //   build/examples/lm --norm layer --pos learned --mlp gelu --dropout 0   # GPT-2-style

@@ -23,7 +23,7 @@ struct Config {
   MlpKind mlp = MlpKind::swiglu;
   bool tie = false;
   double dropout = 0.1;
-  int64_t batch = 32, accum = 1, steps = 500, warmup = 100;
+  int64_t batch = 32, accum = 1, steps = 600, warmup = 100;
   double lr = 3e-3, weight_decay = 0.1, clip = 1.0, beta2 = 0.99;
   uint64_t seed = 1;
 
