@@ -256,35 +256,49 @@ Tensor square(const Tensor& x) {  // dx = 2 g x
 }
 
 // y = 0.5 x (1 + erf(x / sqrt 2)), or the tanh approximation
-// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). A primitive with PyTorch's own
-// backward formulas (gelu_backward), so gradients match torch's to a few ulps where the
-// composite's chain rule drifts (e.g. exp(-x^2/2) against erf's derivative at x = -20):
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in one fused pass (kernels/gelu.cpp).
+// Its gradient is the op gelu_backward with PyTorch's own formulas, so gradients match
+// torch's to a few ulps where the composite's chain rule drifts (e.g. exp(-x^2/2)
+// against erf's derivative at x = -20):
 //   none:  dx = g (cdf + x pdf),  cdf = 0.5 (1 + erf(x / sqrt 2)),  pdf = exp(-x^2/2) / sqrt(2 pi)
 //   tanh:  dx = g (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2)),  t = tanh(k (x + c x^3))
 Tensor gelu(const Tensor& x, GeluApprox approximate) {
   check_float(x, "gelu");
-  // PyTorch's constants, rounded as it rounds them: M_SQRT2 * M_2_SQRTPI * 0.5 and
-  // M_SQRT1_2 (= sqrt2 / 2 exactly in binary).
-  const double k = std::numbers::sqrt2 * (2.0 * std::numbers::inv_sqrtpi) * 0.5, c = 0.044715;
-  const double alpha = std::numbers::sqrt2 / 2;
-  Tensor y;
-  {
-    NoGradGuard values_only;
-    y = approximate == GeluApprox::tanh ? x * 0.5 * (1.0 + tanh((x + pow(x, 3.0) * c) * k))
-                                        : x * 0.5 * (1.0 + erf(x * alpha));
-  }
-  return record("gelu", y, {x}, [sx = save_if(wants_grad(x), x), approximate, k, c, alpha](const Tensor& g, NeedsGrad) {
-    const Tensor x = sx.get();
-    if (approximate == GeluApprox::tanh) {
-      Tensor x_sq = x * x;
-      Tensor t = tanh((x + x_sq * x * c) * k);
-      Tensor right = x * 0.5 * (1.0 - t * t) * ((1.0 + x_sq * (3.0 * c)) * k);
-      return Grads{g * ((1.0 + t) * 0.5 + right)};
-    }
-    Tensor cdf = (1.0 + erf(x * alpha)) * 0.5;
-    Tensor pdf = exp(x * x * -0.5) * (2.0 * std::numbers::inv_sqrtpi * alpha * 0.5);
-    return Grads{g * (cdf + x * pdf)};
+  Tensor y = K::gelu(x, approximate == GeluApprox::tanh);
+  return record("gelu", y, {x}, [sx = save_if(wants_grad(x), x), approximate](const Tensor& g, NeedsGrad) {
+    return Grads{gelu_backward(g, sx.get(), approximate)};
   });
+}
+
+// dx = g f''(x) for dy = g f'(x), written with differentiable ops (so backward goes on):
+//   none:  f'' = pdf (2 - x^2)
+//   tanh:  f'' = s (u' - x t u'^2 + 3 k c x^2),  u = k (x + c x^3), u' = k (1 + 3 c x^2),
+//          t = tanh(u), s = 1 - t^2
+// and d(dy)/dg = f'(x), which is gelu_backward again.
+Tensor gelu_backward(const Tensor& grad_output, const Tensor& x, GeluApprox approximate) {
+  check_float(x, "gelu_backward");
+  AG_CHECK(grad_output.shape() == x.shape() && grad_output.dtype() == x.dtype(), ShapeError,
+           "gelu_backward: grad_output ", grad_output.shape(), " ", grad_output.dtype(), " must match input ",
+           x.shape(), " ", x.dtype());
+  const bool tanh_form = approximate == GeluApprox::tanh;
+  Tensor dx = K::gelu_backward(grad_output, x, tanh_form);
+  return record("gelu_backward", dx, {grad_output, x},
+                [sg = save_if(wants_grad(x), grad_output), sx = Saved(x), approximate, tanh_form](const Tensor& gg,
+                                                                                                  NeedsGrad need) {
+                  const Tensor x = sx.get();
+                  Tensor d_g = need[0] ? gelu_backward(gg, x, approximate) : Tensor{};
+                  if (!need[1]) return Grads{d_g, Tensor{}};
+                  const double k = std::numbers::sqrt2 * (2.0 * std::numbers::inv_sqrtpi) * 0.5, c = 0.044715;
+                  Tensor x_sq = x * x, f2;
+                  if (tanh_form) {
+                    Tensor du = (1.0 + x_sq * (3.0 * c)) * k;
+                    Tensor t = tanh((x + x_sq * x * c) * k);
+                    f2 = (1.0 - t * t) * (du - x * t * du * du + x_sq * (3.0 * k * c));
+                  } else {
+                    f2 = exp(x_sq * -0.5) * (std::numbers::inv_sqrtpi / std::numbers::sqrt2) * (2.0 - x_sq);
+                  }
+                  return Grads{d_g, gg * sg.get() * f2};
+                });
 }
 
 // dx = g where min <= x <= max. NaN inputs stay NaN (PyTorch).

@@ -1,11 +1,12 @@
 // Binary elementwise kernels with broadcasting, comparisons, logic and where.
-// (Arithmetic rows use xsimd batches directly: rows here are often short, e.g. a bias
-// row of 64, where building an xtensor adaptor per row cost more than the math.)
+// (Arithmetic rows use the run-time width's EltOps (simd.h) directly: rows here are
+// often short, e.g. a bias row of 64, where an xtensor adaptor per row cost more than
+// the math.)
 #include <cmath>
 
 #include "kernels/kernels.h"
+#include "kernels/simd.h"
 #include "kernels/strided.h"
-#include <xsimd/xsimd.hpp>
 
 namespace ag::kernels {
 namespace {
@@ -15,11 +16,12 @@ void check_same_dtype(const Tensor& a, const Tensor& b, const char* name) {
            " differ (shapes ", a.shape(), " and ", b.shape(), "); convert one with .to()");
 }
 
-// out = f(a, b) over the broadcast shape. With Simd, f also takes xsimd batches: rows
-// where the output and both inputs are contiguous (or one input is constant along the
-// row, like a bias) run in SIMD registers; other rows use the scalar form.
-template <class T, class O, bool Simd, class F>
-Tensor zip_rows(const Tensor& a, const Tensor& b, const char* name, F&& f) {
+// out = f(a, b) over the broadcast shape. With `rows` (EltOps::arith[op] at the
+// run-time width), rows where the output and both inputs are contiguous, or one input
+// is constant along the row (a bias, a scalar), run in SIMD registers; other rows use f.
+template <class T, class O, class F>
+Tensor zip_rows(const Tensor& a, const Tensor& b, const char* name, F&& f,
+                const typename EltOps<T>::Arith* rows = nullptr) {
   Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   Tensor out = empty(shape, dtype_v<O>, name);
   std::array<Strides, 3> st{out.strides(), broadcast_strides(a, shape), broadcast_strides(b, shape)};
@@ -27,31 +29,26 @@ Tensor zip_rows(const Tensor& a, const Tensor& b, const char* name, F&& f) {
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   for_each_row_parallel<3>(shape, st, [&](const auto& off, int64_t n, const auto& inc) {
-    int64_t i = 0;
-    if constexpr (Simd) {
-      using B = xsimd::batch<T>;
-      constexpr int64_t W = static_cast<int64_t>(B::size);
-      O* ro = o + off[0];
-      const T *ra = pa + off[1], *rb = pb + off[2];
-      if (inc[0] == 1 && inc[1] == 1 && inc[2] == 1) {
-        for (; i + W <= n; i += W) f(B::load_unaligned(ra + i), B::load_unaligned(rb + i)).store_unaligned(ro + i);
-      } else if (inc[0] == 1 && inc[1] == 1 && inc[2] == 0) {
-        const B y(*rb);
-        for (; i + W <= n; i += W) f(B::load_unaligned(ra + i), y).store_unaligned(ro + i);
-      } else if (inc[0] == 1 && inc[1] == 0 && inc[2] == 1) {
-        const B x(*ra);
-        for (; i + W <= n; i += W) f(x, B::load_unaligned(rb + i)).store_unaligned(ro + i);
+    if constexpr (std::is_same_v<T, O>) {
+      if (rows && inc[0] == 1) {
+        const int layout = inc[1] == 1 && inc[2] == 1 ? 0 : inc[1] == 1 && inc[2] == 0 ? 1
+                                                        : inc[1] == 0 && inc[2] == 1 ? 2 : -1;
+        if (layout >= 0) return rows[layout](o + off[0], pa + off[1], pb + off[2], n);
       }
     }
-    for (; i < n; ++i) o[off[0] + i * inc[0]] = f(pa[off[1] + i * inc[1]], pb[off[2] + i * inc[2]]);
+    for (int64_t i = 0; i < n; ++i) o[off[0] + i * inc[0]] = f(pa[off[1] + i * inc[1]], pb[off[2] + i * inc[2]]);
   });
   return out;
 }
 
-// Arithmetic that xsimd vectorizes for floats; integers take the scalar path.
+// Arithmetic: floats through the dispatched rows (op is add, sub, mul or div, the
+// first four of Binary), integers through f.
 template <class T, class F>
-Tensor arith(const Tensor& a, const Tensor& b, const char* name, F&& f) {
-  return zip_rows<T, T, std::is_floating_point_v<T>>(a, b, name, std::forward<F>(f));
+Tensor arith(Binary op, const Tensor& a, const Tensor& b, const char* name, F&& f) {
+  if constexpr (std::is_floating_point_v<T>)
+    return zip_rows<T, T>(a, b, name, std::forward<F>(f), elt_ops<T>().arith[static_cast<int>(op)]);
+  else
+    return zip_rows<T, T>(a, b, name, std::forward<F>(f));
 }
 
 // floor(x / y) as PyTorch computes it (c10 div_floor_integer / div_floor_floating): for
@@ -78,34 +75,34 @@ T floor_div(T x, T y, const char* name) {
 template <class T>
 Tensor binary_typed(Binary op, const Tensor& a, const Tensor& b, const char* name) {
   switch (op) {
-    case Binary::add: return arith<T>(a, b, name, [](auto x, auto y) { return x + y; });
-    case Binary::sub: return arith<T>(a, b, name, [](auto x, auto y) { return x - y; });
-    case Binary::mul: return arith<T>(a, b, name, [](auto x, auto y) { return x * y; });
+    case Binary::add: return arith<T>(op, a, b, name, [](T x, T y) { return T(x + y); });
+    case Binary::sub: return arith<T>(op, a, b, name, [](T x, T y) { return T(x - y); });
+    case Binary::mul: return arith<T>(op, a, b, name, [](T x, T y) { return T(x * y); });
     case Binary::div:
       if constexpr (std::is_integral_v<T>) {
-        return zip_rows<T, T, false>(a, b, name, [&](T x, T y) {
+        return zip_rows<T, T>(a, b, name, [&](T x, T y) {
           AG_CHECK(y != 0, ValueError, name, ": integer division by zero");
           return T(x / y);
         });
       } else {
-        return arith<T>(a, b, name, [](auto x, auto y) { return x / y; });
+        return arith<T>(op, a, b, name, [](T x, T y) { return x / y; });
       }
     case Binary::pow:
-      return zip_rows<T, T, false>(a, b, name, [](T x, T y) { return T(std::pow(x, y)); });
+      return zip_rows<T, T>(a, b, name, [](T x, T y) { return T(std::pow(x, y)); });
     case Binary::maximum:
-      return zip_rows<T, T, false>(a, b, name, [](T x, T y) {
+      return zip_rows<T, T>(a, b, name, [](T x, T y) {
         if constexpr (std::is_floating_point_v<T>) if (std::isnan(x) || std::isnan(y)) return T(NAN);
         return x >= y ? x : y;
       });
     case Binary::minimum:
-      return zip_rows<T, T, false>(a, b, name, [](T x, T y) {
+      return zip_rows<T, T>(a, b, name, [](T x, T y) {
         if constexpr (std::is_floating_point_v<T>) if (std::isnan(x) || std::isnan(y)) return T(NAN);
         return x <= y ? x : y;
       });
     case Binary::ge_mask:
-      return zip_rows<T, T, false>(a, b, name, [](T x, T y) { return x >= y ? T(1) : T(0); });
+      return zip_rows<T, T>(a, b, name, [](T x, T y) { return x >= y ? T(1) : T(0); });
     case Binary::floor_div:
-      return zip_rows<T, T, false>(a, b, name, [&](T x, T y) { return floor_div(x, y, name); });
+      return zip_rows<T, T>(a, b, name, [&](T x, T y) { return floor_div(x, y, name); });
   }
   throw Error("binary: unknown op");
 }
@@ -139,14 +136,14 @@ Tensor binary_scalar(Binary op, const Tensor& a, double s, bool scalar_first) {
 Tensor compare(Compare op, const Tensor& a, const Tensor& b, const char* name) {
   check_same_dtype(a, b, name);
   return dispatch_all(a.dtype(), name, [&]<class T>() {
-    return zip_rows<T, bool, false>(a, b, name, [op](T x, T y) { return cmp(op, x, y); });
+    return zip_rows<T, bool>(a, b, name, [op](T x, T y) { return cmp(op, x, y); });
   });
 }
 
 Tensor logical(Logic op, const Tensor& a, const Tensor& b, const char* name) {
   AG_CHECK(a.dtype() == DType::b8 && b.dtype() == DType::b8, DTypeError, name,
            ": expected bool tensors, got ", a.dtype(), " and ", b.dtype());
-  return zip_rows<bool, bool, false>(a, b, name,
+  return zip_rows<bool, bool>(a, b, name,
                               [op](bool x, bool y) { return op == Logic::and_ ? x && y : x || y; });
 }
 
@@ -155,7 +152,7 @@ Tensor logical_not(const Tensor& a) {
   return dispatch_all(a.dtype(), "logical_not", [&]<class T>() {
     Tensor z = empty(Shape{}, a.dtype());
     fill(z, 0);
-    return zip_rows<T, bool, false>(a, z, "logical_not", [](T x, T zero) { return x == zero; });
+    return zip_rows<T, bool>(a, z, "logical_not", [](T x, T zero) { return x == zero; });
   });
 }
 
@@ -168,7 +165,7 @@ Tensor isfinite(const Tensor& a) {
   return dispatch_float(a.dtype(), "isfinite", [&]<class T>() {
     Tensor z = empty(Shape{}, a.dtype());
     fill(z, 0);
-    return zip_rows<T, bool, false>(a, z, "isfinite", [](T x, T) { return std::isfinite(x); });
+    return zip_rows<T, bool>(a, z, "isfinite", [](T x, T) { return std::isfinite(x); });
   });
 }
 

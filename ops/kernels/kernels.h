@@ -27,6 +27,11 @@ Tensor pow_scalar(const Tensor& x, double exponent);
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
 Tensor in_range(const Tensor& x, std::optional<double> lo, std::optional<double> hi);  // 0/1 mask
 
+// GELU (gelu.cpp): y = gelu(x), and g * gelu'(x) for x, g of one shape; `tanh` picks
+// the tanh approximation. One pass each instead of the composite's five and nine.
+Tensor gelu(const Tensor& x, bool tanh);
+Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh);
+
 enum class Binary { add, sub, mul, div, pow, maximum, minimum, ge_mask /* 1 where a >= b */,
                     floor_div /* floor(a / b), PyTorch 1.13 floor_divide */ };
 Tensor binary(Binary op, const Tensor& a, const Tensor& b, const char* name);

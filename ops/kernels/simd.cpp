@@ -1,5 +1,5 @@
-// Run-time choice of vector width (simd.h). The SSE2 row operations live here, built
-// for the baseline; the wide ones in simd_avx2.cpp and simd_avx512.cpp.
+// Run-time choice of vector width (simd.h). The SSE2 row and elementwise operations
+// live here, built for the baseline; the wide ones in simd_avx2.cpp and simd_avx512.cpp.
 #include "kernels/simd.h"
 
 #include <atomic>
@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "attograd/error.h"
+#include "kernels/simd_elt_impl.h"
 #include "kernels/simd_rows_impl.h"
 
 namespace ag::kernels {
@@ -17,6 +18,10 @@ const RowOps<float>& row_ops_avx2_f32();
 const RowOps<double>& row_ops_avx2_f64();
 const RowOps<float>& row_ops_avx512_f32();
 const RowOps<double>& row_ops_avx512_f64();
+const EltOps<float>& elt_ops_avx2_f32();
+const EltOps<double>& elt_ops_avx2_f64();
+const EltOps<float>& elt_ops_avx512_f32();
+const EltOps<double>& elt_ops_avx512_f64();
 #endif
 
 namespace {
@@ -110,9 +115,34 @@ const RowOps<T>& row_ops() {
   return row_ops<T>(simd_level());
 }
 
+template <class T>
+const EltOps<T>& elt_ops(SimdLevel level) {
+  static const EltOps<T> base = Elt<T, xsimd::sse2>::ops();
+#if ATTOGRAD_SIMD_X86
+  if (level == SimdLevel::avx512) {
+    if constexpr (std::is_same_v<T, float>) return elt_ops_avx512_f32();
+    else return elt_ops_avx512_f64();
+  }
+  if (level == SimdLevel::avx2) {
+    if constexpr (std::is_same_v<T, float>) return elt_ops_avx2_f32();
+    else return elt_ops_avx2_f64();
+  }
+#endif
+  return base;
+}
+
+template <class T>
+const EltOps<T>& elt_ops() {
+  return elt_ops<T>(simd_level());
+}
+
 template const RowOps<float>& row_ops<float>(SimdLevel);
 template const RowOps<double>& row_ops<double>(SimdLevel);
 template const RowOps<float>& row_ops<float>();
 template const RowOps<double>& row_ops<double>();
+template const EltOps<float>& elt_ops<float>(SimdLevel);
+template const EltOps<double>& elt_ops<double>(SimdLevel);
+template const EltOps<float>& elt_ops<float>();
+template const EltOps<double>& elt_ops<double>();
 
 }  // namespace ag::kernels

@@ -72,6 +72,22 @@ inline uint32_t mix32(uint32_t x) {
   return x;
 }
 
+// Elementwise row operations at one width (binary.cpp, gelu.cpp): out, a, b hold n
+// contiguous elements. arith[op][layout] is a op b for op add, sub, mul, div (the order
+// of kernels::Binary) with layout 0: a and b rows, 1: b a scalar (*b), 2: a a scalar
+// (*a); IEEE operations, so every width gives the same bits.
+template <class T>
+struct EltOps {
+  using Arith = void (*)(T* out, const T* a, const T* b, int64_t n);
+  Arith arith[4][3];
+  // float only (nullptr for double, which gelu.cpp runs in scalar libm form for
+  // PyTorch's float64 answers): GELU, tanh picking the tanh approximation, in PyTorch's
+  // float arithmetic around erf / tanh computed in double; and g times its derivative,
+  // computed in double and rounded once (1 + erf as erfc: no cancellation).
+  void (*gelu)(T* out, const T* x, int64_t n, bool tanh);
+  void (*gelu_backward)(T* out, const T* g, const T* x, int64_t n, bool tanh);
+};
+
 // The row operations for simd_level().
 template <class T>
 const RowOps<T>& row_ops();
@@ -79,5 +95,11 @@ const RowOps<T>& row_ops();
 // The row operations at a given level (tests compare every level with sse2).
 template <class T>
 const RowOps<T>& row_ops(SimdLevel level);
+
+// The elementwise operations for simd_level(), and at a given level.
+template <class T>
+const EltOps<T>& elt_ops();
+template <class T>
+const EltOps<T>& elt_ops(SimdLevel level);
 
 }  // namespace ag::kernels

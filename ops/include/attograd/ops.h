@@ -68,6 +68,9 @@ Tensor square(const Tensor& x);  ///< same shape: x * x
 /// GELU's form: none = exact x * Phi(x) with erf; tanh = the tanh approximation.
 enum class GeluApprox { none, tanh };
 Tensor gelu(const Tensor& x, GeluApprox approximate = GeluApprox::none);  ///< same shape
+/// grad_output * gelu'(x) (LibTorch's torch::gelu_backward): gelu's gradient as an op of
+/// its own, so that it is differentiable again. grad_output has x's shape and dtype.
+Tensor gelu_backward(const Tensor& grad_output, const Tensor& x, GeluApprox approximate = GeluApprox::none);
 /// Same shape, limited to [min, max] (either may be absent); no gradient outside.
 Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max);
 

@@ -1,0 +1,230 @@
+// The dispatched elementwise rows (EltOps, ops/kernels/simd.h) at every vector width
+// this CPU has: arithmetic must equal IEEE's scalar answer bit for bit (body and tail,
+// broadcast rows, special values), and the fused GELU forward and backward must equal
+// the formulas they replace: PyTorch's float arithmetic around a correctly rounded
+// erf / tanh for float, libm's float64 formulas for double.
+#include <doctest/doctest.h>
+
+#include <attograd/attograd.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numbers>
+#include <vector>
+
+#include "kernels/simd.h"
+#include "tensor_checks.h"
+#include "test_util.h"
+
+using namespace ag;
+using K = ag::kernels::SimdLevel;
+
+namespace {
+
+struct LevelGuard {
+  K saved = kernels::simd_level();
+  ~LevelGuard() { kernels::set_simd_level(saved); }
+};
+
+const std::vector<int64_t> kLengths{0, 1, 3, 4, 7, 8, 15, 16, 17, 33, 64, 100, 257, 600};
+
+// Random values with the special ones sprinkled through body and tail.
+template <class T>
+std::vector<T> values(int64_t n, uint64_t seed, bool specials = true) {
+  Generator g(seed);
+  std::vector<T> x(static_cast<std::size_t>(n));
+  for (auto& v : x) v = static_cast<T>(g.normal() * 3);
+  const T sp[] = {T(0), -T(0), std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity(),
+                  std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::denorm_min(), T(-20), T(1e30), T(-2.5)};
+  if (specials)
+    for (std::size_t i = 0; i < x.size(); i += 5) x[i] = sp[(i / 5) % std::size(sp)];
+  return x;
+}
+
+template <class T>
+bool same_bits(T a, T b) {
+  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
+}
+
+template <class T>
+T apply(int op, T a, T b) {
+  switch (op) {
+    case 0: return a + b;
+    case 1: return a - b;
+    case 2: return a * b;
+    default: return a / b;
+  }
+}
+
+template <class T>
+void check_arith_rows() {
+  for (K level : kernels::available_simd_levels()) {
+    CAPTURE(kernels::to_string(level));
+    const auto& E = kernels::elt_ops<T>(level);
+    for (int op = 0; op < 4; ++op)
+      for (int layout = 0; layout < 3; ++layout)
+        for (int64_t n : kLengths) {
+          CAPTURE(op);
+          CAPTURE(layout);
+          CAPTURE(n);
+          const std::vector<T> a = values<T>(n + 1, 3 + uint64_t(n)), b = values<T>(n + 1, 50 + uint64_t(n));
+          std::vector<T> out(static_cast<std::size_t>(n + 1), T(7));
+          E.arith[op][layout](out.data(), a.data(), b.data(), n);
+          int bad = 0;
+          for (int64_t i = 0; i < n; ++i) {
+            const T x = layout == 2 ? a[0] : a[size_t(i)], y = layout == 1 ? b[0] : b[size_t(i)];
+            bad += !same_bits(out[size_t(i)], apply(op, x, y));
+          }
+          CHECK(bad == 0);
+          CHECK(out[size_t(n)] == T(7));  // nothing written past n
+        }
+  }
+}
+
+// PyTorch's float GELU: float arithmetic, erf / tanh correctly rounded (libm's erff).
+float gelu_ref(float x, bool tanh_form) {
+  const float alpha = static_cast<float>(std::numbers::sqrt2 / 2);
+  const float k = static_cast<float>(std::numbers::sqrt2 * (2.0 * std::numbers::inv_sqrtpi) * 0.5), c = 0.044715f;
+  if (tanh_form) {
+    const float x3 = static_cast<float>(std::pow(static_cast<double>(x), 3.0));
+    return (x * 0.5f) * (1.0f + static_cast<float>(std::tanh(static_cast<double>((x + x3 * c) * k))));
+  }
+  return (x * 0.5f) * (1.0f + static_cast<float>(std::erf(static_cast<double>(x * alpha))));
+}
+
+// gelu'(x) in float64 (the derivation in ops/elementwise.cpp).
+double dgelu_ref(double x, bool tanh_form) {
+  const double k = std::numbers::sqrt2 * (2.0 * std::numbers::inv_sqrtpi) * 0.5, c = 0.044715;
+  if (tanh_form) {
+    const double t = std::tanh((x + c * x * x * x) * k);
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x);
+  }
+  return 0.5 * std::erfc(-x / std::numbers::sqrt2) + x * std::exp(-0.5 * x * x) * std::numbers::inv_sqrtpi / std::numbers::sqrt2;
+}
+
+int ulps_apart(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b) ? 0 : 1 << 30;
+  if (a == b) return 0;
+  auto ord = [](float v) {
+    int32_t i;
+    std::memcpy(&i, &v, 4);
+    return i < 0 ? int64_t(INT32_MIN) - i : int64_t(i);
+  };
+  return static_cast<int>(std::min<int64_t>(std::abs(ord(a) - ord(b)), 1 << 30));
+}
+
+}  // namespace
+
+TEST_CASE("simd elementwise: add, sub, mul, div rows equal IEEE's scalar answer at every width") {
+  check_arith_rows<float>();
+  check_arith_rows<double>();
+}
+
+TEST_CASE("simd elementwise: tensor arithmetic (bias rows, scalars, strided) is the same at every width") {
+  LevelGuard guard;
+  const std::vector<float> av = values<float>(6 * 37, 1), bv = values<float>(37, 2);
+  Tensor a = Tensor::from_vector(av).reshape({6, 37}), bias = Tensor::from_vector(bv);
+  Tensor at = Tensor::from_vector(av).reshape({37, 6}).t();  // strided rows: the scalar path
+  for (K level : kernels::available_simd_levels()) {
+    CAPTURE(kernels::to_string(level));
+    kernels::set_simd_level(level);
+    const std::vector<float> sum = (a + bias).to_vector<float>(), q = (bias / a).to_vector<float>(),
+                             s = (a * 0.5).to_vector<float>(), d = (at - a).to_vector<float>();
+    int bad = 0;
+    for (int64_t i = 0; i < 6; ++i)
+      for (int64_t j = 0; j < 37; ++j) {
+        const std::size_t ij = size_t(i * 37 + j);
+        const float x = av[ij], y = bv[size_t(j)], xt = av[size_t(j * 6 + i)];
+        bad += !same_bits(sum[ij], x + y) + !same_bits(q[ij], y / x) + !same_bits(s[ij], x * 0.5f) +
+               !same_bits(d[ij], xt - x);
+      }
+    CHECK(bad == 0);
+  }
+}
+
+TEST_CASE("simd elementwise: float GELU is PyTorch's float arithmetic around a correctly rounded erf / tanh") {
+  LevelGuard guard;
+  for (bool tanh_form : {false, true}) {
+    CAPTURE(tanh_form);
+    for (K level : kernels::available_simd_levels()) {
+      CAPTURE(kernels::to_string(level));
+      kernels::set_simd_level(level);
+      for (int64_t n : kLengths) {
+        const std::vector<float> xv = values<float>(n, 11 + uint64_t(n));
+        const std::vector<float> y =
+            gelu(Tensor::from_vector(xv), tanh_form ? GeluApprox::tanh : GeluApprox::none).to_vector<float>();
+        int bad = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          // Exact but for an erf / tanh that rounds the other way (xsimd's double is a few
+          // double ulps off libm's): one float ulp of erf, times x / 2.
+          const float want = gelu_ref(xv[size_t(i)], tanh_form), got = y[size_t(i)];
+          const bool ok = same_bits(got, want) ||
+                          std::abs(got - want) <= std::abs(xv[size_t(i)]) * 0.5f * 6e-8f + 1e-37f;
+          if (!ok) INFO("x = ", xv[size_t(i)], ": got ", got, ", want ", want);
+          bad += !ok;
+        }
+        CHECK(bad == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("simd elementwise: float GELU backward is the float64 gradient rounded, at every width") {
+  LevelGuard guard;
+  for (bool tanh_form : {false, true}) {
+    CAPTURE(tanh_form);
+    for (K level : kernels::available_simd_levels()) {
+      CAPTURE(kernels::to_string(level));
+      kernels::set_simd_level(level);
+      const int64_t n = 1000;
+      const std::vector<float> xv = values<float>(n, 5, false), gv = values<float>(n, 6);
+      const std::vector<float> dx = gelu_backward(Tensor::from_vector(gv), Tensor::from_vector(xv),
+                                                  tanh_form ? GeluApprox::tanh : GeluApprox::none)
+                                        .to_vector<float>();
+      int worst = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const float want = static_cast<float>(double(gv[size_t(i)]) * dgelu_ref(xv[size_t(i)], tanh_form));
+        worst = std::max(worst, std::abs(want) < 1e-30f ? 0 : ulps_apart(dx[size_t(i)], want));
+      }
+      CHECK(worst <= 1);
+    }
+  }
+  // Special values: NaN and infinities where the float64 formula has them.
+  const std::vector<float> xs{0.0f, -0.0f, INFINITY, -INFINITY, NAN, -20.0f, 1e30f};
+  const std::vector<float> dx = gelu_backward(Tensor::from_vector(std::vector<float>(xs.size(), 1.0f)),
+                                              Tensor::from_vector(xs))
+                                    .to_vector<float>();
+  CHECK(dx[0] == 0.5f);
+  CHECK(dx[1] == 0.5f);
+  CHECK(std::isnan(dx[2]));  // inf * pdf(inf) = inf * 0, as the composite formula
+  CHECK(std::isnan(dx[3]));
+  CHECK(std::isnan(dx[4]));
+  CHECK(dx[5] == 0.0f);
+  CHECK(dx[6] == 1.0f);
+}
+
+TEST_CASE("gelu float64: the fused pass equals the composite formula; strided input; errors") {
+  const double alpha = std::numbers::sqrt2 / 2;
+  const std::vector<double> xv = values<double>(301, 9);
+  Tensor x = Tensor::from_vector(xv);
+  // Forward: bit for bit the ops it replaced (same libm calls, same order).
+  CHECK(tc::diff(gelu(x), x * 0.5 * (1.0 + erf(x * alpha))) == "");
+  // A transposed (non-contiguous) input gives the contiguous answer.
+  Tensor m = Tensor::from_vector(values<double>(12 * 7, 4)).reshape({12, 7});
+  CHECK(tc::diff(gelu(m.t()), gelu(m.t().contiguous())) == "");
+  CHECK(tc::diff(gelu_backward(m.t(), m.t(), GeluApprox::tanh),
+                 gelu_backward(m.t().contiguous(), m.t().contiguous(), GeluApprox::tanh)) == "");
+  // Backward against gelu'(x) written out: a few ulps (exp and erf round on their own).
+  const std::vector<double> dx = gelu_backward(ones({301}, DType::f64), x).to_vector<double>();
+  int bad = 0;
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    const double want = dgelu_ref(xv[i], false);
+    if (std::isnan(want)) bad += !std::isnan(dx[i]);
+    else bad += !(std::abs(dx[i] - want) <= 1e-14 * std::max(1.0, std::abs(want)));
+  }
+  CHECK(bad == 0);
+  CHECK_THROWS_MSG(gelu_backward(ones({2, 3}), ones({3, 2})), ShapeError,
+                   "gelu_backward: grad_output [2, 3] f32 must match input [3, 2] f32");
+  CHECK_THROWS_AS(gelu_backward(ones({2}, DType::f64), ones({2})), ShapeError);
+}
