@@ -162,12 +162,39 @@ TEST_CASE("masks that are not a plain prefix: bounds only, the mask still read")
     o.causal = true;
     check_close(run_sdpa(q, k, v, up, o, true), run_sdpa(q, k, v, up, o, false), 1e-11);
   }
+  SUBCASE("no key padded: the mask is dropped, nothing skipped") {
+    Tensor mask = prefix_mask({S, S, S}, S);
+    auto kl = kernels::flash_key_lengths(q, k, mask);
+    CHECK(kl.exact);
+    CHECK_FALSE(kl.len.defined());
+    SdpaOptions o;
+    o.attn_mask = mask;
+    check_close(run_sdpa(q, k, v, up, o, true), run_sdpa(q, k, v, up, o, false), 1e-11);
+  }
   SUBCASE("a float bias on every key: no lengths") {
     Tensor mask = randn({L, S}, DType::f64, &g);
     auto kl = kernels::flash_key_lengths(q, k, mask);
     CHECK_FALSE(kl.exact);
     CHECK_FALSE(kl.len.defined());
   }
+}
+
+TEST_CASE("double backward through the fused kernel with a padding mask uses that mask") {
+  // create_graph differentiates the composite path with the saved (original) mask, even
+  // though the kernels got lengths only.
+  Generator g(6);
+  Tensor q = randn({2, 2, 9, 4}, DType::f64, &g).requires_grad_(), k = randn({2, 2, 70, 4}, DType::f64, &g),
+         v = randn({2, 2, 70, 4}, DType::f64, &g).requires_grad_();
+  SdpaOptions o;
+  o.attn_mask = prefix_mask({66, 3}, 70);
+  auto second = [&](bool fused) {
+    SdpaOptions oo = o;
+    oo.fused = fused;
+    Tensor out = scaled_dot_product_attention(q, k, v, oo).first;
+    Tensor dq = grad({sum(out * out)}, {q}, {}, true, true)[0];
+    return grad({sum(dq * dq)}, {v});
+  };
+  CHECK(max_abs_diff(second(true)[0], second(false)[0]) < 1e-10);
 }
 
 TEST_CASE("skipped tiles are never read: NaN in padded K/V rows stays out") {
@@ -189,7 +216,7 @@ TEST_CASE("skipped tiles are never read: NaN in padded K/V rows stays out") {
   o.causal_variant = CausalVariant::lower_right;
   Grads4 nan_in = run_sdpa(q, k, v, up, o, true);
   Grads4 clean = run_sdpa(q, kc, vc, up, o, false);  // composite path, finite padded rows
-  check_close(nan_in, clean, 1e-11);                  // NaN anywhere would fail here
+  check_close(nan_in, clean, 1e-11);                 // NaN anywhere would fail here
   Tensor pad = logical_not(keep);
   CHECK(max_abs_diff(where(pad, nan_in.dk, 0.0), zeros_like(nan_in.dk)) == 0.0);  // really zero, not NaN
   CHECK(max_abs_diff(where(pad, nan_in.dv, 0.0), zeros_like(nan_in.dv)) == 0.0);
