@@ -71,19 +71,24 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   cfg.causal = opt.causal;
   if (opt.causal && opt.causal_variant == CausalVariant::lower_right) cfg.causal_offset = k.size(-2) - q.size(-2);
   cfg.group = kv_group(q, k, opt);
-  cfg.bool_mask = opt.attn_mask.defined() && opt.attn_mask.dtype() == DType::b8;
   if (opt.dropout_p > 0) {  // one draw per call: the kernel derives every mask bit from it
     cfg.dropout_p = opt.dropout_p;
     Generator& rng = opt.generator ? *opt.generator : default_generator();
     auto hold = rng.lock();
     cfg.seed = rng.next_u64();
   }
-  const Tensor& mask = opt.attn_mask;
+  // A padding mask (keys past a per-slice length masked for every query) becomes
+  // lengths: the kernels skip those keys' tiles, and read the mask no more when it
+  // says nothing else (FLASH_ATTENTION.md, "Skipping padded keys").
+  const K::FlashKeyLengths kl = K::flash_key_lengths(q, k, opt.attn_mask);
+  cfg.key_len = kl.len;
+  const Tensor mask = kl.exact ? Tensor{} : opt.attn_mask;
+  cfg.bool_mask = mask.defined() && mask.dtype() == DType::b8;
   K::FlashForward f = K::flash_attention_forward(q, k, v, mask, cfg);
   bool need = wants_grad(q) || wants_grad(k) || wants_grad(v);
   return record("scaled_dot_product_attention", f.out, {q, k, v},
-                [sq = save_if(need, q), sk = save_if(need, k), sv = save_if(need, v), sm = save_if(need, mask),
-                 so = save_output_if(need, f.out), sl = save_if(need, f.lse), cfg,
+                [sq = save_if(need, q), sk = save_if(need, k), sv = save_if(need, v), sm = save_if(need, opt.attn_mask),
+                 so = save_output_if(need, f.out), sl = save_if(need, f.lse), cfg, exact = kl.exact,
                  variant = opt.causal_variant](const Tensor& g, NeedsGrad needs) {
                   if (grad_enabled()) {  // create_graph: differentiate the composite path
                     AG_CHECK(cfg.dropout_p == 0, AutogradError, "scaled_dot_product_attention: double "
@@ -101,8 +106,8 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
                     };
                     return composite_backward(composite, {sq.get(), sk.get(), sv.get()}, g, needs);
                   }
-                  K::FlashGrads gr = K::flash_attention_backward(sq.get(), sk.get(), sv.get(), sm.get(), cfg,
-                                                                 so.get(), sl.get(), g);
+                  K::FlashGrads gr = K::flash_attention_backward(
+                      sq.get(), sk.get(), sv.get(), exact ? Tensor{} : sm.get(), cfg, so.get(), sl.get(), g);
                   return Grads{gr.dq, gr.dk, gr.dv};
                 });
 }

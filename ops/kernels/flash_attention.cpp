@@ -36,6 +36,7 @@ struct Slice {
   const T *kt = nullptr, *vt = nullptr;
   int64_t kt_cols = 0;  // S: the row stride of kt and vt
   int64_t ml, mc;
+  int64_t key_len;  // keys j >= key_len are masked for every query: never read (FlashConfig::key_len)
 };
 
 // Scores of one tile: S[r, c] = scale * q_{i0+r} . k_{j0+c}, then the masks (-inf where
@@ -68,10 +69,13 @@ void score_tile(const Slice<T>& s, const FlashConfig& cfg, int64_t i0, int64_t r
   }
 }
 
-// Keys a query block [i0, i0 + rows) can see: all, or up to the (shifted) diagonal when
-// causal; 0 when the whole block lies above it (lower_right with L > S).
-int64_t key_end(const FlashConfig& cfg, int64_t i0, int64_t rows, int64_t S) {
-  return cfg.causal ? std::clamp<int64_t>(i0 + rows + cfg.causal_offset, 0, S) : S;
+// Keys a query block [i0, i0 + rows) can see: the slice's unpadded keys, and of those
+// only up to the (shifted) diagonal when causal; 0 when the whole block lies above it
+// (lower_right with L > S). The tile holding the end is cut short, so no column past it
+// is computed and no K/V row past it is read.
+template <class T>
+int64_t key_end(const Slice<T>& s, const FlashConfig& cfg, int64_t i0, int64_t rows) {
+  return cfg.causal ? std::clamp<int64_t>(i0 + rows + cfg.causal_offset, 0, s.key_len) : s.key_len;
 }
 
 // Per-thread scratch, reused across the batch slices of a chunk (allocating it per
@@ -113,9 +117,9 @@ constexpr int64_t kTransposeRows = 16;
 template <class T>
 void transpose_kv(Slice<T>& s, int64_t L, int64_t S, int64_t d, int64_t dv, bool with_v, Scratch<T>& sc) {
   if (L < kTransposeRows) return;
-  auto fill = [S](const T* x, int64_t xs, int64_t cols, std::vector<T>& buf) {
+  auto fill = [S, n = s.key_len](const T* x, int64_t xs, int64_t cols, std::vector<T>& buf) {
     buf.resize(static_cast<std::size_t>(cols * S));
-    for (int64_t j = 0; j < S; ++j)
+    for (int64_t j = 0; j < n; ++j)  // keys past key_len are never read
       for (int64_t c = 0; c < cols; ++c) buf[c * S + j] = x[j * xs + c];
     return buf.data();
   };
@@ -137,7 +141,7 @@ void forward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int
     std::fill(acc, acc + rows * dv, T(0));
     std::fill(m.begin(), m.end(), ninf);
     std::fill(l.begin(), l.end(), T(0));
-    const int64_t kend = key_end(cfg, i0, rows, S);
+    const int64_t kend = key_end(s, cfg, i0, rows);
     for (int64_t j0 = 0; j0 < kend; j0 += Bc) {
       const int64_t cols = std::min(Bc, kend - j0);
       score_tile(s, cfg, i0, rows, j0, cols, d, tile.data());
@@ -181,7 +185,7 @@ void backward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, in
   const T ninf = -std::numeric_limits<T>::infinity();
   for (int64_t i0 = 0; i0 < L; i0 += Br) {
     const int64_t rows = std::min(Br, L - i0);
-    const int64_t kend = key_end(cfg, i0, rows, S);
+    const int64_t kend = key_end(s, cfg, i0, rows);
     for (int64_t j0 = 0; j0 < kend; j0 += Bc) {
       const int64_t cols = std::min(Bc, kend - j0);
       score_tile(s, cfg, i0, rows, j0, cols, d, tile.data());
@@ -245,13 +249,15 @@ struct Heads {
 
 template <class T>
 Slice<T> slice_at(int64_t b, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                  const Shape& batch, const Shape& kv_batch, const Heads& heads, const Strides& mst) {
+                  const Shape& batch, const Shape& kv_batch, const Heads& heads, const Strides& mst,
+                  const FlashConfig& cfg) {
   const int64_t nb = batch.size(), kb = heads.kv_of(b);
   Slice<T> s{};
   s.q = q.data<T>() + batch_offset(b, batch, batch_part(q, nb));
   s.k = k.data<T>() + batch_offset(kb, kv_batch, batch_part(k, nb));
   s.v = v.data<T>() + batch_offset(kb, kv_batch, batch_part(v, nb));
   s.qs = q.strides()[nb], s.ks = k.strides()[nb], s.vs = v.strides()[nb];
+  s.key_len = cfg.key_len.defined() ? cfg.key_len.data<int64_t>()[b] : k.size(-2);
   if (mask.defined()) {
     Strides mb;
     for (int64_t i = 0; i < nb; ++i) mb.push_back(mst[i]);
@@ -295,8 +301,8 @@ FlashForward flash_attention_forward(const Tensor& q_in, const Tensor& k_in, con
     detail::parallel_for(n, 1, [&](int64_t b0, int64_t b1) {
       Scratch<T> sc;
       for (int64_t b = b0; b < b1; ++b)
-        forward_slice(slice_at<T>(b, q, k, v, mask, batch, kv_batch, heads, mst), cfg, L, S, d, dv, out + b * L * dv, lse + b * L,
-                      sc, static_cast<uint64_t>(b));
+        forward_slice(slice_at<T>(b, q, k, v, mask, batch, kv_batch, heads, mst, cfg), cfg, L, S, d, dv,
+                      out + b * L * dv, lse + b * L, sc, static_cast<uint64_t>(b));
     });
   });
   return r;
@@ -333,7 +339,7 @@ FlashGrads flash_attention_backward(const Tensor& q_in, const Tensor& k_in, cons
         std::fill(dvv, dvv + S * dv, T(0));
         for (int64_t r = 0; r < heads.group; ++r) {
           const int64_t b = heads.first_q(kb) + r;
-          backward_slice(slice_at<T>(b, q, k, v, mask, batch, kv_batch, heads, mst), cfg, L, S, d, dv,
+          backward_slice(slice_at<T>(b, q, k, v, mask, batch, kv_batch, heads, mst, cfg), cfg, L, S, d, dv,
                          po + b * L * dv, pl + b * L, pd + b * L * dv, gq + b * L * d, dk, dvv, sc,
                          static_cast<uint64_t>(b));
         }

@@ -20,7 +20,22 @@ struct FlashConfig {
   // hash(seed, b, i, j) < (1 - p) * 2^32, so the backward regenerates the same mask.
   double dropout_p = 0.0;
   uint64_t seed = 0;
+  // Per query batch slice b (q's batch dims flattened; (B, h) for heads), keys
+  // j >= key_len[b] are masked for every query of the slice, so the kernels never read
+  // their K/V rows: a padded key's tile is skipped, the boundary tile cut short.
+  // (n slices) i64 from flash_key_lengths, or undefined (every key may be visible).
+  Tensor key_len;
 };
+
+// What a mask (broadcastable to q's (..., L, S)) says about trailing keys: len as
+// FlashConfig::key_len wants it (undefined when no slice ends early), and `exact` when
+// the mask is nothing more than that (bool true / float 0 on keys j < len[b], false /
+// -inf past it, the same for every query), so the kernels need not read it at all.
+struct FlashKeyLengths {
+  Tensor len;
+  bool exact = false;
+};
+FlashKeyLengths flash_key_lengths(const Tensor& q, const Tensor& k, const Tensor& mask);
 
 struct FlashForward {
   Tensor out;  // (..., L, dv)
