@@ -22,6 +22,12 @@
 //   9  the same at batch 32
 //  10  one point of tools/bench --sweep: workload 3's MHA forward + backward at the
 //      --L, --B, --E, --heads, --causal given
+//  11  GroupedQueryAttention forward + backward, B 16, L 256, E 256, 8 query heads sharing
+//      2 key/value heads (q E -> E, k and v E -> E/4), causal self-attention
+//  12  greedy decoding at batch 32 with a LLaMA-style GPT (examples/lm/gpt.h: RMSNorm,
+//      rotary positions, GQA 8 heads / 2 kv heads, SwiGLU, no biases): vocab 65, context
+//      64, width 128, 4 blocks; one start token, 63 new tokens, KV cache, "extra.no_cache"
+//      recomputing the prefix as in workloads 8, 9
 //
 // Memory: rss_before_kb is the resident set just before the workload builds anything
 // (libraries loaded, threads set); peak_rss_kb is getrusage's ru_maxrss at the end;
@@ -82,6 +88,31 @@ Timings mha(const Args& a, int64_t B, int64_t L, int64_t E, int64_t heads, bool 
     out.backward(dout);
   });
   t.info = {{"B", B}, {"L", L}, {"E", E}, {"heads", heads}, {"causal", causal}};
+  return t;
+}
+
+// ---- 11: GroupedQueryAttention forward + backward ---------------------------------------
+// As workload 3 with h query heads sharing g key/value heads, causal.
+Timings gqa(const Args& a, int64_t B, int64_t L, int64_t E, int64_t heads, int64_t kv_heads) {
+  manual_seed(0);
+  nn::GroupedQueryAttention attn(nn::GroupedQueryAttentionOptions(E, heads).num_kv_heads(kv_heads));
+  Tensor x = randn({B, L, E}).requires_grad_();  // (B, L, E)
+  Tensor dout = ones({B, L, E});                 // (B, L, E)
+  nn::AttentionArgs args;
+  args.causal = true;
+  Timings t = run_reps(a, [&] {
+    attn->zero_grad();
+    x.zero_grad();
+    Tensor out = attn(x, x, x, args).first;  // (B, L, E)
+    out.backward(dout);
+  });
+  t.info = {{"B", B},
+            {"L", L},
+            {"E", E},
+            {"heads", heads},
+            {"kv_heads", kv_heads},
+            {"causal", true},
+            {"parameters", attn->num_parameters()}};
   return t;
 }
 
@@ -149,16 +180,31 @@ Timings gpt_training(const Args& a) {
   return t;
 }
 
-// ---- 8, 9: GPT greedy decoding with and without the KV cache --------------------------
+// Workload 12's LLaMA-style model: 8 query heads (d 16) sharing 2 key/value heads.
+lm::GPT make_llama() {
+  manual_seed(1);
+  return lm::GPT(lm::GPTOptions(kGptVocab)
+                     .context(kContext)
+                     .d_model(128)
+                     .heads(8)
+                     .kv_heads(2)
+                     .layers(4)
+                     .bias(false)
+                     .norm(lm::Norm::rms)
+                     .pos(lm::Position::rope)
+                     .mlp(lm::MlpKind::swiglu));
+}
+
+// ---- 8, 9, 12: GPT greedy decoding with and without the KV cache ----------------------
 // B sequences from one start token to the full context: (context - 1) new tokens each.
-Timings gpt_decoding(const Args& a, int64_t B) {
-  lm::GPT model = make_gpt();
+Timings gpt_decoding(const Args& a, lm::GPT model, int64_t B) {
   model->eval();
   const int64_t steps = kContext - 1;
   auto next_of = [](const Tensor& logits) {  // (B, n, V) -> (B, 1): argmax of the last row
     return argmax(logits.select(1, logits.size(1) - 1), -1, true);
   };
   Tensor with, without;
+  int64_t kv_bytes = 0;  // K and V cached per token and sequence, all layers
   auto cached = [&] {
     NoGradGuard no_grad;
     nn::DecoderKVCache cache = model->make_cache();
@@ -170,6 +216,7 @@ Timings gpt_decoding(const Args& a, int64_t B) {
       if (i + 1 < steps) next = next_of(model->forward_step(next, cache));
     }
     with = cat(out, 1);  // (B, context)
+    kv_bytes = cache.bytes_per_token();
   };
   auto recompute = [&] {
     NoGradGuard no_grad;
@@ -180,7 +227,8 @@ Timings gpt_decoding(const Args& a, int64_t B) {
   Timings t = run_reps(a, cached, {{"no_cache", recompute}});
   bool same = with.to_vector<int64_t>() == without.to_vector<int64_t>();
   t.info = {{"batch", B}, {"steps", steps}, {"tokens", B * steps}, {"context", kContext},
-            {"cache_equals_no_cache", same}};
+            {"cache_equals_no_cache", same}, {"parameters", model->num_parameters()},
+            {"cache_bytes_per_token", kv_bytes}};
   return t;
 }
 
@@ -199,9 +247,11 @@ int main(int argc, char** argv) {
     case 5: t = matmul_vs_sgemm(a); break;
     case 6: t = decoding(a); break;
     case 7: t = gpt_training(a); break;
-    case 8: t = gpt_decoding(a, 1); break;
-    case 9: t = gpt_decoding(a, 32); break;
+    case 8: t = gpt_decoding(a, make_gpt(), 1); break;
+    case 9: t = gpt_decoding(a, make_gpt(), 32); break;
     case 10: t = mha(a, a.B, a.L, a.E, a.heads, a.causal != 0); break;
+    case 11: t = gqa(a, 16, 256, 256, 8, 2); break;
+    case 12: t = gpt_decoding(a, make_llama(), 32); break;
   }
   long peak = peak_rss_kb();
   nlohmann::json j = {{"framework", "attograd"}, {"workload", a.workload}, {"threads", a.threads},

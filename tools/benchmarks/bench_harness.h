@@ -27,7 +27,7 @@ struct Args {
 
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << kProgram << ": " << why
-            << "\nusage: " << kProgram << " --workload N (1-10) --threads T --reps R --warmup W"
+            << "\nusage: " << kProgram << " --workload N (1-12) --threads T --reps R --warmup W"
                " [--L L --B B --E E --heads H --causal 0|1]\n";
   std::exit(2);
 }
@@ -48,7 +48,7 @@ Args parse(int argc, char** argv) {
       usage("not an integer after " + k + ": " + argv[i]);
     }
   }
-  if (a.workload < 1 || a.workload > 10) usage("--workload must be 1..10");
+  if (a.workload < 1 || a.workload > 12) usage("--workload must be 1..12");
   if (a.threads < 1 || a.reps < 1 || a.warmup < 0) usage("need --threads >= 1, --reps >= 1, --warmup >= 0");
   if (a.L < 1 || a.B < 1 || a.heads < 1 || a.E % a.heads != 0) usage("need L, B >= 1 and heads dividing E");
   return a;

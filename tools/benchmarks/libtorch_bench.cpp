@@ -5,7 +5,8 @@
 //
 //   libtorch_bench --workload N --threads T --reps R --warmup W [--L .. --B .. --heads .. --causal 0|1]
 //
-// Workloads 1-10 as ag_bench.cpp's header lists them. Threads: tools/bench sets
+// Workloads 1-12 as ag_bench.cpp's header lists them (11, 12: grouped-query attention
+// and the LLaMA-style model written with tensor ops, libtorch_models.h). Threads: tools/bench sets
 // OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to T for the process (Debian's LibTorch calls
 // OpenBLAS, whose pool is sized when the library loads), and main calls
 // torch::set_num_threads(T). Memory: as ag_bench (RSS before the workload, ru_maxrss).
@@ -157,6 +158,51 @@ Timings gpt_decoding(const Args& a, int64_t B) {
   return t;
 }
 
+// ---- 11: grouped-query attention forward + backward (ltb::GQA, causal) ------------------
+Timings gqa(const Args& a, int64_t B, int64_t L, int64_t E, int64_t heads, int64_t kv_heads) {
+  torch::manual_seed(0);
+  ltb::GQA attn(E, heads, kv_heads, true);
+  auto x = torch::randn({B, L, E}).requires_grad_();  // (B, L, E)
+  auto dout = torch::ones({B, L, E});
+  auto mask = ltb::causal_mask(L);  // (L, L) additive
+  Timings t = run_reps(a, [&] {
+    attn->zero_grad();
+    x.mutable_grad() = Tensor();
+    attn(x, mask).backward(dout);
+  });
+  t.info = {{"B", B},
+            {"L", L},
+            {"E", E},
+            {"heads", heads},
+            {"kv_heads", kv_heads},
+            {"causal", true},
+            {"parameters", ltb::num_parameters(*attn)}};
+  return t;
+}
+
+// ---- 12: greedy decoding with the LLaMA-style model, recomputing the prefix ------------------
+Timings llama_decoding(const Args& a, int64_t B) {
+  torch::manual_seed(1);
+  ltb::Llama model(kGptVocab, kContext, kGptE, 8, 2, kGptLayers);
+  model->eval();
+  const int64_t steps = kContext - 1;
+  Timings t = run_reps(a, [&] {
+    torch::NoGradGuard no_grad;
+    auto ids = torch::ones({B, 1}, torch::kLong);  // (B, 1)
+    for (int64_t i = 0; i < steps; ++i) {
+      auto logits = model(ids);                                        // (B, t, V)
+      auto next = logits.select(1, ids.size(1) - 1).argmax(-1, true);  // (B, 1)
+      ids = torch::cat({ids, next}, 1);
+    }
+  });
+  t.info = {{"batch", B},
+            {"steps", steps},
+            {"tokens", B * steps},
+            {"context", kContext},
+            {"parameters", ltb::num_parameters(*model)}};
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -175,6 +221,8 @@ int main(int argc, char** argv) {
     case 8: t = gpt_decoding(a, 1); break;
     case 9: t = gpt_decoding(a, 32); break;
     case 10: t = mha(a, a.B, a.L, a.E, a.heads, a.causal != 0); break;
+    case 11: t = gqa(a, 16, 256, 256, 8, 2); break;
+    case 12: t = llama_decoding(a, 32); break;
   }
   long peak = peak_rss_kb();
   t.info["torch_version"] = TORCH_VERSION;

@@ -4,13 +4,23 @@
 // workloads 7-9. LibTorch's C++ Transformer and MultiheadAttention (1.13) take
 // sequence-first tensors (L, B, E) and add float attention masks (-inf = masked), so
 // the models transpose around them and build -inf masks where Python passes bools.
-// Legend: B batch, S source length, T target length, E d_model, V vocabulary.
+// LibTorch 1.13 has no grouped-query attention, RMSNorm or rotary embedding: workloads
+// 11 and 12 write them with tensor ops, as a user would (GQA, LLaMA below).
+// Legend: B batch, S source length, T target length, E d_model, V vocabulary,
+// h query heads, g key/value heads, d = E / h head dim.
 #include <torch/torch.h>
 
 #include <cmath>
 #include <limits>
 
 namespace ltb {
+
+// sum(p.numel() for p in module.parameters())
+inline int64_t num_parameters(const torch::nn::Module& m) {
+  int64_t n = 0;
+  for (const auto& p : m.parameters()) n += p.numel();
+  return n;
+}
 
 // (L, L) float: 0 on and below the diagonal, -inf above (a query sees no later key).
 inline torch::Tensor causal_mask(int64_t L) { return torch::nn::TransformerImpl::generate_square_subsequent_mask(L); }
@@ -138,5 +148,115 @@ struct GPTImpl : torch::nn::Module {
   torch::nn::Linear head;
 };
 TORCH_MODULE(GPT);
+
+// ---- grouped-query attention (workloads 11, 12), as tools/check_lm_model.py writes it ----
+// q E -> E, k and v E -> g*d; the g key/value heads repeated to h (query heads
+// i*h/g .. (i+1)*h/g - 1 read kv head i), dense scores + an additive causal mask.
+// Rotary tables, when given, rotate q and k (B, h|g, T, d) before the scores.
+inline torch::Tensor rotate_half(const torch::Tensor& x) {  // [x1, x2] -> [-x2, x1] on the last dim
+  auto halves = x.chunk(2, -1);
+  return torch::cat({-halves[1], halves[0]}, -1);
+}
+
+struct GQAImpl : torch::nn::Module {
+  GQAImpl(int64_t E, int64_t heads, int64_t kv_heads, bool bias)
+      : h(heads),
+        g(kv_heads),
+        d(E / heads),
+        q_proj(register_module("q_proj", torch::nn::Linear(torch::nn::LinearOptions(E, E).bias(bias)))),
+        k_proj(register_module("k_proj", torch::nn::Linear(torch::nn::LinearOptions(E, kv_heads * d).bias(bias)))),
+        v_proj(register_module("v_proj", torch::nn::Linear(torch::nn::LinearOptions(E, kv_heads * d).bias(bias)))),
+        out_proj(register_module("out_proj", torch::nn::Linear(torch::nn::LinearOptions(E, E).bias(bias)))) {}
+
+  // x (B, T, E), mask (T, T) additive, cos/sin (T, d) or undefined -> (B, T, E)
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask, const torch::Tensor& cos = {},
+                        const torch::Tensor& sin = {}) {
+    const int64_t B = x.size(0), T = x.size(1);
+    auto split = [&](const torch::Tensor& t, int64_t n) { return t.reshape({B, T, n, d}).transpose(1, 2); };
+    auto q = split(q_proj(x), h), k = split(k_proj(x), g), v = split(v_proj(x), g);  // (B, h|g, T, d)
+    if (cos.defined()) {
+      q = q * cos + rotate_half(q) * sin;
+      k = k * cos + rotate_half(k) * sin;
+    }
+    k = k.repeat_interleave(h / g, 1);  // (B, h, T, d)
+    v = v.repeat_interleave(h / g, 1);
+    auto scores = torch::matmul(q, k.transpose(-1, -2)) * (1.0 / std::sqrt(static_cast<double>(d))) + mask;
+    auto y = torch::matmul(torch::softmax(scores, -1), v);  // (B, h, T, d)
+    return out_proj(y.transpose(1, 2).reshape({B, T, h * d}));
+  }
+
+  int64_t h, g, d;
+  torch::nn::Linear q_proj, k_proj, v_proj, out_proj;
+};
+TORCH_MODULE(GQA);
+
+// ---- the LLaMA-style GPT of workload 12 (examples/lm/gpt.h: rms, rope, swiglu) ----------
+// Pre-norm blocks x = x + attn(rms_1(x)); x = x + w2(silu(w1(h)) * w3(h)), h = rms_2(x);
+// RMSNorm eps 1e-5 by hand, rotary tables (HF LLaMA's layout) built once for the
+// context, SwiGLU hidden 2/3 of 4E rounded up to 8, no biases, untied head.
+struct RMSNormImpl : torch::nn::Module {
+  explicit RMSNormImpl(int64_t E) : weight(register_parameter("weight", torch::ones({E}))) {}
+  torch::Tensor forward(const torch::Tensor& x) { return x * torch::rsqrt(x.pow(2).mean(-1, true) + 1e-5) * weight; }
+  torch::Tensor weight;
+};
+TORCH_MODULE(RMSNorm);
+
+struct LlamaBlockImpl : torch::nn::Module {
+  LlamaBlockImpl(int64_t E, int64_t heads, int64_t kv_heads, int64_t hidden)
+      : rms_1(register_module("ln_1", RMSNorm(E))),
+        attn(register_module("attn", GQA(E, heads, kv_heads, false))),
+        rms_2(register_module("ln_2", RMSNorm(E))),
+        w1(register_module("w1", torch::nn::Linear(torch::nn::LinearOptions(E, hidden).bias(false)))),
+        w2(register_module("w2", torch::nn::Linear(torch::nn::LinearOptions(hidden, E).bias(false)))),
+        w3(register_module("w3", torch::nn::Linear(torch::nn::LinearOptions(E, hidden).bias(false)))) {}
+
+  // x (B, T, E), mask (T, T), cos/sin (T, d) -> (B, T, E)
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask, const torch::Tensor& cos,
+                        const torch::Tensor& sin) {
+    auto h = x + attn(rms_1(x), mask, cos, sin);
+    auto a = rms_2(h);
+    return h + w2(torch::silu(w1(a)) * w3(a));
+  }
+
+  RMSNorm rms_1;
+  GQA attn;
+  RMSNorm rms_2;
+  torch::nn::Linear w1, w2, w3;
+};
+TORCH_MODULE(LlamaBlock);
+
+struct LlamaImpl : torch::nn::Module {
+  LlamaImpl(int64_t vocab, int64_t context, int64_t E, int64_t heads, int64_t kv_heads, int64_t layers)
+      : tok_emb(register_module("tok_emb", torch::nn::Embedding(vocab, E))),
+        ln_f(register_module("ln_f", RMSNorm(E))),
+        head(register_module("head", torch::nn::Linear(torch::nn::LinearOptions(E, vocab).bias(false)))) {
+    const int64_t hidden = (2 * 4 * E / 3 + 7) / 8 * 8, d = E / heads;
+    for (int64_t i = 0; i < layers; ++i)
+      blocks.push_back(register_module("blocks_" + std::to_string(i), LlamaBlock(E, heads, kv_heads, hidden)));
+    // (context, d): the d/2 frequencies base^(-2i/d) written twice
+    auto inv_freq = torch::pow(10000.0, -torch::arange(0, d, 2, torch::kFloat64) / static_cast<double>(d));
+    auto angles = torch::arange(context, torch::kFloat64).unsqueeze(1) * inv_freq.unsqueeze(0);  // (context, d/2)
+    angles = torch::cat({angles, angles}, -1);
+    cos = register_buffer("cos", angles.cos().to(torch::kFloat32));
+    sin = register_buffer("sin", angles.sin().to(torch::kFloat32));
+  }
+
+  // ids (B, T) -> logits (B, T, V)
+  torch::Tensor forward(const torch::Tensor& ids) {
+    const int64_t T = ids.size(1);
+    auto x = tok_emb(ids);  // (B, T, E)
+    auto mask = causal_mask(T);
+    auto c = cos.slice(0, 0, T), s = sin.slice(0, 0, T);
+    for (auto& b : blocks) x = b(x, mask, c, s);
+    return head(ln_f(x));
+  }
+
+  torch::nn::Embedding tok_emb;
+  std::vector<LlamaBlock> blocks;
+  RMSNorm ln_f;
+  torch::nn::Linear head;
+  torch::Tensor cos, sin;
+};
+TORCH_MODULE(Llama);
 
 }  // namespace ltb

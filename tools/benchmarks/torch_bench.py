@@ -22,6 +22,12 @@ Workloads (float32, same shapes and model as ag_bench):
   9  the same at batch 32
  10  one point of tools/bench --sweep: MultiheadAttention forward + backward at the
      --L, --B, --E, --heads, --causal given
+ 11  grouped-query attention forward + backward, B 16, L 256, E 256, 8 query heads sharing
+     2 key/value heads, causal; PyTorch 1.13 has neither GQA nor
+     scaled_dot_product_attention, so it is written with tensor ops (GQA below)
+ 12  greedy decoding at batch 32 with a LLaMA-style GPT (RMSNorm and rotary positions by
+     hand, GQA 8 heads / 2 kv heads, SwiGLU, no biases): vocab 65, context 64, width 128,
+     4 blocks; one start token, 63 new tokens, recomputing the prefix for every token
 
 Threads: OMP_NUM_THREADS and OPENBLAS_NUM_THREADS are set to T before torch is imported
 (this Debian build calls OpenBLAS, whose pool torch.set_num_threads does not size), then
@@ -42,7 +48,7 @@ import time
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--workload", type=int, required=True, choices=range(1, 11))
+    p.add_argument("--workload", type=int, required=True, choices=range(1, 13))
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--warmup", type=int, default=1)
@@ -277,6 +283,11 @@ def gpt_training():
 def gpt_decoding(B):
     model = make_gpt()
     model.eval()
+    return decode_times(model, B)
+
+
+def decode_times(model, B):
+    """B sequences from one start token to the full context, recomputing the prefix."""
     steps = CONTEXT - 1
 
     @torch.no_grad()
@@ -288,6 +299,117 @@ def gpt_decoding(B):
 
     times, extra = run_reps(decode)
     return times, extra, {"batch": B, "steps": steps, "tokens": B * steps, "context": CONTEXT}
+
+
+# ---- 11, 12: grouped-query attention and the LLaMA-style GPT (examples/lm/gpt.h) -----------
+# h query heads, g key/value heads, d = E / h. As tools/check_lm_model.py writes them.
+def causal_mask(T):
+    """(T, T) float: 0 on and below the diagonal, -inf above (added to the scores)."""
+    return torch.full((T, T), float("-inf")).triu(1)
+
+
+def rotate_half(x):  # [x1, x2] -> [-x2, x1] on the last dim
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat([-x2, x1], dim=-1)
+
+
+class GQA(nn.Module):
+    """q E -> E, k and v E -> g*d; kv heads repeated to h (query heads i*h/g .. read kv head i)."""
+
+    def __init__(self, E, heads, kv_heads, bias=True):
+        super().__init__()
+        self.h, self.g, self.d = heads, kv_heads, E // heads
+        self.q_proj = nn.Linear(E, E, bias=bias)
+        self.k_proj = nn.Linear(E, kv_heads * self.d, bias=bias)
+        self.v_proj = nn.Linear(E, kv_heads * self.d, bias=bias)
+        self.out_proj = nn.Linear(E, E, bias=bias)
+
+    def forward(self, x, mask, cos=None, sin=None):  # (B, T, E), (T, T) additive, (T, d) -> (B, T, E)
+        B, T, E = x.shape
+        split = lambda t, n: t.reshape(B, T, n, self.d).transpose(1, 2)  # (B, n, T, d)
+        q, k, v = split(self.q_proj(x), self.h), split(self.k_proj(x), self.g), split(self.v_proj(x), self.g)
+        if cos is not None:
+            q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        rep = self.h // self.g
+        k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)  # (B, h, T, d)
+        scores = q @ k.transpose(-1, -2) * self.d ** -0.5 + mask  # (B, h, T, T)
+        y = scores.softmax(-1) @ v
+        return self.out_proj(y.transpose(1, 2).reshape(B, T, E))
+
+
+def gqa(B, L, E, heads, kv_heads):
+    torch.manual_seed(0)
+    attn = GQA(E, heads, kv_heads)
+    x = torch.randn(B, L, E, requires_grad=True)  # (B, L, E)
+    dout = torch.ones(B, L, E)
+    mask = causal_mask(L)
+
+    def step():
+        attn.zero_grad(set_to_none=True)
+        x.grad = None
+        attn(x, mask).backward(dout)
+
+    times, extra = run_reps(step)
+    return times, extra, {"B": B, "L": L, "E": E, "heads": heads, "kv_heads": kv_heads, "causal": True,
+                          "parameters": sum(p.numel() for p in attn.parameters())}
+
+
+class RMSNorm(nn.Module):
+    """y = x * rsqrt(mean(x^2) + eps) * weight (torch 2.4's nn.RMSNorm; 1.13 has none)."""
+
+    def __init__(self, E, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(E))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, E, heads, kv_heads, hidden):
+        super().__init__()
+        self.ln_1, self.ln_2 = RMSNorm(E), RMSNorm(E)
+        self.attn = GQA(E, heads, kv_heads, bias=False)
+        self.w1, self.w3 = nn.Linear(E, hidden, bias=False), nn.Linear(E, hidden, bias=False)
+        self.w2 = nn.Linear(hidden, E, bias=False)
+
+    def forward(self, x, mask, cos, sin):  # (B, T, E) -> (B, T, E)
+        h = x + self.attn(self.ln_1(x), mask, cos, sin)
+        a = self.ln_2(h)
+        return h + self.w2(F.silu(self.w1(a)) * self.w3(a))
+
+
+class Llama(nn.Module):
+    """Pre-norm RMSNorm blocks, rotary positions, GQA, SwiGLU (hidden 2/3 of 4E rounded up to 8)."""
+
+    def __init__(self, vocab, context, E, heads, kv_heads, layers):
+        super().__init__()
+        d, hidden = E // heads, (2 * 4 * E // 3 + 7) // 8 * 8
+        self.tok_emb = nn.Embedding(vocab, E)
+        self.blocks = nn.ModuleList(LlamaBlock(E, heads, kv_heads, hidden) for _ in range(layers))
+        self.ln_f = RMSNorm(E)
+        self.head = nn.Linear(E, vocab, bias=False)
+        # (context, d): HF LLaMA's layout, the d/2 frequencies base^(-2i/d) written twice
+        inv_freq = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+        angles = torch.arange(context, dtype=torch.float64)[:, None] * inv_freq[None, :]
+        angles = torch.cat([angles, angles], dim=-1)
+        self.register_buffer("cos", angles.cos().float())
+        self.register_buffer("sin", angles.sin().float())
+
+    def forward(self, ids):  # (B, T) -> (B, T, V)
+        T = ids.shape[1]
+        x, mask = self.tok_emb(ids), causal_mask(T)
+        for b in self.blocks:
+            x = b(x, mask, self.cos[:T], self.sin[:T])
+        return self.head(self.ln_f(x))
+
+
+def llama_decoding(B):
+    torch.manual_seed(1)
+    model = Llama(GPT_VOCAB, CONTEXT, GPT_E, 8, 2, GPT_LAYERS).eval()
+    times, extra, info = decode_times(model, B)
+    return times, extra, dict(info, parameters=sum(p.numel() for p in model.parameters()))
 
 
 def main():
@@ -310,8 +432,12 @@ def main():
         times, extra, info = gpt_training()
     elif w in (8, 9):
         times, extra, info = gpt_decoding(1 if w == 8 else 32)
-    else:
+    elif w == 10:
         times, extra, info = mha(ARGS.B, ARGS.L, ARGS.E, ARGS.heads, bool(ARGS.causal))
+    elif w == 11:
+        times, extra, info = gqa(16, 256, 256, 8, 2)
+    else:
+        times, extra, info = llama_decoding(32)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     info["torch_version"] = torch.__version__
     print(json.dumps({"framework": "pytorch", "workload": w, "threads": ARGS.threads, "reps": ARGS.reps,
