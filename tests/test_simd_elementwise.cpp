@@ -228,3 +228,94 @@ TEST_CASE("gelu float64: the fused pass equals the composite formula; strided in
                    "gelu_backward: grad_output [2, 3] f32 must match input [3, 2] f32");
   CHECK_THROWS_AS(gelu_backward(ones({2}, DType::f64), ones({2})), ShapeError);
 }
+
+namespace {
+
+// Layer norm written out in double, summing in order: what EltOps::layer_norm must give
+// to float rounding (its sums run in WD double lanes, so the last double bits differ).
+struct LnRef {
+  std::vector<double> y, dx, dw, db;
+};
+LnRef layer_norm_ref(const std::vector<float>& x, const std::vector<float>& g, const std::vector<float>& w,
+                     const std::vector<float>& b, int64_t rows, int64_t n, double eps) {
+  LnRef r{std::vector<double>(x.size()), std::vector<double>(x.size()), std::vector<double>(size_t(n)),
+          std::vector<double>(size_t(n))};
+  for (int64_t i = 0; i < rows; ++i) {
+    double mu = 0, var = 0, sgw = 0, sgwx = 0;
+    for (int64_t j = 0; j < n; ++j) mu += x[size_t(i * n + j)];
+    mu /= double(n);
+    for (int64_t j = 0; j < n; ++j) var += (x[size_t(i * n + j)] - mu) * (x[size_t(i * n + j)] - mu);
+    const double rs = 1 / std::sqrt(var / double(n) + eps);
+    for (int64_t j = 0; j < n; ++j) {
+      const size_t ij = size_t(i * n + j);
+      const double h = (x[ij] - mu) * rs, gw = double(g[ij]) * w[size_t(j)];
+      r.y[ij] = h * w[size_t(j)] + b[size_t(j)];
+      sgw += gw, sgwx += gw * h;
+      r.dw[size_t(j)] += g[ij] * h, r.db[size_t(j)] += g[ij];
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      const size_t ij = size_t(i * n + j);
+      const double h = (x[ij] - mu) * rs;
+      r.dx[ij] = rs * (double(g[ij]) * w[size_t(j)] - sgw / double(n) - h * sgwx / double(n));
+    }
+  }
+  return r;
+}
+
+// |got - want| <= rtol * (|want| + scale): relative, with a floor at the row's scale
+// (a cancelled dx element of 1e-9 against values of 1 is not a relative error).
+int count_far(const std::vector<float>& got, const std::vector<double>& want, double rtol, double scale) {
+  int bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    bad += !(std::abs(double(got[i]) - want[i]) <= rtol * (std::abs(want[i]) + scale));
+  return bad;
+}
+
+}  // namespace
+
+TEST_CASE("simd elementwise: layer norm rows at every width match the float64 formulas") {
+  for (int64_t n : {1, 3, 8, 17, 64, 128, 129}) {
+    CAPTURE(n);
+    const int64_t rows = 5;
+    const std::vector<float> x = values<float>(rows * n, 21 + uint64_t(n), false), g = values<float>(rows * n, 22, false),
+                             w = values<float>(n, 23, false), b = values<float>(n, 24, false);
+    const LnRef ref = layer_norm_ref(x, g, w, b, rows, n, 1e-5);
+    for (K level : kernels::available_simd_levels()) {
+      CAPTURE(kernels::to_string(level));
+      const auto& E = kernels::elt_ops<float>(level);
+      std::vector<float> y(x.size()), mean(static_cast<std::size_t>(rows)), rstd(static_cast<std::size_t>(rows)),
+          dx(x.size());
+      std::vector<double> dw(size_t(n), 0.0), db(size_t(n), 0.0);
+      E.layer_norm(x.data(), w.data(), b.data(), y.data(), mean.data(), rstd.data(), rows, n, 1e-5);
+      E.layer_norm_backward(x.data(), g.data(), w.data(), mean.data(), rstd.data(), dx.data(), dw.data(), db.data(),
+                            rows, n);
+      CHECK(count_far(y, ref.y, 1e-6, 1) == 0);
+      CHECK(count_far(dx, ref.dx, 1e-5, 1) == 0);
+      const std::vector<float> dwf(dw.begin(), dw.end()), dbf(db.begin(), db.end());
+      CHECK(count_far(dwf, ref.dw, 1e-6, 1) == 0);
+      CHECK(count_far(dbf, ref.db, 1e-6, 1) == 0);
+      // No weight or bias: y is xhat itself.
+      std::vector<float> y0(x.size());
+      E.layer_norm(x.data(), nullptr, nullptr, y0.data(), mean.data(), rstd.data(), rows, n, 1e-5);
+      int bad = 0;
+      for (std::size_t i = 0; i < y0.size(); ++i)
+        bad += !(std::abs(y0[i] * w[i % size_t(n)] + b[i % size_t(n)] - ref.y[i]) <= 1e-5 * (std::abs(ref.y[i]) + 1));
+      CHECK(bad == 0);
+    }
+  }
+}
+
+TEST_CASE("layer_norm: weight and bias gradients do not depend on the thread count") {
+  const int prev = get_num_threads();
+  Tensor x = Tensor::from_vector(values<float>(300 * 96, 31, false)).reshape({300, 96});
+  Tensor w0 = Tensor::from_vector(values<float>(96, 32, false)), b0 = Tensor::from_vector(values<float>(96, 33, false));
+  std::vector<std::vector<float>> grads[2];
+  for (int t : {1, 2}) {
+    set_num_threads(t);
+    Tensor xi = x.detach().requires_grad_(), w = w0.detach().requires_grad_(), b = b0.detach().requires_grad_();
+    (layer_norm(xi, {96}, w, b) * x).sum().backward();
+    grads[t - 1] = {xi.grad().to_vector<float>(), w.grad().to_vector<float>(), b.grad().to_vector<float>()};
+  }
+  set_num_threads(prev);
+  CHECK(grads[0] == grads[1]);
+}

@@ -1,6 +1,7 @@
 // Fused kernels for the ops that training calls most after GEMM: layer norm (one pass
-// forward, one pass backward, instead of ~10 and ~20 elementwise ops) and dropout
-// (mask drawn and applied in one pass). Rows are the normalized trailing dims.
+// forward, one pass backward, instead of ~10 and ~20 elementwise ops; the row work is
+// EltOps at the run-time width, simd.h) and dropout (mask drawn and applied in one
+// pass). Rows are the normalized trailing dims.
 #include <algorithm>
 #include <cmath>
 
@@ -12,33 +13,6 @@
 
 namespace ag::kernels {
 
-namespace {
-
-// Rows [i0, i1) of (rows, n) contiguous x: y, and each row's mean and 1/std.
-template <class T>
-void layer_norm_rows(const T* px, const T* w, const T* b, T* py, T* pm, T* pr, int64_t i0, int64_t i1, int64_t n,
-                     double eps) {
-  for (int64_t i = i0; i < i1; ++i) {
-    const T* row = px + i * n;
-    double s = 0;
-    for (int64_t j = 0; j < n; ++j) s += row[j];
-    const double mu = s / static_cast<double>(n);
-    double v = 0;
-    for (int64_t j = 0; j < n; ++j) v += (row[j] - mu) * (row[j] - mu);
-    const double rstd = 1.0 / std::sqrt(v / static_cast<double>(n) + eps);
-    pm[i] = static_cast<T>(mu);
-    pr[i] = static_cast<T>(rstd);
-    T* out = py + i * n;
-    const T tm = static_cast<T>(mu), tr = static_cast<T>(rstd);
-    for (int64_t j = 0; j < n; ++j) {
-      T h = (row[j] - tm) * tr;
-      out[j] = (w ? h * w[j] : h) + (b ? b[j] : T(0));
-    }
-  }
-}
-
-}  // namespace
-
 LayerNormForward layer_norm_forward(const Tensor& x_in, const Tensor& weight, const Tensor& bias, int64_t n,
                                     double eps) {
   Tensor x = contiguous(x_in);
@@ -48,54 +22,53 @@ LayerNormForward layer_norm_forward(const Tensor& x_in, const Tensor& weight, co
   dispatch_float(x.dtype(), "layer_norm", [&]<class T>() {
     const T* w = wc.defined() ? wc.data<T>() : nullptr;
     const T* b = bc.defined() ? bc.data<T>() : nullptr;
+    const EltOps<T>& E = elt_ops<T>();
     const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1));
     detail::parallel_for(rows, grain, [&](int64_t i0, int64_t i1) {
-      layer_norm_rows(x.data<T>(), w, b, r.y.data<T>(), r.mean.data<T>(), r.rstd.data<T>(), i0, i1, n, eps);
+      E.layer_norm(x.data<T>() + i0 * n, w, b, r.y.data<T>() + i0 * n, r.mean.data<T>() + i0, r.rstd.data<T>() + i0,
+                   i1 - i0, n, eps);
     });
   });
   return r;
 }
 
-// dx = rstd * (g w - mean(g w) - xhat * mean(g w * xhat));  dw = sum g xhat;  db = sum g
+// dx = rstd * (g w - mean(g w) - xhat * mean(g w * xhat));  dw = sum g xhat;  db = sum g.
+// Rows run in blocks of kBlock on the thread pool; each block sums its own dw, db in
+// double, and the blocks' sums are added in block order, so the result does not depend
+// on the thread count.
 LayerNormGrads layer_norm_backward(const Tensor& x_in, const Tensor& mean, const Tensor& rstd, const Tensor& weight,
                                    const Tensor& g_in, const Shape& normalized_shape, bool need_x, bool need_w,
                                    bool need_b) {
+  constexpr int64_t kBlock = 64;
   Tensor x = contiguous(x_in), g = contiguous(g_in);
   Tensor wc = weight.defined() ? contiguous(weight) : Tensor{};
   const int64_t n = numel(normalized_shape);
-  const int64_t rows = n ? x.numel() / n : 0;
+  const int64_t rows = n ? x.numel() / n : 0, blocks = (rows + kBlock - 1) / kBlock;
   LayerNormGrads r;
   if (need_x) r.dx = empty(x.shape(), x.dtype());
   dispatch_float(x.dtype(), "layer_norm_backward", [&]<class T>() {
     const T *px = x.data<T>(), *pg = g.data<T>(), *pm = mean.data<T>(), *pr = rstd.data<T>();
     const T* w = wc.defined() ? wc.data<T>() : nullptr;
-    std::vector<double> dw(need_w ? n : 0, 0.0), db(need_b ? n : 0, 0.0);
+    const std::size_t part = static_cast<std::size_t>(blocks * n);
+    std::vector<double> dw(need_w ? part : 0, 0.0), db(need_b ? part : 0, 0.0);
     T* dx = need_x ? r.dx.data<T>() : nullptr;
-    for (int64_t i = 0; i < rows; ++i) {
-      const T *row = px + i * n, *gr = pg + i * n;
-      const T mu = pm[i], rs = pr[i];
-      double sum_gw = 0, sum_gwx = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        const T h = (row[j] - mu) * rs;
-        const T gw = w ? gr[j] * w[j] : gr[j];
-        sum_gw += gw;
-        sum_gwx += gw * h;
-        if (need_w) dw[j] += gr[j] * h;
-        if (need_b) db[j] += gr[j];
+    const EltOps<T>& E = elt_ops<T>();
+    const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n * kBlock, 1));
+    detail::parallel_for(blocks, grain, [&](int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k) {
+        const int64_t i0 = k * kBlock, len = std::min(kBlock, rows - i0);
+        E.layer_norm_backward(px + i0 * n, pg + i0 * n, w, pm + i0, pr + i0, dx ? dx + i0 * n : nullptr,
+                              need_w ? dw.data() + k * n : nullptr, need_b ? db.data() + k * n : nullptr, len, n);
       }
-      if (!dx) continue;
-      const T a = static_cast<T>(sum_gw / static_cast<double>(n)), c = static_cast<T>(sum_gwx / static_cast<double>(n));
-      T* out = dx + i * n;
-      for (int64_t j = 0; j < n; ++j) {
-        const T h = (row[j] - mu) * rs;
-        const T gw = w ? gr[j] * w[j] : gr[j];
-        out[j] = rs * (gw - a - h * c);
-      }
-    }
+    });
     auto to_tensor = [&](const std::vector<double>& v) {
       Tensor t = empty(normalized_shape, x.dtype());
       T* p = t.data<T>();
-      for (int64_t j = 0; j < n; ++j) p[j] = static_cast<T>(v[j]);
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < blocks; ++k) sum += v[static_cast<std::size_t>(k * n + j)];
+        p[j] = static_cast<T>(sum);
+      }
       return t;
     };
     if (need_w) r.dw = to_tensor(dw);

@@ -86,6 +86,16 @@ struct EltOps {
   // computed in double and rounded once (1 + erf as erfc: no cancellation).
   void (*gelu)(T* out, const T* x, int64_t n, bool tanh);
   void (*gelu_backward)(T* out, const T* g, const T* x, int64_t n, bool tanh);
+  // Layer norm over `rows` contiguous rows of n (fused.cpp). Statistics and the sums
+  // of the backward are accumulated in double; the elementwise parts are the same float
+  // (or double) operations at every width. w and b may be null.
+  //   forward:  mean, rstd per row; y = (x - mean) rstd w + b
+  //   backward: dx = rstd (g w - mean(g w) - xhat mean(g w xhat)) when dx is not null,
+  //             and dw += g xhat, db += g (per column, in double) when not null
+  void (*layer_norm)(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, int64_t rows, int64_t n,
+                     double eps);
+  void (*layer_norm_backward)(const T* x, const T* g, const T* w, const T* mean, const T* rstd, T* dx, double* dw,
+                              double* db, int64_t rows, int64_t n);
 };
 
 // The row operations for simd_level().

@@ -2,9 +2,11 @@
 // Elementwise row operations (EltOps, simd.h) for one xsimd architecture A. Included
 // only by simd.cpp (SSE2), simd_avx2.cpp and simd_avx512.cpp, each compiled for its
 // instruction set; internal linkage throughout, as simd_rows_impl.h.
+#include <immintrin.h>
 #include <xsimd/xsimd.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <numbers>
 
@@ -127,10 +129,102 @@ struct Elt {
     }
   }
 
+  // ---- layer norm -------------------------------------------------------------------
+  // WD elements of p as double lanes.
+  static D widen(const T* p) {
+    if constexpr (std::is_same_v<T, double>) return D::load_unaligned(p);
+    else if constexpr (WD == 2) return D(_mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)))));
+    else if constexpr (WD == 4) return D(_mm256_cvtps_pd(_mm_loadu_ps(p)));
+    else return D(_mm512_cvtps_pd(_mm256_loadu_ps(p)));
+  }
+
+  // sum of f(x_j) over a row, WD double accumulators then the tail.
+  template <class F>
+  static double row_sum(const T* x, int64_t n, F f) {
+    D acc(0.0);
+    int64_t j = 0;
+    for (; j + WD <= n; j += WD) acc += f(widen(x + j));
+    double s = xsimd::hadd(acc);
+    for (; j < n; ++j) s += f(static_cast<double>(x[j]));
+    return s;
+  }
+
+  static void layer_norm(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, int64_t rows, int64_t n,
+                         double eps) {
+    for (int64_t i = 0; i < rows; ++i) {
+      const T* row = x + i * n;
+      const double mu = row_sum(row, n, [](auto v) { return v; }) / static_cast<double>(n);
+      const double var = row_sum(row, n, [mu](auto v) { return (v - mu) * (v - mu); }) / static_cast<double>(n);
+      const double rs = 1.0 / std::sqrt(var + eps);
+      mean[i] = static_cast<T>(mu), rstd[i] = static_cast<T>(rs);
+      const T tm = static_cast<T>(mu), tr = static_cast<T>(rs);
+      const V vm(tm), vr(tr);
+      T* out = y + i * n;
+      int64_t j = 0;
+      for (; j + W <= n; j += W) {
+        V h = (V::load_unaligned(row + j) - vm) * vr;
+        if (w) h = h * V::load_unaligned(w + j);
+        if (b) h = h + V::load_unaligned(b + j);
+        h.store_unaligned(out + j);
+      }
+      for (; j < n; ++j) {
+        T h = (row[j] - tm) * tr;
+        if (w) h = h * w[j];
+        if (b) h = h + b[j];
+        out[j] = h;
+      }
+    }
+  }
+
+  static void layer_norm_backward(const T* x, const T* g, const T* w, const T* mean, const T* rstd, T* dx,
+                                  double* dw, double* db, int64_t rows, int64_t n) {
+    for (int64_t i = 0; i < rows; ++i) {
+      const T *row = x + i * n, *gr = g + i * n;
+      const T mu = mean[i], rs = rstd[i];
+      const V vm(mu), vr(rs);
+      D sgw(0.0), sgwx(0.0);
+      double sum_gw = 0, sum_gwx = 0;
+      int64_t j = 0;
+      // g w, xhat, g xhat and g w xhat as float products (as the scalar form), summed in double
+      alignas(64) T gw_buf[W], gwx_buf[W], gx_buf[W];
+      for (; j + W <= n; j += W) {
+        const V gv = V::load_unaligned(gr + j), h = (V::load_unaligned(row + j) - vm) * vr;
+        const V gw = w ? gv * V::load_unaligned(w + j) : gv;
+        gw.store_aligned(gw_buf), (gw * h).store_aligned(gwx_buf), (gv * h).store_aligned(gx_buf);
+        for (int64_t k = 0; k < W; k += WD) {
+          sgw += widen(gw_buf + k), sgwx += widen(gwx_buf + k);
+          if (dw) (D::load_unaligned(dw + j + k) + widen(gx_buf + k)).store_unaligned(dw + j + k);
+          if (db) (D::load_unaligned(db + j + k) + widen(gr + j + k)).store_unaligned(db + j + k);
+        }
+      }
+      for (; j < n; ++j) {
+        const T h = (row[j] - mu) * rs, gw = w ? gr[j] * w[j] : gr[j];
+        sum_gw += gw, sum_gwx += gw * h;
+        if (dw) dw[j] += gr[j] * h;
+        if (db) db[j] += gr[j];
+      }
+      if (!dx) continue;
+      sum_gw += xsimd::hadd(sgw), sum_gwx += xsimd::hadd(sgwx);
+      const T a = static_cast<T>(sum_gw / static_cast<double>(n)), c = static_cast<T>(sum_gwx / static_cast<double>(n));
+      const V va(a), vc(c);
+      T* out = dx + i * n;
+      for (j = 0; j + W <= n; j += W) {
+        const V gv = V::load_unaligned(gr + j), h = (V::load_unaligned(row + j) - vm) * vr;
+        const V gw = w ? gv * V::load_unaligned(w + j) : gv;
+        (vr * (gw - va - h * vc)).store_unaligned(out + j);
+      }
+      for (; j < n; ++j) {
+        const T h = (row[j] - mu) * rs, gw = w ? gr[j] * w[j] : gr[j];
+        out[j] = rs * (gw - a - h * c);
+      }
+    }
+  }
+
   static EltOps<T> ops() {
     EltOps<T> e{};
     set_op<0>(e), set_op<1>(e), set_op<2>(e), set_op<3>(e);
     if constexpr (std::is_same_v<T, float>) e.gelu = &gelu, e.gelu_backward = &gelu_backward;
+    e.layer_norm = &layer_norm, e.layer_norm_backward = &layer_norm_backward;
     return e;
   }
 };
