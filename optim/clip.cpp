@@ -5,6 +5,7 @@
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
 #include "attograd/log.h"
+#include "kernels/simd.h"
 
 namespace ag::optim {
 
@@ -17,6 +18,10 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, doubl
     g = g.contiguous();
     dispatch_float(g.dtype(), "clip_grad_norm_", [&]<class T>() {
       const T* p = g.data<T>();
+      if (norm_type == 2.0) {  // the common case, in double vector lanes
+        acc += kernels::elt_ops<T>().sum_sq(p, g.numel());
+        return;
+      }
       for (int64_t i = 0, n = g.numel(); i < n; ++i) {
         double a = std::abs(static_cast<double>(p[i]));
         if (std::isinf(norm_type)) acc = std::isnan(a) || std::isnan(acc) ? NAN : std::max(acc, a);

@@ -7,6 +7,7 @@
 
 #include "attograd/autograd.h"
 #include "attograd/factory.h"
+#include "kernels/simd.h"
 
 namespace ag::optim {
 
@@ -211,22 +212,11 @@ void adam_update(const Tensor& p, ParamState& st, const AdamHyper& h) {
   const double step_size = h.lr / (1 - std::pow(h.b1, static_cast<double>(t)));
   const double bc2_sqrt = std::sqrt(1 - std::pow(h.b2, static_cast<double>(t)));
   dispatch_float(p.dtype(), "Adam", [&]<class T>() {
-    T* w = p.data<T>();
-    const T* gr = g.data<T>();
-    T *pm = m.data<T>(), *pv = v.data<T>(), *pmax = vmax.defined() ? vmax.data<T>() : nullptr;
-    const T wd = T(h.weight_decay), decay = T(1 - h.lr * h.weight_decay);
-    const T tb1 = T(h.b1), tb2 = T(h.b2), c1 = T(1 - h.b1), c2 = T(1 - h.b2), eps = T(h.eps);
-    const T ss = T(step_size), bc = T(bc2_sqrt);
-    for (int64_t i = 0, n = p.numel(); i < n; ++i) {
-      T gi_ = gr[i];
-      if (h.decoupled) w[i] = w[i] * decay;
-      else if (wd != 0) gi_ = gi_ + wd * w[i];
-      pm[i] = pm[i] * tb1 + c1 * gi_;
-      pv[i] = pv[i] * tb2 + c2 * gi_ * gi_;
-      T vv = pv[i];
-      if (pmax) vv = pmax[i] = std::max(pmax[i], pv[i]);
-      w[i] = w[i] - ss * (pm[i] / (std::sqrt(vv) / bc + eps));
-    }
+    const typename kernels::EltOps<T>::AdamStep hs{h.decoupled, T(h.weight_decay), T(1 - h.lr * h.weight_decay),
+                                             T(h.b1), T(h.b2), T(1 - h.b1), T(1 - h.b2), T(h.eps), T(step_size),
+                                             T(bc2_sqrt)};
+    kernels::elt_ops<T>().adam(p.data<T>(), g.data<T>(), m.data<T>(), v.data<T>(),
+                               vmax.defined() ? vmax.data<T>() : nullptr, p.numel(), hs);
   });
   p.storage()->bump_version();
 }

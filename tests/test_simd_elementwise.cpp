@@ -319,3 +319,44 @@ TEST_CASE("layer_norm: weight and bias gradients do not depend on the thread cou
   set_num_threads(prev);
   CHECK(grads[0] == grads[1]);
 }
+
+TEST_CASE("simd elementwise: Adam rows are torch's scalar update bit for bit at every width; sum_sq") {
+  using Step = kernels::EltOps<float>::AdamStep;
+  // AdamW (decoupled), Adam with L2 weight decay, plain Adam; step 3's bias corrections.
+  const Step steps[] = {{true, 0.01f, 1 - 1e-3f * 0.01f, 0.9f, 0.999f, 0.1f, 1 - 0.999f, 1e-8f, 1e-3f / (1 - 0.729f), 0.05f},
+                        {false, 0.01f, 1, 0.9f, 0.999f, 0.1f, 1 - 0.999f, 1e-8f, 2e-3f, 0.03f},
+                        {false, 0.0f, 1, 0.8f, 0.99f, 0.2f, 0.01f, 1e-6f, 1e-2f, 0.5f}};
+  for (int64_t n : kLengths) {
+    CAPTURE(n);
+    const std::vector<float> w0 = values<float>(n, 61), g = values<float>(n, 62), m0 = values<float>(n, 63, false);
+    std::vector<float> v0 = values<float>(n, 64, false), x0 = values<float>(n, 65);
+    for (auto& e : v0) e = e * e;
+    for (const Step& h : steps)
+      for (bool ams : {false, true})
+        for (K level : kernels::available_simd_levels()) {
+          CAPTURE(kernels::to_string(level));
+          CAPTURE(ams);
+          std::vector<float> w = w0, m = m0, v = v0, x = x0;
+          kernels::elt_ops<float>(level).adam(w.data(), g.data(), m.data(), v.data(), ams ? x.data() : nullptr, n, h);
+          int bad = 0;
+          for (std::size_t i = 0; i < std::size_t(n); ++i) {
+            float wi = w0[i], gi = g[i], mi = m0[i], vi = v0[i], xi = x0[i];
+            if (h.decoupled) wi = wi * h.decay;
+            else if (h.wd != 0) gi = gi + h.wd * wi;
+            mi = mi * h.b1 + h.c1 * gi;
+            vi = vi * h.b2 + h.c2 * gi * gi;
+            float vv = vi;
+            if (ams) vv = xi = std::isnan(xi) || std::isnan(vi) ? NAN : std::max(xi, vi);
+            wi = wi - h.ss * (mi / (std::sqrt(vv) / h.bc + h.eps));
+            bad += !same_bits(w[i], wi) + !same_bits(m[i], mi) + !same_bits(v[i], vi) + (ams && !same_bits(x[i], xi));
+          }
+          CHECK(bad == 0);
+        }
+    for (K level : kernels::available_simd_levels()) {
+      double want = 0;
+      for (float e : m0) want += double(e) * e;
+      const double got = kernels::elt_ops<float>(level).sum_sq(m0.data(), n);
+      CHECK(std::abs(got - want) <= 1e-12 * want);
+    }
+  }
+}

@@ -96,6 +96,16 @@ struct EltOps {
                      double eps);
   void (*layer_norm_backward)(const T* x, const T* g, const T* w, const T* mean, const T* rstd, T* dx, double* dw,
                               double* db, int64_t rows, int64_t n);
+  // Adam / AdamW on n parameters (optim/optimizer.cpp), IEEE operations in torch's order:
+  //   decoupled: w *= decay, else g += wd w;  m = b1 m + c1 g;  v = b2 v + c2 g g;
+  //   vmax = max(vmax, v) (AMSGrad, when vmax is not null);  w -= ss m / (sqrt(v) / bc + eps)
+  struct AdamStep {
+    bool decoupled;
+    T wd, decay, b1, b2, c1, c2, eps, ss, bc;
+  };
+  void (*adam)(T* w, const T* g, T* m, T* v, T* vmax, int64_t n, const AdamStep& h);
+  // sum of x^2 over n elements, in double lanes (clip_grad_norm_).
+  double (*sum_sq)(const T* x, int64_t n);
 };
 
 // The row operations for simd_level().

@@ -220,11 +220,53 @@ struct Elt {
     }
   }
 
+  // ---- optimizer rows -----------------------------------------------------------------
+  template <class X>
+  static void adam_one(X& w, X g, X& m, X& v, X* vmax, const typename EltOps<T>::AdamStep& h) {
+    if (h.decoupled) w = w * X(h.decay);
+    else if (h.wd != T(0)) g = g + X(h.wd) * w;
+    m = m * X(h.b1) + X(h.c1) * g;
+    v = v * X(h.b2) + X(h.c2) * g * g;
+    X vv = v;
+    if (vmax)  // torch.maximum: NaN in either propagates (maxps alone would drop one)
+      vv = *vmax = xsimd::select(xsimd::isnan(*vmax) || xsimd::isnan(v), *vmax + v, xsimd::max(*vmax, v));
+    w = w - X(h.ss) * (m / (xsimd::sqrt(vv) / X(h.bc) + X(h.eps)));
+  }
+
+  static void adam(T* w, const T* g, T* m, T* v, T* vmax, int64_t n, const typename EltOps<T>::AdamStep& h) {
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+      V wv = V::load_unaligned(w + i), mv = V::load_unaligned(m + i), vv = V::load_unaligned(v + i), xv;
+      if (vmax) xv = V::load_unaligned(vmax + i);
+      adam_one(wv, V::load_unaligned(g + i), mv, vv, vmax ? &xv : nullptr, h);
+      wv.store_unaligned(w + i), mv.store_unaligned(m + i), vv.store_unaligned(v + i);
+      if (vmax) xv.store_unaligned(vmax + i);
+    }
+    // The tail through one padded vector: the same operations as the body.
+    if (i < n) {
+      alignas(64) T bw[W] = {}, bg[W] = {}, bm[W] = {}, bv[W] = {}, bx[W] = {};
+      const int64_t r = n - i;
+      std::copy(w + i, w + n, bw), std::copy(g + i, g + n, bg), std::copy(m + i, m + n, bm),
+          std::copy(v + i, v + n, bv);
+      if (vmax) std::copy(vmax + i, vmax + n, bx);
+      V wv = V::load_aligned(bw), mv = V::load_aligned(bm), vv = V::load_aligned(bv), xv = V::load_aligned(bx);
+      adam_one(wv, V::load_aligned(bg), mv, vv, vmax ? &xv : nullptr, h);
+      wv.store_aligned(bw), mv.store_aligned(bm), vv.store_aligned(bv), xv.store_aligned(bx);
+      std::copy(bw, bw + r, w + i), std::copy(bm, bm + r, m + i), std::copy(bv, bv + r, v + i);
+      if (vmax) std::copy(bx, bx + r, vmax + i);
+    }
+  }
+
+  static double sum_sq(const T* x, int64_t n) {
+    return row_sum(x, n, [](auto a) { return a * a; });
+  }
+
   static EltOps<T> ops() {
     EltOps<T> e{};
     set_op<0>(e), set_op<1>(e), set_op<2>(e), set_op<3>(e);
     if constexpr (std::is_same_v<T, float>) e.gelu = &gelu, e.gelu_backward = &gelu_backward;
     e.layer_norm = &layer_norm, e.layer_norm_backward = &layer_norm_backward;
+    e.adam = &adam, e.sum_sq = &sum_sq;
     return e;
   }
 };
