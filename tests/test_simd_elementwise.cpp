@@ -360,3 +360,41 @@ TEST_CASE("simd elementwise: Adam rows are torch's scalar update bit for bit at 
     }
   }
 }
+
+TEST_CASE("simd elementwise: float sums (rows and leading dims) at every width equal the ordered double sum") {
+  for (int64_t n : kLengths) {
+    CAPTURE(n);
+    const std::vector<float> x = values<float>(n, 71, false), s = values<float>(n, 72);  // s: inf, -inf, NaN inside
+    double want = 0, want_s = 0;
+    for (float e : x) want += e;
+    for (float e : s) want_s += e;
+    for (K level : kernels::available_simd_levels()) {
+      CAPTURE(kernels::to_string(level));
+      const auto& E = kernels::elt_ops<float>(level);
+      CHECK(std::abs(E.sum(x.data(), n) - want) <= 1e-12 * (1 + std::abs(want)));
+      const double got_s = E.sum(s.data(), n);
+      CHECK(((std::isnan(got_s) && std::isnan(want_s)) || got_s == want_s || got_s == doctest::Approx(want_s)));
+      std::vector<double> acc(static_cast<std::size_t>(n), 1.0);
+      E.add_to(acc.data(), s.data(), n);
+      int bad = 0;
+      for (std::size_t j = 0; j < acc.size(); ++j) bad += !same_bits(acc[j], 1.0 + double(s[j]));
+      CHECK(bad == 0);
+    }
+  }
+  // Through the op: a (300, 37) bias-gradient sum and row sums against the ordered sums.
+  const std::vector<float> v = values<float>(300 * 37, 73, false);
+  Tensor t = Tensor::from_vector(v).reshape({300, 37});
+  const std::vector<float> cols = t.sum({0}).to_vector<float>(), rows = t.sum({1}).to_vector<float>();
+  int bad = 0;
+  for (int64_t j = 0; j < 37; ++j) {
+    double c = 0;
+    for (int64_t i = 0; i < 300; ++i) c += v[size_t(i * 37 + j)];
+    bad += cols[size_t(j)] != static_cast<float>(c);
+  }
+  for (int64_t i = 0; i < 300; ++i) {
+    double r = 0;
+    for (int64_t j = 0; j < 37; ++j) r += v[size_t(i * 37 + j)];
+    bad += std::abs(rows[size_t(i)] - static_cast<float>(r)) > 1e-6f * (1 + std::abs(float(r)));
+  }
+  CHECK(bad == 0);
+}

@@ -5,17 +5,25 @@
 #include <limits>
 
 #include "kernels/kernels.h"
+#include "kernels/simd.h"
 
 namespace ag::kernels {
 namespace {
 
+// float rows sum in double vector lanes at the run-time width (EltOps, simd.h); double
+// and integer rows in order, one element after the other (float64 sums stay what they
+// were, to the bit).
 template <class T, class Acc>
 void sum_rows(const T* x, int64_t outer, int64_t len, Acc* out) {
   for (int64_t o = 0; o < outer; ++o) {
     const T* row = x + o * len;
-    Acc acc = 0;
-    for (int64_t i = 0; i < len; ++i) acc += static_cast<Acc>(row[i]);
-    out[o] = acc;
+    if constexpr (std::is_same_v<T, float>) {
+      out[o] = elt_ops<float>().sum(row, len);
+    } else {
+      Acc acc = 0;
+      for (int64_t i = 0; i < len; ++i) acc += static_cast<Acc>(row[i]);
+      out[o] = acc;
+    }
   }
 }
 
@@ -23,8 +31,13 @@ void sum_rows(const T* x, int64_t outer, int64_t len, Acc* out) {
 template <class T, class Acc>
 void sum_leading(const T* x, int64_t n, int64_t k, Acc* out) {
   for (int64_t j = 0; j < k; ++j) out[j] = 0;
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < k; ++j) out[j] += static_cast<Acc>(x[i * k + j]);
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<Acc, double>) {
+      elt_ops<float>().add_to(out, x + i * k, k);
+    } else {
+      for (int64_t j = 0; j < k; ++j) out[j] += static_cast<Acc>(x[i * k + j]);
+    }
+  }
 }
 
 // Returns the index of the max (min when !greater) of row; NaN wins; first on ties.

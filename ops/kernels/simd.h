@@ -106,6 +106,9 @@ struct EltOps {
   void (*adam)(T* w, const T* g, T* m, T* v, T* vmax, int64_t n, const AdamStep& h);
   // sum of x^2 over n elements, in double lanes (clip_grad_norm_).
   double (*sum_sq)(const T* x, int64_t n);
+  // Sums in double (reduce.cpp): of a row in WD lanes; and acc[j] += x[j] for j < n.
+  double (*sum)(const T* x, int64_t n);
+  void (*add_to)(double* acc, const T* x, int64_t n);
 };
 
 // The row operations for simd_level().

@@ -261,12 +261,22 @@ struct Elt {
     return row_sum(x, n, [](auto a) { return a * a; });
   }
 
+  static double sum(const T* x, int64_t n) {
+    return row_sum(x, n, [](auto a) { return a; });
+  }
+
+  static void add_to(double* acc, const T* x, int64_t n) {
+    int64_t j = 0;
+    for (; j + WD <= n; j += WD) (D::load_unaligned(acc + j) + widen(x + j)).store_unaligned(acc + j);
+    for (; j < n; ++j) acc[j] += static_cast<double>(x[j]);
+  }
+
   static EltOps<T> ops() {
     EltOps<T> e{};
     set_op<0>(e), set_op<1>(e), set_op<2>(e), set_op<3>(e);
     if constexpr (std::is_same_v<T, float>) e.gelu = &gelu, e.gelu_backward = &gelu_backward;
     e.layer_norm = &layer_norm, e.layer_norm_backward = &layer_norm_backward;
-    e.adam = &adam, e.sum_sq = &sum_sq;
+    e.adam = &adam, e.sum_sq = &sum_sq, e.sum = &sum, e.add_to = &add_to;
     return e;
   }
 };
