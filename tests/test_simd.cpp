@@ -229,3 +229,26 @@ TEST_CASE("dropout: the Philox mask is the same at every width and thread count,
   Tensor a = dropout(x, p, true, &g), b = dropout(x, p, true, &g);
   CHECK(!allclose(a, b, 0, 0));
 }
+
+TEST_CASE("simd: keep_mask is h < keep ? scale : 0 at every width, at the threshold and with keep = 2^32") {
+  const uint64_t keep = 0x80000001ull;  // words keep - 1 and keep sit on either side
+  std::vector<uint32_t> h(37);
+  for (std::size_t c = 0; c < h.size(); ++c) h[c] = static_cast<uint32_t>(keep) + static_cast<uint32_t>(c % 3) - 1u;
+  h[5] = 0, h[20] = 0xffffffffu;
+  for (K level : kernels::available_simd_levels()) {
+    CAPTURE(kernels::to_string(level));
+    for (int64_t n : kLengths) {
+      if (n > static_cast<int64_t>(h.size())) continue;
+      std::vector<float> z(h.size(), -1.0f);
+      kernels::row_ops<float>(level).keep_mask(z.data(), h.data(), n, keep, 1.25f);
+      int bad = 0;
+      for (int64_t c = 0; c < n; ++c) bad += z[size_t(c)] != (h[size_t(c)] < keep ? 1.25f : 0.0f);
+      CHECK(bad == 0);
+      CHECK(z[size_t(n)] == -1.0f);  // nothing past n
+      std::vector<double> zd(h.size(), -1.0);
+      kernels::row_ops<double>(level).keep_mask(zd.data(), h.data(), n, uint64_t{1} << 32, 2.0);  // p = 0: all kept
+      for (int64_t c = 0; c < n; ++c) bad += zd[size_t(c)] != 2.0;
+      CHECK(bad == 0);
+    }
+  }
+}

@@ -105,7 +105,7 @@ void dropout_tile(const FlashConfig& cfg, const RowOps<T>& R, uint64_t slice, in
       R.hash_row(h + c0, n, static_cast<uint32_t>(idx), k0, k1 ^ static_cast<uint32_t>(idx >> 32) * 0x9e3779b9U);
       c0 += n;
     }
-    for (int64_t c = 0; c < cols; ++c) z[r * Bc + c] = h[c] < keep ? scale : T(0);
+    R.keep_mask(z + r * Bc, h, cols, keep, scale);
   }
 }
 

@@ -99,11 +99,8 @@ DropoutForward dropout_forward(const Tensor& x_in, double p, Generator& gen) {
       for (int64_t c = c0; c < c1; ++c) {
         const int64_t i0 = c * kChunk, len = std::min(kChunk, n - i0);
         R.philox_blocks(bits, (len + 3) / 4, static_cast<uint64_t>(i0 / 4), k0, k1);
-        for (int64_t k = 0; k < len; ++k) {
-          const T m = bits[k] < threshold ? scale : T(0);
-          pm[i0 + k] = m;
-          py[i0 + k] = px[i0 + k] * m;
-        }
+        R.keep_mask(pm + i0, bits, len, threshold, scale);
+        R.mul_into(py + i0, px + i0, pm + i0, len);
       }
     });
   });

@@ -44,6 +44,8 @@ struct RowOps {
   // out[4 b + w] = word w of philox4x32_10({lo, hi of block0 + b, 0, 0}, {k0, k1}) for
   // b < nblocks: the counter-based stream behind dropout, the same at every width.
   void (*philox_blocks)(uint32_t* out, int64_t nblocks, uint64_t block0, uint32_t k0, uint32_t k1);
+  // z[c] = h[c] < keep ? scale : 0 for c < n (keep <= 2^32): a dropout mask from random words.
+  void (*keep_mask)(T* z, const uint32_t* h, int64_t n, uint64_t keep, T scale);
 };
 
 // Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", 2011),

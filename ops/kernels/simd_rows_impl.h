@@ -7,6 +7,7 @@
 #include <immintrin.h>
 #include <xsimd/xsimd.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -150,8 +151,25 @@ struct Rows {
     }
   }
 
+  static void keep_mask(T* z, const uint32_t* h, int64_t n, uint64_t keep, T scale) {
+    int64_t c = 0;
+    if (keep > 0xffffffffull) {
+      std::fill(z, z + n, scale);
+      return;
+    }
+    if constexpr (std::is_same_v<T, float> && W == WU) {  // one mask lane per 32-bit word
+      const U vk(static_cast<uint32_t>(keep)), bits = xsimd::bitwise_cast<U>(V(scale));
+      for (; c + W <= n; c += W) {
+        const U m = xsimd::select(U::load_unaligned(h + c) < vk, bits, U(0u));
+        xsimd::bitwise_cast<V>(m).store_unaligned(z + c);
+      }
+    }
+    for (; c < n; ++c) z[c] = h[c] < keep ? scale : T(0);
+  }
+
   static RowOps<T> ops() {
-    return RowOps<T>{&max, &exp_sub_sum, &exp_sub, &scale, &mul, &mul_into, &ds, &dot, &hash_row, &philox_blocks};
+    return RowOps<T>{&max, &exp_sub_sum, &exp_sub, &scale, &mul, &mul_into, &ds, &dot, &hash_row, &philox_blocks,
+                     &keep_mask};
   }
 };
 
