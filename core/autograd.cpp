@@ -109,13 +109,16 @@ Tensor Saved::get() const {
 namespace {
 
 // Adds g into an accumulated gradient slot, owning the result. With create_graph the
-// sum is a recorded add, so the slot stays connected to the graph.
-void accumulate(Tensor& slot, const Tensor& g, bool create_graph) {
+// sum is a recorded add, so the slot stays connected to the graph. A node's input
+// buffer (`shared_ok`) takes the first g as is, as PyTorch's InputBuffer does: buffers
+// are only ever replaced, never written in place, so sharing g with another buffer is
+// safe and saves a copy per residual add.
+void accumulate(Tensor& slot, const Tensor& g, bool create_graph, bool shared_ok = false) {
   if (!slot.defined()) {
-    // Take g as is only when nothing else can see it (add's backward hands the same g
-    // to both inputs; a leaf's .grad is later written in place).
+    // Otherwise take g as is only when nothing else can see it (add's backward hands the
+    // same g to both inputs; a leaf's .grad is later written in place).
     bool own = g.is_contiguous() && g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1;
-    if (own || create_graph) {
+    if (own || shared_ok || create_graph) {
       slot = g;
     } else {
       slot = kernels::empty(g.shape(), g.dtype());
@@ -311,7 +314,7 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
                  gi.shape(), " ", gi.dtype(), ", expected ", n->input_shapes[i], " ",
                  n->input_dtypes[i]);
         if (e.leaf) accumulate_leaf(e.leaf, gi, cap, create_graph);
-        else accumulate(buffers[e.node.get()], gi, create_graph);
+        else accumulate(buffers[e.node.get()], gi, create_graph, /*shared_ok=*/true);
       }
       if (hooked(e) && --leaf_deps[e.leaf.get()] == 0) run_hooks(e.leaf);
       if (e.node && --deps[e.node.get()] == 0) {

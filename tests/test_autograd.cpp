@@ -622,3 +622,22 @@ TEST_CASE("in-place ops inside the graph: self becomes the result; saved tensors
   CHECK(ag::allclose(w.grad(), f64({0.5, 1.5})));
   CHECK(ag::allclose(b.grad(), f64({2, 3})));
 }
+
+TEST_CASE("backward hands a residual add's gradient to both branches without copying it (as PyTorch)") {
+  // Two ops that record the address of the gradient reaching them; both sit behind one
+  // add, whose backward returns the same g for either input.
+  const void* seen[2] = {nullptr, nullptr};
+  auto probe = [&](const Tensor& x, int k) {
+    return record("probe", x.detach() * 1.0, {x}, [&seen, k](const Tensor& g, NeedsGrad) {
+      seen[k] = g.raw_data();
+      return Grads{g};
+    });
+  };
+  Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3}).requires_grad_();
+  (probe(x, 0) + probe(x, 1)).backward(Tensor::from_vector(std::vector<float>{1, 1, 1}));
+  CHECK(seen[0] != nullptr);
+  CHECK(seen[0] == seen[1]);
+  // The leaf still owns its .grad: the sum of both branches, not an alias of either.
+  CHECK(x.grad().to_vector<float>() == std::vector<float>{2, 2, 2});
+  CHECK(x.grad().raw_data() != seen[0]);
+}
