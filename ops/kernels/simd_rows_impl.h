@@ -125,25 +125,58 @@ struct Rows {
     else return U64(_mm512_mul_epu32(a, b));
   }
 
-  static void philox_blocks(uint32_t* out, int64_t nblocks, uint64_t block0, uint32_t k0, uint32_t k1) {
-    const U64 lo32(0xffffffffull), m0(0xD2511F53ull), m1(0xCD9E8D57ull);
-    alignas(64) uint64_t lane[W64], w[4][W64];
-    int64_t b = 0;
-    for (; b + W64 <= nblocks; b += W64) {
-      for (int64_t j = 0; j < W64; ++j) lane[j] = block0 + static_cast<uint64_t>(b + j);
-      const U64 blk = U64::load_aligned(lane);
-      U64 c0 = blk & lo32, c1 = blk >> 32, c2(0ull), c3(0ull);
-      uint32_t key0 = k0, key1 = k1;
-      for (int r = 0; r < 10; ++r) {
-        const U64 p0 = mul32(c0, m0), p1 = mul32(c2, m1);
-        const U64 n0 = (p1 >> 32) ^ c1 ^ U64(key0), n2 = (p0 >> 32) ^ c3 ^ U64(key1);
-        c1 = p1 & lo32, c3 = p0 & lo32, c0 = n0, c2 = n2;
-        key0 += 0x9E3779B9u, key1 += 0xBB67AE85u;
-      }
-      c0.store_aligned(w[0]), c1.store_aligned(w[1]), c2.store_aligned(w[2]), c3.store_aligned(w[3]);
-      for (int64_t j = 0; j < W64; ++j)
-        for (int k = 0; k < 4; ++k) out[4 * (b + j) + k] = static_cast<uint32_t>(w[k][j]);
+  // dst = p0 q0 p1 q1 ... (2 W64 words): the lane-crossing interleave at each width.
+  static void store_interleaved(uint64_t* dst, const U64& p, const U64& q) {
+    if constexpr (W64 == 2) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_unpacklo_epi64(p, q));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2), _mm_unpackhi_epi64(p, q));
+    } else if constexpr (W64 == 4) {
+      const __m256i lo = _mm256_unpacklo_epi64(p, q), hi = _mm256_unpackhi_epi64(p, q);  // p0 q0 p2 q2, p1 q1 p3 q3
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_permute2x128_si256(lo, hi, 0x20));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 4), _mm256_permute2x128_si256(lo, hi, 0x31));
+    } else {
+      const __m512i lo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), hi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+      _mm512_storeu_si512(dst, _mm512_permutex2var_epi64(p, lo, q));
+      _mm512_storeu_si512(dst + 8, _mm512_permutex2var_epi64(p, hi, q));
     }
+  }
+
+  // NG vectors of counters at once: the ten rounds are one dependency chain per vector
+  // (a 32 x 32 product each), so independent chains side by side keep the multiplier busy.
+  template <int NG>
+  static void philox_vectors(uint32_t* out, uint64_t block0, uint32_t k0, uint32_t k1) {
+    const U64 lo32(0xffffffffull), m0(0xD2511F53ull), m1(0xCD9E8D57ull);
+    alignas(64) uint64_t lane[W64];
+    for (int64_t j = 0; j < W64; ++j) lane[j] = block0 + static_cast<uint64_t>(j);
+    const U64 first = U64::load_aligned(lane);
+    U64 c0[NG], c1[NG], c2[NG], c3[NG];
+#pragma GCC unroll 8
+    for (int g = 0; g < NG; ++g) {
+      const U64 blk = first + U64(static_cast<uint64_t>(g * W64));
+      c0[g] = blk & lo32, c1[g] = blk >> 32, c2[g] = U64(0ull), c3[g] = U64(0ull);
+    }
+    uint32_t key0 = k0, key1 = k1;
+    for (int r = 0; r < 10; ++r) {
+      const U64 vk0(key0), vk1(key1);
+#pragma GCC unroll 8
+      for (int g = 0; g < NG; ++g) {
+        const U64 p0 = mul32(c0[g], m0), p1 = mul32(c2[g], m1);
+        const U64 n0 = (p1 >> 32) ^ c1[g] ^ vk0, n2 = (p0 >> 32) ^ c3[g] ^ vk1;
+        c1[g] = p1 & lo32, c3[g] = p0 & lo32, c0[g] = n0, c2[g] = n2;
+      }
+      key0 += 0x9E3779B9u, key1 += 0xBB67AE85u;
+    }
+    // Block j's words 0, 1 and 2, 3 as two 64-bit halves (little-endian), interleaved
+    // block by block into out.
+#pragma GCC unroll 8
+    for (int g = 0; g < NG; ++g)
+      store_interleaved(reinterpret_cast<uint64_t*>(out + 4 * g * W64), c0[g] | (c1[g] << 32), c2[g] | (c3[g] << 32));
+  }
+
+  static void philox_blocks(uint32_t* out, int64_t nblocks, uint64_t block0, uint32_t k0, uint32_t k1) {
+    int64_t b = 0;
+    for (; b + 4 * W64 <= nblocks; b += 4 * W64) philox_vectors<4>(out + 4 * b, block0 + static_cast<uint64_t>(b), k0, k1);
+    for (; b + W64 <= nblocks; b += W64) philox_vectors<1>(out + 4 * b, block0 + static_cast<uint64_t>(b), k0, k1);
     for (; b < nblocks; ++b) {
       const uint64_t blk = block0 + static_cast<uint64_t>(b);
       const uint32_t ctr[4] = {static_cast<uint32_t>(blk), static_cast<uint32_t>(blk >> 32), 0, 0}, key[2] = {k0, k1};
