@@ -398,3 +398,54 @@ TEST_CASE("simd elementwise: float sums (rows and leading dims) at every width e
   }
   CHECK(bad == 0);
 }
+
+TEST_CASE("softmax and log_softmax rows (vector exp, short rows and tails) at every width") {
+  LevelGuard guard;
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (int64_t n : {1, 3, 10, 16, 17, 65}) {
+    CAPTURE(n);
+    // Row 0 random, row 1 with masked (-inf) entries, row 2 all masked, row 3 with a NaN.
+    std::vector<float> x = values<float>(4 * n, 81 + uint64_t(n), false);
+    for (int64_t j = 1; j < n; j += 2) x[size_t(n + j)] = ninf;
+    for (int64_t j = 0; j < n; ++j) x[size_t(2 * n + j)] = ninf;
+    x[size_t(3 * n + n / 2)] = NAN;
+    Tensor t = Tensor::from_vector(x).reshape({4, n});
+    for (K level : kernels::available_simd_levels()) {
+      CAPTURE(kernels::to_string(level));
+      kernels::set_simd_level(level);
+      const std::vector<float> y = softmax(t, -1).to_vector<float>(), ly = log_softmax(t, -1).to_vector<float>();
+      int bad = 0;
+      for (int64_t r = 0; r < 2; ++r) {
+        double m = -INFINITY, s = 0;
+        for (int64_t j = 0; j < n; ++j) m = std::max(m, double(x[size_t(r * n + j)]));
+        for (int64_t j = 0; j < n; ++j) s += std::exp(double(x[size_t(r * n + j)]) - m);
+        for (int64_t j = 0; j < n; ++j) {
+          const double want = std::exp(double(x[size_t(r * n + j)]) - m) / s;
+          const std::size_t i = size_t(r * n + j);
+          bad += !(std::abs(y[i] - want) <= 1e-6 * want + 1e-37);
+          bad += !(std::isinf(x[i]) ? ly[i] == ninf : std::abs(ly[i] - std::log(want)) <= 2e-6 * (1 + std::abs(std::log(want))));
+        }
+      }
+      for (int64_t j = 0; j < n; ++j) {
+        bad += y[size_t(2 * n + j)] != 0.0f || ly[size_t(2 * n + j)] != ninf;  // every key masked
+        bad += !std::isnan(y[size_t(3 * n + j)]) || !std::isnan(ly[size_t(3 * n + j)]);
+      }
+      CHECK(bad == 0);
+      // log_softmax backward: g - softmax * sum(g), against the forward's softmax.
+      Tensor xr = t.slice(0, 0, 2).detach().requires_grad_();
+      Tensor g = Tensor::from_vector(values<float>(2 * n, 90, false)).reshape({2, n});
+      (log_softmax(xr, -1) * g).sum().backward();
+      const std::vector<float> dx = xr.grad().to_vector<float>(), gv = g.to_vector<float>();
+      for (int64_t r = 0; r < 2; ++r) {
+        double sg = 0;
+        for (int64_t j = 0; j < n; ++j) sg += gv[size_t(r * n + j)];
+        for (int64_t j = 0; j < n; ++j) {
+          const std::size_t i = size_t(r * n + j);
+          const double want = gv[i] - double(y[i]) * sg;
+          bad += !(std::abs(dx[i] - want) <= 1e-5 * (1 + std::abs(want)));
+        }
+      }
+      CHECK(bad == 0);
+    }
+  }
+}

@@ -1,12 +1,14 @@
 // softmax / log_softmax along one dim, forward and backward, one row at a time after
-// moving `dim` last. Rows are stabilized by their max; a row that is all -inf (every
+// moving `dim` last; exp runs in the run-time width's vector rows (simd.h), tails too. Rows are stabilized by their max; a row that is all -inf (every
 // key masked) gives softmax 0 and log_softmax -inf, and a zero gradient in both.
 #include <cmath>
 #include <limits>
 
+#include <algorithm>
+
 #include "kernels/kernels.h"
+#include "kernels/simd.h"
 #include "kernels/strided.h"
-#include "kernels/xt_rows.h"
 
 namespace ag::kernels {
 namespace {
@@ -35,6 +37,7 @@ Tensor dim_back(const Tensor& y, const Shape& shape, int64_t dim) {
 template <class T>
 void softmax_rows(const T* px, T* py, int64_t r0, int64_t r1, int64_t n, bool log) {
   const T ninf = -std::numeric_limits<T>::infinity();
+  const RowOps<T>& R = row_ops<T>();
   for (int64_t r = r0; r < r1; ++r) {
     const T* in = px + r * n;
     T* out = py + r * n;
@@ -44,12 +47,8 @@ void softmax_rows(const T* px, T* py, int64_t r0, int64_t r1, int64_t n, bool lo
       for (int64_t i = 0; i < n; ++i) out[i] = log ? ninf : T(0);
       continue;
     }
-    if (n >= 64) {  // xtensor's vectorized exp pays for its setup on long rows only
-      auto yo = xrow(out, n);
-      xt::noalias(yo) = xt::exp(xrow(in, n) - m);
-    } else {
-      for (int64_t i = 0; i < n; ++i) out[i] = std::exp(in[i] - m);
-    }
+    std::copy(in, in + n, out);
+    R.exp_sub(out, n, m);
     double s = 0;
     for (int64_t i = 0; i < n; ++i) s += out[i];
     if (log) {
@@ -66,6 +65,7 @@ void softmax_rows(const T* px, T* py, int64_t r0, int64_t r1, int64_t n, bool lo
 template <class T>
 void softmax_backward_rows(const T* py, const T* pg, T* px, int64_t r0, int64_t r1, int64_t n, bool log) {
   const T ninf = -std::numeric_limits<T>::infinity();
+  const RowOps<T>& R = row_ops<T>();
   for (int64_t r = r0; r < r1; ++r) {
     const T* yr = py + r * n;
     const T* gr = pg + r * n;
@@ -81,8 +81,13 @@ void softmax_backward_rows(const T* py, const T* pg, T* px, int64_t r0, int64_t 
       continue;
     }
     const T d = static_cast<T>(dot);
-    if (log) for (int64_t i = 0; i < n; ++i) xr[i] = gr[i] - std::exp(yr[i]) * d;
-    else for (int64_t i = 0; i < n; ++i) xr[i] = yr[i] * (gr[i] - d);
+    if (log) {  // exp(y) = softmax, through the same vector exp as the forward
+      std::copy(yr, yr + n, xr);
+      R.exp_sub(xr, n, T(0));
+      for (int64_t i = 0; i < n; ++i) xr[i] = gr[i] - xr[i] * d;
+    } else {
+      for (int64_t i = 0; i < n; ++i) xr[i] = yr[i] * (gr[i] - d);
+    }
   }
 }
 
