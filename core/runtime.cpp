@@ -30,7 +30,7 @@ std::atomic<int> g_threads{0};  // 0 = not set yet: the machine's cores
 void set_num_threads(int n) {
   AG_CHECK(n >= 1, ValueError, "set_num_threads: need n >= 1, got ", n);
   g_threads = n;
-  openblas_set_num_threads(std::getenv("ATTOGRAD_GEMM_SPLIT") ? 1 : n);
+  openblas_set_num_threads(n);
 }
 
 int get_num_threads() {

@@ -7,11 +7,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include <cstdint>
-#include <cstdlib>
 #include <type_traits>
-
-#include "attograd/runtime.h"
-#include "parallel.h"
 
 namespace ag::kernels {
 
@@ -56,22 +52,6 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A
     return;
   }
   auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  static const bool split = std::getenv("ATTOGRAD_GEMM_SPLIT") != nullptr;
-  if (split && M * N * K >= (int64_t{1} << 18) && get_num_threads() > 1) {
-    const bool rows = M >= N;
-    const int64_t len = rows ? M : N;
-    detail::parallel_for(len, 16, [&](int64_t b, int64_t e) {
-      const T* a = rows ? (ta ? A + b : A + b * lda) : A;
-      const T* bb = rows ? B : (tb ? B + b * ldb : B + b);
-      T* c = rows ? C + b * ldc : C + b;
-      const int64_t m = rows ? e - b : M, n = rows ? N : e - b;
-      if constexpr (std::is_same_v<T, float>)
-        cblas_sgemm(CblasRowMajor, TA, TB, m, n, K, alpha, a, lda, bb, ldb, beta, c, ldc);
-      else
-        cblas_dgemm(CblasRowMajor, TA, TB, m, n, K, alpha, a, lda, bb, ldb, beta, c, ldc);
-    });
-    return;
-  }
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemm(CblasRowMajor, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   else
