@@ -449,3 +449,31 @@ TEST_CASE("softmax and log_softmax rows (vector exp, short rows and tails) at ev
     }
   }
 }
+
+TEST_CASE("where / masked_fill rows (values, scalars, broadcast masks) at every width copy the chosen bits") {
+  LevelGuard guard;
+  for (int64_t n : {1, 5, 16, 17, 40, 100}) {
+    CAPTURE(n);
+    const std::vector<float> av = values<float>(3 * n, 91), bv = values<float>(3 * n, 92);
+    std::vector<uint8_t> cv(static_cast<std::size_t>(3 * n));
+    Generator gen(93);
+    for (auto& e : cv) e = gen.uniform() < 0.5;
+    std::vector<bool> cb(cv.begin(), cv.end());
+    Tensor c = Tensor::from_vector(std::vector<float>(cv.begin(), cv.end())).reshape({3, n}).to(DType::b8);
+    Tensor a = Tensor::from_vector(av).reshape({3, n}), b = Tensor::from_vector(bv).reshape({3, n});
+    Tensor row_mask = c.slice(0, 0, 1);  // (1, n): broadcast over rows
+    for (K level : kernels::available_simd_levels()) {
+      CAPTURE(kernels::to_string(level));
+      kernels::set_simd_level(level);
+      const std::vector<float> w = where(c, a, b).to_vector<float>(), f = masked_fill(b, c, -7.5).to_vector<float>(),
+                               wb = where(row_mask, a, b).to_vector<float>(), ws = where(c, a, b.t().t()).to_vector<float>();
+      int bad = 0;
+      for (int64_t i = 0; i < 3 * n; ++i) {
+        const std::size_t k = size_t(i), kb = size_t(i % n);
+        bad += !same_bits(w[k], cb[k] ? av[k] : bv[k]) + !same_bits(f[k], cb[k] ? -7.5f : bv[k]) +
+               !same_bits(wb[k], cb[kb] ? av[k] : bv[k]) + !same_bits(ws[k], w[k]);
+      }
+      CHECK(bad == 0);
+    }
+  }
+}

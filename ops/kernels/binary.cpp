@@ -181,7 +181,11 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     const bool* c = cond.data<bool>();
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
-    for_each_row<4>(shape, st, [&](const auto& off, int64_t n, const auto& inc) {
+    const typename EltOps<T>::Where(*rows)[2] = nullptr;
+    if constexpr (std::is_floating_point_v<T>) rows = elt_ops<T>().where_row;
+    for_each_row_parallel<4>(shape, st, [&](const auto& off, int64_t n, const auto& inc) {
+      if (rows && inc[0] == 1 && inc[1] == 1 && inc[2] <= 1 && inc[3] <= 1 && inc[2] >= 0 && inc[3] >= 0)
+        return rows[inc[2]][inc[3]](o + off[0], c + off[1], pa + off[2], pb + off[3], n);
       for (int64_t i = 0; i < n; ++i)
         o[off[0] + i * inc[0]] = c[off[1] + i * inc[1]] ? pa[off[2] + i * inc[2]] : pb[off[3] + i * inc[3]];
     });

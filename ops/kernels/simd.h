@@ -111,6 +111,10 @@ struct EltOps {
   // Sums in double (reduce.cpp): of a row in WD lanes; and acc[j] += x[j] for j < n.
   double (*sum)(const T* x, int64_t n);
   void (*add_to)(double* acc, const T* x, int64_t n);
+  // out = c ? a : b over n elements (where.cpp's rows, masked_fill): c contiguous, and
+  // a, b rows (index 1) or single values (index 0): where_row[a is a row][b is a row].
+  using Where = void (*)(T* out, const bool* c, const T* a, const T* b, int64_t n);
+  Where where_row[2][2];
 };
 
 // The row operations for simd_level().

@@ -271,12 +271,25 @@ struct Elt {
     for (; j < n; ++j) acc[j] += static_cast<double>(x[j]);
   }
 
+  template <int RA, int RB>
+  static void where_row(T* out, const bool* c, const T* a, const T* b, int64_t n) {
+    int64_t i = 0;
+    const V va(*a), vb(*b);
+    for (; i + W <= n; i += W) {
+      const auto m = xsimd::batch_bool<T, A>::load_unaligned(c + i);
+      xsimd::select(m, RA ? V::load_unaligned(a + i) : va, RB ? V::load_unaligned(b + i) : vb).store_unaligned(out + i);
+    }
+    for (; i < n; ++i) out[i] = c[i] ? a[RA ? i : 0] : b[RB ? i : 0];
+  }
+
   static EltOps<T> ops() {
     EltOps<T> e{};
     set_op<0>(e), set_op<1>(e), set_op<2>(e), set_op<3>(e);
     if constexpr (std::is_same_v<T, float>) e.gelu = &gelu, e.gelu_backward = &gelu_backward;
     e.layer_norm = &layer_norm, e.layer_norm_backward = &layer_norm_backward;
     e.adam = &adam, e.sum_sq = &sum_sq, e.sum = &sum, e.add_to = &add_to;
+    e.where_row[0][0] = &where_row<0, 0>, e.where_row[0][1] = &where_row<0, 1>;
+    e.where_row[1][0] = &where_row<1, 0>, e.where_row[1][1] = &where_row<1, 1>;
     return e;
   }
 };
