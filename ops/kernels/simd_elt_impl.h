@@ -31,6 +31,7 @@ struct Elt {
   // Layout 0: both rows; 1: b is one value; 2: a is one value.
   template <int Op, int L>
   static void arith(T* out, const T* a, const T* b, int64_t n) {
+    if (n <= 0) return;  // a single value is read up front
     int64_t i = 0;
     if constexpr (L == 0) {
       for (; i + W <= n; i += W)
@@ -273,6 +274,7 @@ struct Elt {
 
   template <int RA, int RB>
   static void where_row(T* out, const bool* c, const T* a, const T* b, int64_t n) {
+    if (n <= 0) return;  // a single value is read up front
     int64_t i = 0;
     const V va(*a), vb(*b);
     for (; i + W <= n; i += W) {
