@@ -9,6 +9,7 @@
 //   add_grad     c = a + b with a.requires_grad: one graph node built and freed
 //   backward100  backward of a chain x = x + b of 100 adds (chain built outside the timing)
 //   empty        empty({800, 64}) (the allocator's fast path)
+//   zeros        zeros({800, 64}) (allocation + fill)
 //   reshape      a.reshape({64, 800}) (a view)
 //   transpose    a.transpose(0, 1) (a view)
 //   add_small    c = a + b of 8x8: pure overhead, no math to speak of
@@ -30,6 +31,7 @@ using T = torch::Tensor;
 constexpr const char* kSide = "libtorch";
 inline T randn(int64_t r, int64_t c) { return torch::randn({r, c}); }
 inline T empty(int64_t r, int64_t c) { return torch::empty({r, c}); }
+inline T zeros(int64_t r, int64_t c) { return torch::zeros({r, c}); }
 inline T ones_like(const T& t) { return torch::ones_like(t); }
 inline T add(const T& a, const T& b) { return a + b; }
 inline T reshape(const T& a, int64_t r, int64_t c) { return a.reshape({r, c}); }
@@ -46,6 +48,7 @@ using T = ag::Tensor;
 constexpr const char* kSide = "attograd";
 inline T randn(int64_t r, int64_t c) { return ag::randn({r, c}); }
 inline T empty(int64_t r, int64_t c) { return ag::empty({r, c}); }
+inline T zeros(int64_t r, int64_t c) { return ag::zeros({r, c}); }
 inline T ones_like(const T& t) { return ag::ones_like(t); }
 inline T add(const T& a, const T& b) { return ag::add(a, b); }
 inline T reshape(const T& a, int64_t r, int64_t c) { return a.reshape({r, c}); }
@@ -92,6 +95,8 @@ std::string measure(int threads, int reps) {
                                [] { g_sink.assign(1, be::T()); });
   double empty = median_us(reps, inner * 10, [&] { g_sink.front() = be::empty(800, 64); },
                            [] { g_sink.assign(1, be::T()); });
+  double zeros = median_us(reps, inner, [&] { g_sink.front() = be::zeros(800, 64); },
+                           [] { g_sink.assign(1, be::T()); });
   double reshape = median_us(reps, inner * 10, [&] { g_sink.front() = be::reshape(a, 64, 800); },
                              [] { g_sink.assign(1, be::T()); });
   double transpose = median_us(reps, inner * 10, [&] { g_sink.front() = be::transpose(a); },
@@ -124,9 +129,9 @@ std::string measure(int threads, int reps) {
   g_sink.clear();
   std::snprintf(buf, sizeof buf,
                 "{\"side\": \"%s\", \"threads\": %d, \"reps\": %d, \"add_nograd_us\": %.3f, "
-                "\"add_grad_us\": %.3f, \"backward100_us\": %.1f, \"empty_us\": %.3f, "
+                "\"add_grad_us\": %.3f, \"backward100_us\": %.1f, \"empty_us\": %.3f, \"zeros_us\": %.3f, "
                 "\"reshape_us\": %.3f, \"transpose_us\": %.3f, \"add_small_us\": %.3f}",
-                be::kSide, threads, reps, add_nograd, add_grad, backward, empty, reshape, transpose,
+                be::kSide, threads, reps, add_nograd, add_grad, backward, empty, zeros, reshape, transpose,
                 add_small);
   return buf;
 }
