@@ -13,6 +13,7 @@
 //   reshape      a.reshape({64, 800}) (a view)
 //   transpose    a.transpose(0, 1) (a view)
 //   add_small    c = a + b of 8x8: pure overhead, no math to speak of
+//   add_1600     c = a + b of 1600x64, the smallest size attograd splits over threads
 // Each figure is the median over R repetitions of the mean of an inner loop, in
 // microseconds. One JSON line per thread setting.
 #include <algorithm>
@@ -87,12 +88,15 @@ std::string measure(int threads, int reps) {
   be::set_threads(threads);
   be::T a = be::randn(800, 64), b = be::randn(800, 64);
   be::T sa = be::randn(8, 8), sb = be::randn(8, 8);
+  be::T la = be::randn(1600, 64), lb = be::randn(1600, 64);
   char buf[1024];
   const int inner = 200;
   double add_nograd = median_us(reps, inner, [&] { g_sink.front() = be::add(a, b); },
                                 [] { g_sink.assign(1, be::T()); });
   double add_small = median_us(reps, inner * 10, [&] { g_sink.front() = be::add(sa, sb); },
                                [] { g_sink.assign(1, be::T()); });
+  double add_1600 = median_us(reps, inner, [&] { g_sink.front() = be::add(la, lb); },
+                              [] { g_sink.assign(1, be::T()); });
   double empty = median_us(reps, inner * 10, [&] { g_sink.front() = be::empty(800, 64); },
                            [] { g_sink.assign(1, be::T()); });
   double zeros = median_us(reps, inner, [&] { g_sink.front() = be::zeros(800, 64); },
@@ -130,9 +134,9 @@ std::string measure(int threads, int reps) {
   std::snprintf(buf, sizeof buf,
                 "{\"side\": \"%s\", \"threads\": %d, \"reps\": %d, \"add_nograd_us\": %.3f, "
                 "\"add_grad_us\": %.3f, \"backward100_us\": %.1f, \"empty_us\": %.3f, \"zeros_us\": %.3f, "
-                "\"reshape_us\": %.3f, \"transpose_us\": %.3f, \"add_small_us\": %.3f}",
+                "\"reshape_us\": %.3f, \"transpose_us\": %.3f, \"add_small_us\": %.3f, \"add_1600_us\": %.3f}",
                 be::kSide, threads, reps, add_nograd, add_grad, backward, empty, zeros, reshape, transpose,
-                add_small);
+                add_small, add_1600);
   return buf;
 }
 
