@@ -109,17 +109,19 @@ Tensor Saved::get() const {
 namespace {
 
 // Adds g into an accumulated gradient slot, owning the result. With create_graph the
-// sum is a recorded add, so the slot stays connected to the graph. A node's input
-// buffer (`shared_ok`) takes the first g as is, as PyTorch's InputBuffer does: buffers
-// are only ever replaced, never written in place, so sharing g with another buffer is
-// safe and saves a copy per residual add.
-void accumulate(Tensor& slot, const Tensor& g, bool create_graph, bool shared_ok = false) {
+// sum is a recorded add, so the slot stays connected to the graph. g is taken by value:
+// a caller that moves its last handle in lets the slot adopt g's buffer, so a gradient
+// passed straight through (add, reshape, views' backward) costs no copy. A node's input
+// buffer (`shared_ok`) takes the first g as is even when it is shared, as PyTorch's
+// InputBuffer does: buffers are only ever replaced, never written in place, so sharing
+// g with another buffer is safe and saves a copy per residual add.
+void accumulate(Tensor& slot, Tensor g, bool create_graph, bool shared_ok = false) {
   if (!slot.defined()) {
     // Otherwise take g as is only when nothing else can see it (add's backward hands the
     // same g to both inputs; a leaf's .grad is later written in place).
     bool own = g.is_contiguous() && g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1;
     if (own || shared_ok || create_graph) {
-      slot = g;
+      slot = std::move(g);
     } else {
       slot = kernels::empty(g.shape(), g.dtype());
       kernels::copy(g, slot);
@@ -138,7 +140,7 @@ struct Capture {  // for ag::grad: where the requested gradients are collected
   std::vector<Tensor> results;
 };
 
-void accumulate_leaf(const std::shared_ptr<TensorImpl>& leaf, const Tensor& g, Capture* cap,
+void accumulate_leaf(const std::shared_ptr<TensorImpl>& leaf, Tensor g, Capture* cap,
                      bool create_graph) {
   if (cap) {
     auto it = cap->leaves.find(leaf.get());
@@ -148,7 +150,7 @@ void accumulate_leaf(const std::shared_ptr<TensorImpl>& leaf, const Tensor& g, C
   }
   if (!leaf->grad) {
     Tensor slot;
-    accumulate(slot, g, create_graph);
+    accumulate(slot, std::move(g), create_graph);
     leaf->grad = slot.impl_ptr();
   } else if (create_graph) {
     // Out of place, as PyTorch does: the new .grad is part of the recorded graph.
@@ -222,10 +224,10 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
     AG_CHECK(g.shape() == r.shape() && g.dtype() == r.dtype(), ShapeError, "backward: gradient ",
              g.shape(), " ", g.dtype(), " does not match output ", r.shape(), " ", r.dtype());
     if (r.grad_fn()) {
-      accumulate(buffers[r.grad_fn().get()], g, create_graph);
+      accumulate(buffers[r.grad_fn().get()], std::move(g), create_graph);
       root_nodes.push_back(r.grad_fn());
     } else {
-      accumulate_leaf(r.impl_ptr(), g, cap, create_graph);
+      accumulate_leaf(r.impl_ptr(), std::move(g), cap, create_graph);
     }
   }
 
@@ -303,18 +305,19 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
     }
     AG_ASSERT(grads.size() == n->inputs.size(), "backward of ", n->name, " returned ",
               grads.size(), " gradients for ", n->inputs.size(), " inputs");
+    g = Tensor();  // a closure that returns g itself hands over its only handle
     if (detail::g_anomaly_enabled.load(std::memory_order_relaxed)) detail::check_gradients(*n, grads, needs);
     for (std::size_t i = 0; i < grads.size(); ++i) {
       Edge& e = n->inputs[i];
       if (!needs[i]) continue;
-      const Tensor& gi = grads[i];
+      Tensor& gi = grads[i];
       if (gi.defined()) {
         AG_CHECK(gi.shape() == n->input_shapes[i] && gi.dtype() == n->input_dtypes[i],
                  AutogradError, "backward of ", n->name, ": gradient for input ", i, " has shape ",
                  gi.shape(), " ", gi.dtype(), ", expected ", n->input_shapes[i], " ",
                  n->input_dtypes[i]);
-        if (e.leaf) accumulate_leaf(e.leaf, gi, cap, create_graph);
-        else accumulate(buffers[e.node.get()], gi, create_graph, /*shared_ok=*/true);
+        if (e.leaf) accumulate_leaf(e.leaf, std::move(gi), cap, create_graph);
+        else accumulate(buffers[e.node.get()], std::move(gi), create_graph, /*shared_ok=*/true);
       }
       if (hooked(e) && --leaf_deps[e.leaf.get()] == 0) run_hooks(e.leaf);
       if (e.node && --deps[e.node.get()] == 0) {

@@ -1,10 +1,13 @@
 #include "parallel.h"
 
+#include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "attograd/runtime.h"
@@ -12,10 +15,15 @@
 namespace ag::detail {
 namespace {
 
+// Parts are claimed, not assigned: the caller and the workers take the next unclaimed
+// part until none is left, so a worker that the OS has not scheduled yet (a loaded or
+// shared machine) costs no waiting: the caller runs its part as well. `claim_` packs the
+// job's generation (high 32 bits) with the next part (low 32 bits), so a worker that
+// wakes late can never take a part of a newer job with an older job's function.
 class Pool {
  public:
   explicit Pool(int workers) {
-    for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
+    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
   }
   ~Pool() {
     {
@@ -27,63 +35,80 @@ class Pool {
   }
   int size() const { return static_cast<int>(threads_.size()) + 1; }
 
-  // Runs chunk(0..parts-1) with part 0 on the caller; returns when all are done.
+  // Runs chunk(0..parts-1), on the caller and whichever workers come; returns when all are done.
   void run(int parts, const std::function<void(int)>& chunk) {
+    uint32_t gen;
     {
       std::lock_guard<std::mutex> lk(mu_);
       job_ = &chunk;
       parts_ = parts;
-      pending_ = parts - 1;
+      pending_.store(parts, std::memory_order_relaxed);
       error_ = nullptr;
-      ++generation_;
+      gen = ++generation_;
+      claim_.store(uint64_t{gen} << 32, std::memory_order_release);
     }
     wake_.notify_all();
-    std::exception_ptr mine;
-    try {
-      chunk(0);
-    } catch (...) {
-      mine = std::current_exception();
+    work(gen, parts, chunk);
+    if (pending_.load(std::memory_order_acquire) != 0) {
+      std::unique_lock<std::mutex> lk(mu_);
+      done_.wait(lk, [this] { return pending_.load(std::memory_order_acquire) == 0; });
     }
-    std::unique_lock<std::mutex> lk(mu_);
-    done_.wait(lk, [this] { return pending_ == 0; });
+    std::lock_guard<std::mutex> lk(mu_);
     job_ = nullptr;
-    if (mine) std::rethrow_exception(mine);
-    if (error_) std::rethrow_exception(error_);
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
   }
 
  private:
-  void loop(int id) {
-    uint64_t seen = 0;
+  // Claims and runs parts of job `gen` until none is left.
+  void work(uint32_t gen, int parts, const std::function<void(int)>& chunk) {
+    for (;;) {
+      uint64_t c = claim_.load(std::memory_order_acquire);
+      int part;
+      do {
+        part = static_cast<int>(c & 0xffffffffu);
+        if (static_cast<uint32_t>(c >> 32) != gen || part >= parts) return;
+      } while (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel));
+      try {
+        chunk(part);
+      } catch (...) {
+        std::lock_guard<std::mutex> lk(mu_);
+        if (!error_) error_ = std::current_exception();
+      }
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard<std::mutex> lk(mu_);  // the caller may be about to wait
+        done_.notify_one();
+      }
+    }
+  }
+
+  void loop() {
+    uint32_t seen = 0;
     for (;;) {
       const std::function<void(int)>* job;
+      int parts;
       {
         std::unique_lock<std::mutex> lk(mu_);
         wake_.wait(lk, [&] { return stop_ || generation_ != seen; });
         if (stop_) return;
         seen = generation_;
-        if (id >= parts_) continue;
         job = job_;
+        parts = parts_;
       }
-      std::exception_ptr err;
-      try {
-        (*job)(id);
-      } catch (...) {
-        err = std::current_exception();
-      }
-      std::lock_guard<std::mutex> lk(mu_);
-      if (err && !error_) error_ = err;
-      if (--pending_ == 0) done_.notify_one();
+      // job stays alive while a part of generation `seen` is unclaimed or running.
+      if (job) work(seen, parts, *job);
     }
   }
 
   std::vector<std::thread> threads_;
   std::mutex mu_;
   std::condition_variable wake_, done_;
-  const std::function<void(int)>* job_ = nullptr;
-  int parts_ = 0, pending_ = 0;
-  uint64_t generation_ = 0;
+  const std::function<void(int)>* job_ = nullptr;  // guarded by mu_
+  int parts_ = 0;                                   // guarded by mu_
+  uint32_t generation_ = 0;                         // guarded by mu_
   bool stop_ = false;
-  std::exception_ptr error_;
+  std::exception_ptr error_;                        // guarded by mu_
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<int> pending_{0};
 };
 
 std::mutex g_pool_mu;

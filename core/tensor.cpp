@@ -22,16 +22,9 @@ Tensor::Tensor(StoragePtr storage, Shape shape, Strides strides, int64_t offset,
   impl_->dtype = dtype;
 }
 
-const TensorImpl& Tensor::checked() const {
-  if (!impl_) throw ValueError("Tensor: the tensor is undefined (default-constructed)");
-  return *impl_;
+void Tensor::throw_undefined() {
+  throw ValueError("Tensor: the tensor is undefined (default-constructed)");
 }
-
-const Shape& Tensor::shape() const { return checked().shape; }
-const Strides& Tensor::strides() const { return checked().strides; }
-int64_t Tensor::offset() const { return checked().offset; }
-DType Tensor::dtype() const { return checked().dtype; }
-const StoragePtr& Tensor::storage() const { return checked().storage; }
 
 int64_t Tensor::size(int64_t d) const { return shape()[wrap_dim(d, dim(), "size")]; }
 
@@ -44,11 +37,6 @@ bool Tensor::is_contiguous() const {
     expected *= s[i];
   }
   return true;
-}
-
-void* Tensor::raw_data() const {
-  const auto& t = checked();
-  return static_cast<char*>(t.storage->data()) + t.offset * static_cast<int64_t>(itemsize(t.dtype));
 }
 
 template <class T>
@@ -125,7 +113,6 @@ Tensor Tensor::mean() const { return ag::mean(*this); }
 Tensor Tensor::mean(const std::vector<int64_t>& d, bool k) const { return ag::mean(*this, d, k); }
 
 // ---- autograd fields ----
-bool Tensor::requires_grad() const { return checked().requires_grad; }
 
 Tensor& Tensor::requires_grad_(bool on) {
   AG_CHECK(!on || is_floating_point(), DTypeError,
@@ -136,8 +123,6 @@ Tensor& Tensor::requires_grad_(bool on) {
   return *this;
 }
 
-bool Tensor::is_leaf() const { return checked().grad_fn == nullptr; }
-const std::shared_ptr<Node>& Tensor::grad_fn() const { return checked().grad_fn; }
 
 Tensor Tensor::grad() const {
   const auto& g = checked().grad;

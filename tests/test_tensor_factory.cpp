@@ -362,3 +362,28 @@ TEST_CASE("random: Generator state()/set_state() continues the same stream") {
   CHECK_THROWS_MSG(g.set_state("not a state"), ag::ValueError, "Generator::set_state: malformed state text");
   CHECK_THROWS_MSG(g.integer(3, 3), ag::ValueError, "randint: empty range [3, 3)");
 }
+
+TEST_CASE("fill writes exactly the view's elements, in every dtype, keeping -0.0's sign") {
+  // zeros/full/fill_ take a memset or fill_n on contiguous rows, a strided loop otherwise.
+  for (DType dt : {DType::f32, DType::f64, DType::i32, DType::i64, DType::b8}) {
+    CAPTURE(dt);
+    Tensor z = ag::full({3, 5}, 1, dt);
+    z.zero_();
+    CHECK(diff(z, std::vector<double>(15, 0.0)) == "");
+    Tensor o = ag::zeros({4, 3}, dt);
+    o.fill_(1);
+    CHECK(diff(o, std::vector<double>(12, 1.0)) == "");
+  }
+  // Rows 1..2 of a (4, 3) tensor (contiguous rows inside a bigger buffer): rows 0 and 3 stay 5.
+  Tensor m = ag::full({4, 3}, 5.0);
+  m.slice(0, 1, 3).zero_();
+  CHECK(diff(m, {5, 5, 5, 0, 0, 0, 0, 0, 0, 5, 5, 5}) == "");
+  m.slice(0, 1, 3).fill_(2.5);
+  CHECK(diff(m, {5, 5, 5, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5, 5, 5, 5}) == "");
+  // Column 1 (stride 3) zeroed: the strided loop, neighbours untouched.
+  m.select(1, 1).zero_();
+  CHECK(diff(m, {5, 0, 5, 2.5, 0, 2.5, 2.5, 0, 2.5, 5, 0, 5}) == "");
+  // -0.0 is not all-zero bits: the sign must survive (1 / -0.0 = -inf).
+  Tensor n = ag::full({70}, -0.0);
+  for (float v : n.to_vector<float>()) CHECK(std::signbit(v));
+}

@@ -14,8 +14,10 @@
 /// ops, and a Saved tensor hands back a graph-connected tensor in that mode (an input
 /// through its own node or leaf; an op's output through the node being run).
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "attograd/tensor.h"
@@ -122,6 +124,22 @@ class DetectAnomalyGuard {
 /// Records `out` as made by op `name` from `inputs`. Does nothing (returns `out`) under
 /// NoGradGuard or when no input requires grad. `out` must be a fresh tensor.
 Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs, BackwardFn fn);
+
+/// The same for the usual call `record("mul", out, {a, b}, [..](const Tensor& g, NeedsGrad n) {..})`:
+/// the inputs are referred to, not copied, and the closure becomes a BackwardFn only when
+/// a node is built, so an op that records nothing (no grad, NoGradGuard) pays for no
+/// heap allocation here.
+template <class F>
+  requires std::is_invocable_r_v<Grads, F&, const Tensor&, NeedsGrad>
+Tensor record(const char* name, Tensor out,
+              std::initializer_list<std::reference_wrapper<const Tensor>> inputs, F&& fn) {
+  if (!grad_enabled()) return out;
+  bool any = false;
+  for (const Tensor& t : inputs) any = any || (t.defined() && t.requires_grad());
+  if (!any) return out;
+  return record(name, std::move(out), std::vector<Tensor>(inputs.begin(), inputs.end()),
+                BackwardFn(std::forward<F>(fn)));
+}
 
 /// A tensor saved for backward, stamped with its storage version: get() throws
 /// VersionError if the storage was written in place since it was saved. It holds no

@@ -73,22 +73,28 @@ class Tensor {
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }  ///< the owning pointer (for hooks and weak references)
 
   // ---- layout ----
-  const Shape& shape() const;  ///< sizes per dim
-  const Strides& strides() const;  ///< steps per dim, in elements; 0 on broadcast dims
-  int64_t offset() const;  ///< first element's index in the storage, in elements
+  // The accessors are inline (every kernel and op calls them several times); an
+  // undefined tensor throws ValueError from each.
+  const Shape& shape() const { return checked().shape; }  ///< sizes per dim
+  const Strides& strides() const { return checked().strides; }  ///< steps per dim, in elements; 0 on broadcast dims
+  int64_t offset() const { return checked().offset; }  ///< first element's index in the storage, in elements
   int64_t dim() const { return shape().size(); }  ///< number of dims; 0 for a scalar tensor
   int64_t size(int64_t d) const;  ///< size of dim d (negative d counts from the end)
   int64_t numel() const { return ag::numel(shape()); }  ///< product of the sizes; 1 for shape []
-  DType dtype() const;  ///< the element type
+  DType dtype() const { return checked().dtype; }  ///< the element type
   bool is_floating_point() const { return is_floating(dtype()); }  ///< f32 or f64
   bool is_contiguous() const;  ///< row-major with no gaps (strides of a fresh tensor)
-  const StoragePtr& storage() const;  ///< the buffer, shared with every view
+  const StoragePtr& storage() const { return checked().storage; }  ///< the buffer, shared with every view
   bool shares_storage(const Tensor& other) const { return storage() == other.storage(); }  ///< same buffer (one is a view of the other)
 
   // ---- element access ----
   /// Pointer to the first element (storage + offset); T must match dtype().
   template <class T> T* data() const;
-  void* raw_data() const;  ///< data() without a dtype check
+  /// data() without a dtype check.
+  void* raw_data() const {
+    const TensorImpl& t = checked();
+    return static_cast<char*>(t.storage->data()) + t.offset * static_cast<int64_t>(itemsize(t.dtype));
+  }
   template <class T> T item() const;                ///< one element, converted to T
   template <class T> std::vector<T> to_vector() const;  ///< row-major copy, converted to T
   /// A copy of values with the given shape (numel must match) and dtype_of<T>.
@@ -176,13 +182,13 @@ class Tensor {
 
   // ---- autograd ----
   /// Whether backward computes a gradient for this tensor.
-  bool requires_grad() const;
+  bool requires_grad() const { return checked().requires_grad; }
   /// Marks a leaf as a parameter (or not); AutogradError on non-leaves.
   Tensor& requires_grad_(bool on = true);
   /// Made by the user, not by a recorded op.
-  bool is_leaf() const;
+  bool is_leaf() const { return checked().grad_fn == nullptr; }
   /// The node that made this tensor; null for leaves.
-  const std::shared_ptr<Node>& grad_fn() const;
+  const std::shared_ptr<Node>& grad_fn() const { return checked().grad_fn; }
   Tensor grad() const;  ///< undefined until a backward reaches this leaf
   /// Replaces .grad (shape-checked); an undefined g clears it.
   void set_grad(const Tensor& g);
@@ -205,7 +211,11 @@ class Tensor {
   std::string to_string() const;
 
  private:
-  const TensorImpl& checked() const;
+  const TensorImpl& checked() const {
+    if (!impl_) [[unlikely]] throw_undefined();
+    return *impl_;
+  }
+  [[noreturn]] static void throw_undefined();
   std::shared_ptr<TensorImpl> impl_;
 };
 

@@ -1,0 +1,104 @@
+// The parallel_for pool (core/parallel.cpp, internal): every index runs exactly once in
+// contiguous chunks whoever claims them, results are visible when it returns, errors
+// reach the caller, nested calls run inline, and back-to-back jobs never mix.
+#include <doctest/doctest.h>
+
+#include <attograd/attograd.h>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "parallel.h"
+
+namespace {
+
+// Restores the thread count a test changed.
+struct Threads {
+  explicit Threads(int n) : before(ag::get_num_threads()) { ag::set_num_threads(n); }
+  ~Threads() { ag::set_num_threads(before); }
+  int before;
+};
+
+}  // namespace
+
+TEST_CASE("parallel_for: every index once, in contiguous chunks, over many back-to-back jobs") {
+  for (int threads : {1, 2, 3, 4}) {
+    Threads t(threads);
+    CAPTURE(threads);
+    for (int64_t n : {1, 2, 7, 64, 1000}) {
+      CAPTURE(n);
+      std::vector<std::atomic<int>> hits(static_cast<std::size_t>(n));
+      std::atomic<int> chunks{0};
+      // 300 jobs in a row: a worker that wakes late must not run a part of a newer job.
+      for (int rep = 0; rep < 300; ++rep)
+        ag::detail::parallel_for(n, 1, [&](int64_t b, int64_t e) {
+          CHECK(b < e);
+          ++chunks;
+          for (int64_t i = b; i < e; ++i) ++hits[static_cast<std::size_t>(i)];
+        });
+      bool all = true;
+      for (auto& h : hits) all = all && h.load() == 300;
+      CHECK(all);
+      // min(threads, n) parts per job (grain 1): the split does not depend on who runs it.
+      CHECK(chunks.load() == 300 * std::min<int64_t>(threads, n));
+    }
+  }
+}
+
+TEST_CASE("parallel_for: a slow part's writes are visible when it returns") {
+  Threads t(2);
+  std::vector<int> out(2, 0);
+  for (int rep = 0; rep < 20; ++rep) {
+    out.assign(2, 0);
+    ag::detail::parallel_for(2, 1, [&](int64_t b, int64_t) {
+      if (b == 1) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      out[static_cast<std::size_t>(b)] = rep + 1;
+    });
+    CHECK(out[0] == rep + 1);
+    CHECK(out[1] == rep + 1);
+  }
+}
+
+TEST_CASE("parallel_for: an exception in any part reaches the caller; the pool still works") {
+  Threads t(3);
+  for (int bad = 0; bad < 3; ++bad) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(ag::detail::parallel_for(3, 1,
+                                             [&](int64_t b, int64_t) {
+                                               if (b == bad) throw std::runtime_error("part failed");
+                                             }),
+                    std::runtime_error);
+    std::atomic<int64_t> sum{0};
+    ag::detail::parallel_for(100, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) sum += i;
+    });
+    CHECK(sum.load() == 99 * 100 / 2);
+  }
+}
+
+TEST_CASE("parallel_for: below the grain, or nested inside a part, the work runs inline") {
+  Threads t(2);
+  const auto caller = std::this_thread::get_id();
+  int calls = 0;
+  ag::detail::parallel_for(10, 100, [&](int64_t b, int64_t e) {
+    ++calls;
+    CHECK(b == 0);
+    CHECK(e == 10);
+    CHECK(std::this_thread::get_id() == caller);
+  });
+  CHECK(calls == 1);
+  std::atomic<int> inner_chunks{0};
+  ag::detail::parallel_for(2, 1, [&](int64_t, int64_t) {
+    const auto me = std::this_thread::get_id();
+    ag::detail::parallel_for(50, 1, [&](int64_t b, int64_t e) {
+      ++inner_chunks;
+      CHECK(b == 0);
+      CHECK(e == 50);
+      CHECK(std::this_thread::get_id() == me);
+    });
+  });
+  CHECK(inner_chunks.load() == 2);
+}
