@@ -1,6 +1,7 @@
 #include "parallel.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -49,6 +50,7 @@ class Pool {
     }
     wake_.notify_all();
     work(gen, parts, chunk);
+    spin_while([&] { return pending_.load(std::memory_order_acquire) != 0; });
     if (pending_.load(std::memory_order_acquire) != 0) {
       std::unique_lock<std::mutex> lk(mu_);
       done_.wait(lk, [this] { return pending_.load(std::memory_order_acquire) == 0; });
@@ -59,6 +61,22 @@ class Pool {
   }
 
  private:
+  // Waits up to kSpin for `busy` to turn false before a caller falls back to its
+  // condition variable: a training step's parallel regions come microseconds apart, and
+  // a futex wake-up costs tens of microseconds on a shared machine (measured: a 262k-
+  // element add at 2 threads took 55-78 us against 33 us on one).
+  template <class Busy>
+  static void spin_while(Busy busy) {
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    for (int i = 0; busy(); ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+      if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) return;
+    }
+  }
+  static constexpr std::chrono::microseconds kSpin{50};
+
   // Claims and runs parts of job `gen` until none is left.
   void work(uint32_t gen, int parts, const std::function<void(int)>& chunk) {
     for (;;) {
@@ -86,6 +104,7 @@ class Pool {
     for (;;) {
       const std::function<void(int)>* job;
       int parts;
+      spin_while([&] { return static_cast<uint32_t>(claim_.load(std::memory_order_acquire) >> 32) == seen; });
       {
         std::unique_lock<std::mutex> lk(mu_);
         wake_.wait(lk, [&] { return stop_ || generation_ != seen; });
