@@ -44,6 +44,7 @@ std::string basename_of(const char* path) {
 void append_frames(std::ostringstream& os, const std::vector<void*>& frames) {
   std::vector<std::string> lines;
   std::size_t start = 0;
+  std::string record_lib;
   for (std::size_t i = 0; i < frames.size(); ++i) {
     Dl_info info{};
     std::string line;
@@ -57,7 +58,16 @@ void append_frames(std::ostringstream& os, const std::vector<void*>& frames) {
     } else {
       line = "?";
     }
-    if (start == 0 && line.rfind("ag::record(", 0) == 0) start = lines.size() + 1;
+    if (start == 0 && line.rfind("ag::record(", 0) == 0) {
+      start = lines.size() + 1;
+      record_lib = " (" + basename_of(info.dli_fname) + ")";
+    } else if (start == lines.size() && start > 0 &&
+               (line.rfind("ag::record<", 0) == 0 ||
+                (line.rfind("? (", 0) == 0 && line.find(record_lib.substr(2, record_lib.size() - 3) + "+") != std::string::npos))) {
+      // record's template overload (autograd.h), a frame of its own when not inlined
+      // and unnamed for dladdr: part of record, not of the op.
+      start = lines.size() + 1;
+    }
     const bool is_main = line.rfind("main (", 0) == 0;
     lines.push_back(std::move(line));
     if (is_main) break;
