@@ -1,4 +1,4 @@
-#include "parallel.h"
+#include "attograd/detail/parallel.h"
 
 #include <atomic>
 #include <chrono>

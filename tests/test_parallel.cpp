@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "parallel.h"
+#include "attograd/detail/parallel.h"
 
 namespace {
 

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "kernels/flash_attention.h"
-#include "kernels/gemm.h"
+#include "gemm.h"
 #include "kernels/simd.h"
 #include "kernels/strided.h"
-#include "parallel.h"
+#include "attograd/detail/parallel.h"
 
 namespace ag::kernels {
 namespace {

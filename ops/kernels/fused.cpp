@@ -8,7 +8,7 @@
 #include "attograd/generator.h"
 #include "kernels/fused.h"
 #include "kernels/simd.h"
-#include "parallel.h"
+#include "attograd/detail/parallel.h"
 #include "kernels/strided.h"
 
 namespace ag::kernels {

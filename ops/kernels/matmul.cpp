@@ -2,7 +2,7 @@
 // they are laid out: row-major, or column-major (a transposed view) with the transpose
 // flag. Only a layout BLAS cannot express is copied. When b has no batch dims and a's
 // batch rows are evenly strided, the batch folds into one (B*M, K) @ (K, N) call.
-#include "kernels/gemm.h"
+#include "gemm.h"
 #include "kernels/kernels.h"
 
 namespace ag::kernels {

@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "attograd/error.h"
-#include "kernels/simd_elt_impl.h"
-#include "kernels/simd_rows_impl.h"
+#include "simd_elt_impl.h"
+#include "simd_rows_impl.h"
 
 namespace ag::kernels {
 

@@ -2,8 +2,8 @@
 // compiled with -mavx512f/cd/dq/bw/vl -mavx2 -mfma; see CMakeLists.txt). Called only when
 // the CPU reports it (simd.cpp).
 #if ATTOGRAD_SIMD_X86
-#include "kernels/simd_elt_impl.h"
-#include "kernels/simd_rows_impl.h"
+#include "simd_elt_impl.h"
+#include "simd_rows_impl.h"
 
 namespace ag::kernels {
 

@@ -14,7 +14,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/strided.h"
-#include "kernels/xt_rows.h"
+#include "xt_rows.h"
 
 namespace ag::kernels {
 namespace {

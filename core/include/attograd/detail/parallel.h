@@ -1,7 +1,7 @@
 #pragma once
 // parallel_for over [0, n): a small persistent pool of get_num_threads() - 1 workers
 // plus the calling thread. fn(begin, end) gets one contiguous chunk per thread. Work
-// that is too small to pay for the hand-off (grain) runs inline. Internal header.
+// that is too small to pay for the hand-off (grain) runs inline. Internal (ag::detail): not part of the API.
 #include <cstdint>
 #include <functional>
 

@@ -6,7 +6,7 @@
 
 #include "attograd/shape.h"
 #include "attograd/tensor.h"
-#include "parallel.h"
+#include "attograd/detail/parallel.h"
 
 namespace ag::kernels {
 
