@@ -36,9 +36,11 @@ string(APPEND AG_DOCS_STRIP_PATHS " \"${PROJECT_SOURCE_DIR}\"")
 configure_file("${PROJECT_SOURCE_DIR}/cmake/doxygen/Doxyfile.in"
                "${AG_DOCS_OUTPUT_DIR}/Doxyfile" @ONLY)
 
-file(GLOB_RECURSE _ag_public_headers CONFIGURE_DEPENDS
-  "${PROJECT_SOURCE_DIR}/core/include/*.h" "${PROJECT_SOURCE_DIR}/ops/include/*.h"
-  "${PROJECT_SOURCE_DIR}/nn/include/*.h" "${PROJECT_SOURCE_DIR}/optim/include/*.h")
+set(_ag_public_header_globs "")
+foreach(_dir IN LISTS _ag_public_include_dirs)
+  list(APPEND _ag_public_header_globs "${_dir}/*.h")
+endforeach()
+file(GLOB_RECURSE _ag_public_headers CONFIGURE_DEPENDS ${_ag_public_header_globs})
 add_custom_command(
   OUTPUT "${AG_DOCS_OUTPUT_DIR}/html/index.html"
   COMMAND "${CMAKE_COMMAND}" -E remove_directory "${AG_DOCS_OUTPUT_DIR}/html"

@@ -6,7 +6,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "attograd/autograd.h"
+#include "attograd/tape.h"
 #include "attograd/tensor.h"
 
 namespace ag {

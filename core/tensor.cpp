@@ -1,14 +1,14 @@
-// Tensor handle: layout access, element access, in-place writes and autograd fields.
-// View and math methods forward to the differentiable ops in ops/.
+// Tensor handle: layout access, element access and autograd fields. The methods that
+// compute (views, reductions, to_vector, in-place writes) are defined by the ops layer
+// (ops/tensor_methods.cpp, ops/inplace.cpp), backward() by the engine
+// (core/autograd/engine.cpp), as PyTorch defines Tensor's methods in ATen.
 #include "attograd/tensor.h"
 
 #include <atomic>
 #include <cmath>
 #include <cstring>
 
-#include "attograd/autograd.h"
-#include "attograd/ops.h"
-#include "kernels/kernels.h"
+#include "attograd/tape.h"
 
 namespace ag {
 
@@ -46,71 +46,13 @@ T* Tensor::data() const {
   return static_cast<T*>(raw_data());
 }
 
-template <class T>
-std::vector<T> Tensor::to_vector() const {
-  Tensor c = kernels::convert(*this, dtype_v<T>);  // contiguous, fresh or self
-  const T* p = c.data<T>();
-  return std::vector<T>(p, p + c.numel());
-}
-
-template <class T>
-T Tensor::item() const {
-  AG_CHECK(numel() == 1, ValueError, "item: expected a tensor with one element, got shape ",
-           shape());
-  return to_vector<T>()[0];
-}
-
-template <class T>
-Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
-  AG_CHECK(static_cast<int64_t>(values.size()) == ag::numel(shape), ShapeError,
-           "from_vector: ", values.size(), " values cannot fill shape ", shape, " (",
-           ag::numel(shape), " elements)");
-  Tensor t = kernels::empty(shape, dtype_v<T>);
-  T* p = t.data<T>();
-  for (std::size_t i = 0; i < values.size(); ++i) p[i] = values[i];
-  return t;
-}
-
-#define AG_INSTANTIATE(T)                                                   \
-  template T* Tensor::data<T>() const;                                      \
-  template std::vector<T> Tensor::to_vector<T>() const;                     \
-  template T Tensor::item<T>() const;                                       \
-  template Tensor Tensor::from_vector<T>(const std::vector<T>&, const Shape&);
+#define AG_INSTANTIATE(T) template T* Tensor::data<T>() const;
 AG_INSTANTIATE(float)
 AG_INSTANTIATE(double)
 AG_INSTANTIATE(int32_t)
 AG_INSTANTIATE(int64_t)
 AG_INSTANTIATE(bool)
 #undef AG_INSTANTIATE
-
-// ---- forwarding methods ----
-Tensor Tensor::reshape(const Shape& s) const { return ag::reshape(*this, s); }
-Tensor Tensor::view(const Shape& s) const { return ag::view(*this, s); }
-Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return ag::transpose(*this, d0, d1); }
-Tensor Tensor::t() const {
-  AG_CHECK(dim() == 2, ShapeError, "t: expected a 2-D tensor, got shape ", shape());
-  return ag::transpose(*this, 0, 1);
-}
-Tensor Tensor::permute(const std::vector<int64_t>& dims) const { return ag::permute(*this, dims); }
-Tensor Tensor::unsqueeze(int64_t d) const { return ag::unsqueeze(*this, d); }
-Tensor Tensor::squeeze() const { return ag::squeeze(*this); }
-Tensor Tensor::squeeze(int64_t d) const { return ag::squeeze(*this, d); }
-Tensor Tensor::expand(const Shape& s) const { return ag::expand(*this, s); }
-Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
-  return ag::slice(*this, d, start, end, step);
-}
-Tensor Tensor::select(int64_t d, int64_t i) const { return ag::select(*this, d, i); }
-Tensor Tensor::narrow(int64_t d, int64_t start, int64_t len) const {
-  return ag::narrow(*this, d, start, len);
-}
-Tensor Tensor::flatten(int64_t s, int64_t e) const { return ag::flatten(*this, s, e); }
-Tensor Tensor::contiguous() const { return ag::contiguous(*this); }
-Tensor Tensor::clone() const { return ag::clone(*this); }
-Tensor Tensor::to(DType t) const { return ag::to(*this, t); }
-Tensor Tensor::sum() const { return ag::sum(*this); }
-Tensor Tensor::sum(const std::vector<int64_t>& d, bool k) const { return ag::sum(*this, d, k); }
-Tensor Tensor::mean() const { return ag::mean(*this); }
-Tensor Tensor::mean(const std::vector<int64_t>& d, bool k) const { return ag::mean(*this, d, k); }
 
 // ---- autograd fields ----
 
@@ -161,10 +103,6 @@ void RemovableHandle::remove() {
 Tensor Tensor::detach() const {
   const auto& t = checked();
   return Tensor(t.storage, t.shape, t.strides, t.offset, t.dtype);
-}
-
-void Tensor::backward(const Tensor& grad, std::optional<bool> retain_graph, bool create_graph) const {
-  run_backward({*this}, {grad}, retain_graph.value_or(create_graph), create_graph);
 }
 
 }  // namespace ag

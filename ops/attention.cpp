@@ -86,30 +86,30 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   cfg.bool_mask = mask.defined() && mask.dtype() == DType::b8;
   K::FlashForward f = K::flash_attention_forward(q, k, v, mask, cfg);
   bool need = wants_grad(q) || wants_grad(k) || wants_grad(v);
-  return record("scaled_dot_product_attention", f.out, {q, k, v},
-                [sq = save_if(need, q), sk = save_if(need, k), sv = save_if(need, v), sm = save_if(need, opt.attn_mask),
-                 so = save_output_if(need, f.out), sl = save_if(need, f.lse), cfg, exact = kl.exact,
-                 variant = opt.causal_variant](const Tensor& g, NeedsGrad needs) {
-                  if (grad_enabled()) {  // create_graph: differentiate the composite path
-                    AG_CHECK(cfg.dropout_p == 0, AutogradError, "scaled_dot_product_attention: double "
-                             "backward through the fused kernel with dropout is not supported (its mask "
-                             "is regenerated inside the kernel); pass fused = false");
-                    auto composite = [&cfg, &sm, variant](const std::vector<Tensor>& in) {
-                      SdpaOptions o;
-                      o.attn_mask = sm.get();
-                      o.causal = cfg.causal;
-                      o.causal_variant = variant;
-                      o.enable_gqa = cfg.group > 1;
-                      o.scale = cfg.scale;
-                      o.fused = false;
-                      return scaled_dot_product_attention(in[0], in[1], in[2], o).first;
-                    };
-                    return composite_backward(composite, {sq.get(), sk.get(), sv.get()}, g, needs);
-                  }
-                  K::FlashGrads gr = K::flash_attention_backward(
-                      sq.get(), sk.get(), sv.get(), exact ? Tensor{} : sm.get(), cfg, so.get(), sl.get(), g);
-                  return Grads{gr.dq, gr.dk, gr.dv};
-                });
+  // Under create_graph the engine differentiates the unfused path instead of the kernel.
+  auto composite = [cfg, sm = save_if(need, opt.attn_mask), variant = opt.causal_variant](const std::vector<Tensor>& in) {
+    AG_CHECK(cfg.dropout_p == 0, AutogradError, "scaled_dot_product_attention: double "
+             "backward through the fused kernel with dropout is not supported (its mask "
+             "is regenerated inside the kernel); pass fused = false");
+    SdpaOptions o;
+    o.attn_mask = sm.get();
+    o.causal = cfg.causal;
+    o.causal_variant = variant;
+    o.enable_gqa = cfg.group > 1;
+    o.scale = cfg.scale;
+    o.fused = false;
+    return scaled_dot_product_attention(in[0], in[1], in[2], o).first;
+  };
+  return record(
+      "scaled_dot_product_attention", f.out, {q, k, v},
+      [sq = save_if(need, q), sk = save_if(need, k), sv = save_if(need, v), sm = save_if(need, opt.attn_mask),
+       so = save_output_if(need, f.out), sl = save_if(need, f.lse), cfg, exact = kl.exact](const Tensor& g,
+                                                                                             NeedsGrad) {
+        K::FlashGrads gr = K::flash_attention_backward(sq.get(), sk.get(), sv.get(), exact ? Tensor{} : sm.get(), cfg,
+                                                       so.get(), sl.get(), g);
+        return Grads{gr.dq, gr.dk, gr.dv};
+      },
+      Composite{composite, {save_if(need, q), save_if(need, k), save_if(need, v)}});
 }
 
 }  // namespace

@@ -27,25 +27,24 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   const int64_t len = numel(normalized_shape);
   K::LayerNormForward f = K::layer_norm_forward(x, weight, bias, len, eps);
   bool need = wants_grad(x) || wants_grad(weight) || wants_grad(bias);
-  return record("layer_norm", f.y, {x, weight, bias},
-                [sx = save_if(need, x), sm = save_if(need, f.mean), sr = save_if(need, f.rstd),
-                 sw = save_if(need, weight), sb = save_if(need, bias), normalized_shape,
-                 eps](const Tensor& g, NeedsGrad needs) {
-                  if (grad_enabled()) {  // create_graph: differentiate the composite
-                    auto composite = [&normalized_shape, eps](const std::vector<Tensor>& in) {
-                      std::vector<int64_t> dims;
-                      for (int64_t i = 0; i < normalized_shape.size(); ++i) dims.push_back(-1 - i);
-                      Tensor xc = in[0] - mean(in[0], dims, true);
-                      Tensor y = xc * rsqrt(mean(square(xc), dims, true) + eps);
-                      if (in[1].defined()) y = y * in[1];
-                      return in[2].defined() ? y + in[2] : y;
-                    };
-                    return composite_backward(composite, {sx.get(), sw.get(), sb.get()}, g, needs);
-                  }
-                  K::LayerNormGrads gr = K::layer_norm_backward(sx.get(), sm.get(), sr.get(), sw.get(), g,
-                                                                normalized_shape, needs[0], needs[1], needs[2]);
-                  return Grads{gr.dx, gr.dw, gr.db};
-                });
+  // The composite, differentiated instead of the fused backward under create_graph.
+  auto composite = [normalized_shape, eps](const std::vector<Tensor>& in) {
+    std::vector<int64_t> dims;
+    for (int64_t i = 0; i < normalized_shape.size(); ++i) dims.push_back(-1 - i);
+    Tensor xc = in[0] - mean(in[0], dims, true);
+    Tensor y = xc * rsqrt(mean(square(xc), dims, true) + eps);
+    if (in[1].defined()) y = y * in[1];
+    return in[2].defined() ? y + in[2] : y;
+  };
+  return record(
+      "layer_norm", f.y, {x, weight, bias},
+      [sx = save_if(need, x), sm = save_if(need, f.mean), sr = save_if(need, f.rstd), sw = save_if(need, weight),
+       normalized_shape](const Tensor& g, NeedsGrad needs) {
+        K::LayerNormGrads gr = K::layer_norm_backward(sx.get(), sm.get(), sr.get(), sw.get(), g, normalized_shape,
+                                                      needs[0], needs[1], needs[2]);
+        return Grads{gr.dx, gr.dw, gr.db};
+      },
+      Composite{composite, {save_if(need, x), save_if(need, weight), save_if(need, bias)}});
 }
 
 // Inverted dropout: kept elements are scaled by 1/(1-p) so the expectation is x.

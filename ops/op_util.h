@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "attograd/autograd.h"
+#include "attograd/tape.h"
 #include "attograd/ops.h"
 #include "kernels/kernels.h"
 
@@ -19,14 +19,6 @@ inline bool wants_grad(const Tensor& t) { return grad_enabled() && t.defined() &
 inline Saved save_if(bool needed, const Tensor& t) { return needed ? Saved(t) : Saved(); }
 // The same for the op's own output (reconnected to the op's node under create_graph).
 inline Saved save_output_if(bool needed, const Tensor& y) { return needed ? Saved::output(y) : Saved(); }
-
-// The backward of a fused primitive under create_graph (grad mode on inside the
-// closure): `composite` recomputes the same math from differentiable ops on identity
-// views of the saved inputs, and its recorded gradient (which can be differentiated
-// again) is returned. The views make each gradient the partial derivative with
-// respect to that argument alone, even when the inputs depend on each other.
-Grads composite_backward(const std::function<Tensor(const std::vector<Tensor>&)>& composite,
-                         const std::vector<Tensor>& inputs, const Tensor& g, NeedsGrad need);
 
 inline void check_float(const Tensor& t, const char* op) {
   AG_CHECK(t.is_floating_point(), DTypeError, op, ": expected a floating tensor (f32, f64), got ",

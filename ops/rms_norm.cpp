@@ -41,20 +41,16 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
   const int64_t len = numel(normalized_shape);
   K::RmsNormForward f = K::rms_norm_forward(x, weight, len, eps);
   bool need = wants_grad(x) || wants_grad(weight);
-  return record("rms_norm", f.y, {x, weight},
-                [sx = save_if(need, x), sr = save_if(need, f.rstd), sw = save_if(need, weight), normalized_shape,
-                 eps](const Tensor& g, NeedsGrad needs) {
-                  if (grad_enabled()) {  // create_graph: differentiate the composite
-                    const int64_t nd = normalized_shape.size();
-                    auto composite = [nd, eps](const std::vector<Tensor>& in) {
-                      return rms_norm_composite(in[0], in[1], nd, eps);
-                    };
-                    return composite_backward(composite, {sx.get(), sw.get()}, g, needs);
-                  }
-                  K::RmsNormGrads gr =
-                      K::rms_norm_backward(sx.get(), sr.get(), sw.get(), g, normalized_shape, needs[0], needs[1]);
-                  return Grads{gr.dx, gr.dw};
-                });
+  const int64_t nd = normalized_shape.size();
+  auto composite = [nd, eps](const std::vector<Tensor>& in) { return rms_norm_composite(in[0], in[1], nd, eps); };
+  return record(
+      "rms_norm", f.y, {x, weight},
+      [sx = save_if(need, x), sr = save_if(need, f.rstd), sw = save_if(need, weight), normalized_shape](
+          const Tensor& g, NeedsGrad needs) {
+        K::RmsNormGrads gr = K::rms_norm_backward(sx.get(), sr.get(), sw.get(), g, normalized_shape, needs[0], needs[1]);
+        return Grads{gr.dx, gr.dw};
+      },
+      Composite{composite, {save_if(need, x), save_if(need, weight)}});
 }
 
 }  // namespace ag

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "attograd/autograd.h"
+#include "attograd/tape.h"
 #include "attograd/factory.h"
 #include "attograd/tensor.h"
 

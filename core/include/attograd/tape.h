@@ -1,18 +1,17 @@
 #pragma once
 /// \file
-/// The tape: each differentiable op calls record() once; record() is the only place
-/// that builds graph nodes. A node keeps its op name, one edge per input (the input's
-/// own node, or the leaf tensor itself), the inputs' shapes, and a backward closure that
-/// returns one gradient per input. The engine (Tensor::backward, ag::grad) runs nodes in
-/// reverse topological order, adds gradients up and checks their shapes.
+/// The tape (core layer): each differentiable op calls record() once; record() is the
+/// only place that builds graph nodes. A node keeps its op name, one edge per input (the
+/// input's own node, or the leaf tensor itself), the inputs' shapes, and a backward
+/// closure that returns one gradient per input. The engine that runs the nodes
+/// (Tensor::backward, ag::grad: attograd/autograd.h) sits in the autograd layer, above
+/// the ops, since adding gradients up is an op.
 ///
 /// Ownership only points from newer to older (output -> node -> inputs' nodes / leaves),
 /// so the graph has no shared_ptr cycles and dies with the last tensor that uses it.
 ///
-/// Higher-order gradients: with create_graph the engine runs the closures with grad mode
-/// on, so the backward pass is itself recorded. Closures are written with differentiable
-/// ops, and a Saved tensor hands back a graph-connected tensor in that mode (an input
-/// through its own node or leaf; an op's output through the node being run).
+/// Closures are written with differentiable ops so that a create_graph backward records
+/// them too (double backward; attograd/autograd.h).
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -42,7 +41,8 @@ using Grads = std::vector<Tensor>;  ///< one per input; undefined = zero / not n
 /// A node's backward: output gradient and which inputs need one -> one gradient per input.
 using BackwardFn = std::function<Grads(const Tensor& grad, NeedsGrad needs)>;
 
-struct AnomalyTrace;  // where a node was created (core/anomaly.h)
+struct AnomalyTrace;  // where a node was created (attograd/detail/tape.h)
+struct Composite;     // a fused op's differentiable definition (below)
 
 /// Where an input's gradient goes: the node that made it, or the leaf itself.
 struct Edge {
@@ -67,6 +67,10 @@ struct Node : std::enable_shared_from_this<Node> {
   bool released = false;
   /// Where the node was created; set only under anomaly mode (DetectAnomalyGuard).
   std::shared_ptr<const AnomalyTrace> anomaly;
+  /// Fused ops only: the same math from differentiable ops. Under create_graph the engine
+  /// differentiates it instead of running `backward`, so the gradient can be
+  /// differentiated again. Reset with `backward`.
+  std::unique_ptr<Composite> composite;
   ~Node();  ///< iterative teardown: a 100,000-node chain must not recurse
 };
 
@@ -167,55 +171,20 @@ class Saved {
   bool output_ = false;
 };
 
-/// Gradients of sum(outputs[i] * grad_outputs[i]) with respect to `inputs` (leaves or
-/// intermediate tensors), returned without touching any .grad(); only the part of the
-/// graph between them runs. An input the outputs do not depend on throws, unless
-/// allow_unused (then its gradient is undefined). create_graph records the backward pass
-/// so the results can be differentiated again; retain_graph defaults to create_graph.
-/// (LibTorch's torch::autograd::grad, same argument order.)
-std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                         const std::vector<Tensor>& grad_outputs = {},
-                         std::optional<bool> retain_graph = {}, bool create_graph = false,
-                         bool allow_unused = false);
-
-/// Queues `callback` to run once the backward pass now running on this thread has
-/// finished every node (PyTorch's Variable._execution_engine.queue_callback): how a
-/// post-accumulate-grad hook finishes work that needs the whole pass (DDP waits for its
-/// all-reduces there). AutogradError outside a backward pass.
-void queue_callback(std::function<void()> callback);
-
-/// The engine behind Tensor::backward and grad().
-void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
-                  bool retain_graph, bool create_graph = false);
-
-// ---- gradcheck ----
-/// Tolerances and step of gradcheck's central differences.
-struct GradcheckOptions {
-  /// step of the central differences
-  double eps = 1e-6;
-  /// Absolute tolerance between analytic and numeric gradients.
-  double atol = 1e-5;
-  /// Relative tolerance between analytic and numeric gradients.
-  double rtol = 1e-3;
-  /// the function's name in failure messages
-  const char* name = "fn";  // shown in failure messages
+/// A fused op's definition from differentiable ops, for gradients of its gradient: a
+/// fused kernel's backward (layer_norm, rms_norm, attention) is fast but not itself
+/// differentiable, so under create_graph the engine differentiates `fn` at `inputs`
+/// instead (identity views of each, so every gradient is the partial derivative with
+/// respect to that argument alone). `fn` may throw when the op cannot be differentiated
+/// twice (the error reaches the backward's caller).
+struct Composite {
+  std::function<Tensor(const std::vector<Tensor>&)> fn;  ///< the op's math, from differentiable ops
+  std::vector<Saved> inputs;  ///< the op's inputs, in its argument order
 };
-/// gradcheck's verdict; converts to bool, message says what differed.
-struct GradcheckResult {
-  /// True when every checked element is within tolerance.
-  bool ok = true;
-  std::string message;  ///< on failure: fn, input, worst element, analytic vs numeric
-  explicit operator bool() const { return ok; }  ///< ok
-};
-/// Compares the analytic Jacobian (one backward per output element) with float64
-/// central differences: |a - n| <= atol + rtol * |n|. Inputs must be f64; the ones that
-/// require grad are checked. fn may return any shape.
-GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
-                          const std::vector<Tensor>& inputs, const GradcheckOptions& opt = {});
-/// Second derivatives (PyTorch's gradgradcheck): gradcheck of the map
-/// (inputs, v) -> grad(fn(inputs), inputs, v, create_graph) for a seeded random upstream
-/// gradient v, so every closure's own backward is compared with central differences.
-GradcheckResult gradgradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
-                              const std::vector<Tensor>& inputs, const GradcheckOptions& opt = {});
+
+/// record() for a fused op: `fn` is the fast first-order backward, `composite` what a
+/// create_graph backward differentiates instead.
+Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs, BackwardFn fn,
+              Composite composite);
 
 }  // namespace ag

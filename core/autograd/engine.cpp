@@ -1,5 +1,6 @@
-// The tape engine: record() builds nodes; run_backward() / grad() walk them in reverse
-// topological order (Kahn's algorithm over dependency counts: no recursion).
+// The engine: run_backward() / grad() walk the nodes record() built (core/tape.cpp) in
+// reverse topological order (Kahn's algorithm over dependency counts: no recursion),
+// adding gradients up with the ops (a recorded add under create_graph).
 #include "attograd/autograd.h"
 
 #include <algorithm>
@@ -13,98 +14,6 @@
 #include "kernels/kernels.h"
 
 namespace ag {
-namespace {
-thread_local bool g_grad_enabled = true;
-// The node whose closure the engine is running (Saved::output reconnects to it).
-thread_local Node* g_current_node = nullptr;
-}
-
-bool grad_enabled() { return g_grad_enabled; }
-NoGradGuard::NoGradGuard() : prev_(g_grad_enabled) { g_grad_enabled = false; }
-NoGradGuard::~NoGradGuard() { g_grad_enabled = prev_; }
-EnableGradGuard::EnableGradGuard() : prev_(g_grad_enabled) { g_grad_enabled = true; }
-EnableGradGuard::~EnableGradGuard() { g_grad_enabled = prev_; }
-
-Node::~Node() {
-  // Dropping the last reference to a long chain would recurse once per node; instead
-  // take over every input node we alone own and let them die one at a time.
-  std::vector<std::shared_ptr<Node>> stack;
-  auto adopt = [&stack](Node& n) {
-    // The closure goes first: its saved tensors may hold the same input nodes (for
-    // double backward), and only a node we alone own can be taken over.
-    n.backward = nullptr;
-    for (auto& e : n.inputs)
-      if (e.node && e.node.use_count() == 1) stack.push_back(std::move(e.node));
-  };
-  adopt(*this);
-  while (!stack.empty()) {
-    std::shared_ptr<Node> n = std::move(stack.back());
-    stack.pop_back();
-    adopt(*n);
-  }
-}
-
-Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs, BackwardFn fn) {
-  if (!g_grad_enabled) return out;
-  bool any = false;
-  for (const auto& t : inputs) any = any || (t.defined() && t.requires_grad());
-  if (!any) return out;
-  AG_ASSERT(out.is_leaf() && !out.requires_grad(), name, ": record needs a fresh output");
-  auto node = std::make_shared<Node>();
-  node->name = name;
-  node->inputs.resize(inputs.size());
-  node->input_shapes.resize(inputs.size());
-  node->input_dtypes.resize(inputs.size());
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const Tensor& t = inputs[i];
-    if (!t.defined()) continue;
-    node->input_shapes[i] = t.shape();
-    node->input_dtypes[i] = t.dtype();
-    if (!t.requires_grad()) continue;
-    if (t.grad_fn()) node->inputs[i].node = t.grad_fn();
-    else node->inputs[i].leaf = t.impl_ptr();
-  }
-  node->backward = std::move(fn);
-  if (detail::g_anomaly_enabled.load(std::memory_order_relaxed))
-    node->anomaly = detail::capture_trace(g_current_node);
-  out.impl()->grad_fn = std::move(node);
-  out.impl()->requires_grad = true;
-  return out;
-}
-
-Saved::Saved(const Tensor& t) {
-  if (!t.defined()) return;
-  t_ = t.detach();
-  version_ = t.storage()->version();
-  if (t.grad_fn()) fn_ = t.grad_fn();
-  else if (t.requires_grad()) leaf_ = t.impl_ptr();
-}
-
-Saved Saved::output(const Tensor& y) {
-  Saved s;
-  if (!y.defined()) return s;
-  s.t_ = y.detach();
-  s.version_ = y.storage()->version();
-  s.output_ = true;
-  return s;
-}
-
-Tensor Saved::get() const {
-  if (t_.defined() && t_.storage()->version() != version_)
-    throw VersionError(detail::cat("a tensor of shape ", t_.shape(), " saved for backward was "
-                                   "modified in place afterwards (version ", t_.storage()->version(),
-                                   ", saved at ", version_, ")"));
-  if (!grad_enabled() || !t_.defined()) return t_;
-  if (leaf_) return Tensor(leaf_);
-  std::shared_ptr<Node> fn = fn_;
-  if (output_ && g_current_node) fn = g_current_node->shared_from_this();
-  if (!fn) return t_;
-  // The same storage and layout, made by `fn`: ops on it record edges into fn.
-  Tensor connected = t_.detach();
-  connected.impl()->grad_fn = std::move(fn);
-  connected.impl()->requires_grad = true;
-  return connected;
-}
 
 namespace {
 
@@ -195,14 +104,42 @@ std::unordered_set<Node*> nodes_leading_to(const std::vector<std::shared_ptr<Nod
 // Sets the node whose closure runs (for Saved::output) and restores the previous one.
 class CurrentNode {
  public:
-  explicit CurrentNode(Node* n) : prev_(g_current_node) { g_current_node = n; }
-  ~CurrentNode() { g_current_node = prev_; }
+  explicit CurrentNode(Node* n) : prev_(detail::current_node()) { detail::set_current_node(n); }
+  ~CurrentNode() { detail::set_current_node(prev_); }
   CurrentNode(const CurrentNode&) = delete;
   CurrentNode& operator=(const CurrentNode&) = delete;
 
  private:
   Node* prev_;
 };
+
+// A fused op's backward under create_graph (grad mode on): its Composite recomputes the
+// same math from differentiable ops on identity views of the saved inputs, and the
+// recorded gradient of that (which can be differentiated again) is returned. The views
+// make each gradient the partial derivative with respect to that argument alone, even
+// when the inputs depend on each other.
+Grads composite_backward(const Composite& c, const Tensor& g, NeedsGrad need) {
+  std::vector<Tensor> args(c.inputs.size()), wrt;
+  std::vector<std::size_t> where;
+  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+    Tensor x = c.inputs[i].get();
+    if (x.defined() && x.requires_grad() && need[i]) {
+      args[i] = view(x, x.shape());
+      wrt.push_back(args[i]);
+      where.push_back(i);
+    } else {
+      args[i] = x;
+    }
+  }
+  Grads grads(c.inputs.size());
+  if (wrt.empty()) return grads;
+  Tensor out = c.fn(args);
+  if (!out.requires_grad()) return grads;
+  std::vector<Tensor> gs = grad({out}, wrt, {g}, /*retain_graph=*/true, /*create_graph=*/true,
+                                /*allow_unused=*/true);
+  for (std::size_t j = 0; j < where.size(); ++j) grads[where[j]] = gs[j];
+  return grads;
+}
 
 void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
              bool retain_graph, bool create_graph, Capture* cap) {
@@ -299,7 +236,8 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
     try {
       CurrentNode current(n);
       if (std::find(needs.begin(), needs.end(), true) != needs.end())
-      grads = n->backward(g, NeedsGrad(needs));
+        grads = create_graph && n->composite ? composite_backward(*n->composite, g, NeedsGrad(needs))
+                                             : n->backward(g, NeedsGrad(needs));
     } catch (const VersionError& e) {
       throw VersionError(detail::cat("backward of ", n->name, ": ", e.what(), detail::describe_creation(*n)));
     }
@@ -329,6 +267,7 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
     }
     if (!retain_graph) {
       n->backward = nullptr;  // frees the saved tensors
+      n->composite.reset();
       n->released = true;
     }
   }
@@ -386,6 +325,10 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
              " of shape ", inputs[i].shape(), " was not used to compute the outputs "
              "(pass allow_unused=true to get an undefined gradient instead)");
   return cap.results;
+}
+
+void Tensor::backward(const Tensor& grad, std::optional<bool> retain_graph, bool create_graph) const {
+  run_backward({*this}, {grad}, retain_graph.value_or(create_graph), create_graph);
 }
 
 }  // namespace ag

@@ -1,13 +1,12 @@
 #pragma once
-// Anomaly mode's internals (internal header): the global flag the engine reads once per
-// record and once per backward step, where a node was created, and the check of each
-// closure's gradients for nan and inf.
+// The tape's internals shared with the engine (autograd layer); not part of the API.
+// Anomaly mode: the global flag the tape and the engine read once per record and once
+// per backward step, and where a node was created.
 #include <atomic>
 #include <memory>
-#include <string>
 #include <vector>
 
-#include "attograd/autograd.h"
+#include "attograd/tape.h"
 
 namespace ag {
 
@@ -29,12 +28,10 @@ extern std::atomic<bool> g_anomaly_enabled;
 // the engine runs on this thread (nullptr outside a backward).
 std::shared_ptr<const AnomalyTrace> capture_trace(const Node* running);
 
-// "\n'<name>' was created at:\n  #0 ..." for errors, or "" for a node with no trace.
-std::string describe_creation(const Node& n);
-
-// Throws AutogradError when a gradient that node `n`'s closure returned for an input in
-// `needs` holds nan or inf: the op's name, its inputs' shapes and its creation trace.
-void check_gradients(const Node& n, const Grads& grads, const std::vector<bool>& needs);
+// The node whose closure the engine runs on this thread (nullptr outside a backward):
+// Saved::output reconnects to it, and nodes recorded meanwhile name it as their parent.
+Node* current_node();
+void set_current_node(Node* n);
 
 }  // namespace detail
 }  // namespace ag
