@@ -13,6 +13,7 @@ import datetime
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import time
@@ -114,9 +115,10 @@ def machine_info(versions):
     return {"date": datetime.datetime.now().isoformat(timespec="seconds"), "cpu": cpu,
             "cores": os.cpu_count(), "loadavg_start": os.getloadavg(), "versions": versions,
             "attograd_commit": commit + ("+dirty" if dirty else ""), "python": sys.version.split()[0],
-            "command": " ".join([f"{k}={os.environ[k]}" for k in ENV_SHOWN if k in os.environ] +
-                                [os.path.relpath(sys.argv[0], ROOT) if sys.argv[0].startswith(ROOT) else sys.argv[0]]
-                                + sys.argv[1:])}
+            "command": " ".join([f"{k}={shlex.quote(os.environ[k])}" for k in ENV_SHOWN if k in os.environ] +
+                                [shlex.quote(a) for a in [os.path.relpath(sys.argv[0], ROOT)
+                                                          if sys.argv[0].startswith(ROOT) else sys.argv[0]]
+                                 + sys.argv[1:]])}
 
 
 def describe(meta, missing):
