@@ -1,4 +1,4 @@
-# Run by the CTest test `layer_include_refused` (tests/layers/CMakeLists.txt):
+# Run by the CTest test `layer_include_refused` (tests/structure/CMakeLists.txt):
 #   cmake -DAG_CXX_COMPILER=... -DAG_INCLUDE_DIRS="a|b" -DAG_SOURCE=... -DAG_HEADER=... -P compile_upward.cmake
 # Compiles AG_SOURCE with one layer's include directories: with -DAG_FIXED it must
 # compile (the setup is sound); as is it must fail because AG_HEADER is not found.
