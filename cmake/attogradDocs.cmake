@@ -56,5 +56,5 @@ add_custom_target(docs DEPENDS "${AG_DOCS_OUTPUT_DIR}/html/index.html")
 if(ATTOGRAD_BUILD_TESTS)
   add_test(NAME docs_reference
     COMMAND "${CMAKE_COMMAND}" --build "${PROJECT_BINARY_DIR}" --target docs)
-  set_tests_properties(docs_reference PROPERTIES TIMEOUT 300)
+  set_tests_properties(docs_reference PROPERTIES TIMEOUT 300 LABELS docs)
 endif()

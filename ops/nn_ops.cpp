@@ -23,7 +23,7 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
              " differs from normalized_shape ", normalized_shape);
   // Fused primitive (kernels/fused.cpp); it equals the composite
   //   xc = x - mean(x);  y = xc * rsqrt(mean(xc^2) + eps) * weight + bias
-  // (tests/test_fused.cpp checks both values and gradients against it).
+  // (tests/kernels/test_fused.cpp checks both values and gradients against it).
   const int64_t len = numel(normalized_shape);
   K::LayerNormForward f = K::layer_norm_forward(x, weight, bias, len, eps);
   bool need = wants_grad(x) || wants_grad(weight) || wants_grad(bias);

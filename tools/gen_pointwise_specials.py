@@ -1,5 +1,5 @@
-# Generates tests/pointwise_specials.h: torch 1.13 values of the pointwise unary ops at
-# special inputs, from the scalar path (1-element tensors), f64 and f32.
+# Generates tests/ops/pointwise_specials.h: torch 1.13 values of the pointwise unary ops
+# at special inputs, from the scalar path (1-element tensors), f64 and f32.
 import math, struct, torch
 import torch.nn.functional as F
 S = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, 1e-310, math.inf, -math.inf, math.nan, 20.0, -20.0, 1e30]

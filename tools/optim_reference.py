@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""Reference values for tests/test_optim.cpp from real torch.optim (PyTorch 1.13).
+"""Reference values for tests/optim/test_optim.cpp from real torch.optim (PyTorch 1.13).
 
 Not used by the build or the tests: run it by hand when the optimizer tests change,
 
     /usr/bin/python3 tools/optim_reference.py > /tmp/optim_ref.inc
 
 (Debian: apt-get install python3-torch) and paste its output into kTorchTrajectories
-in tests/test_optim.cpp. The initial values, gradients and configurations below must
+in tests/optim/test_optim.cpp. The initial values, gradients and configurations below must
 stay identical to the ones in that test (p0, grad_at, kConfigs).
 
 For each configuration it prints the parameter, a (2, 3) float64 tensor, after each of

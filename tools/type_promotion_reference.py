@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-# Run by hand (not by the build or ctest): regenerates tests/type_promotion_table.inc, the
-# PyTorch 1.13 answers that tests/test_type_promotion.cpp checks attograd against.
+# Run by hand (not by the build or ctest): regenerates tests/ops/type_promotion_table.inc,
+# the PyTorch 1.13 answers that tests/ops/test_type_promotion.cpp checks attograd against.
 #
-#   /usr/bin/python3 tools/type_promotion_reference.py > tests/type_promotion_table.inc
+#   /usr/bin/python3 tools/type_promotion_reference.py \
+#     > tests/ops/type_promotion_table.inc
 #
 # Operands: every dtype in {bool, i32, i64, f32, f64} as a dimensioned tensor "t" (shape
 # (3,)) or a 0-d tensor "z", and a Python bool / int / float scalar "s". For every pair with

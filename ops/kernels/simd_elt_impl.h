@@ -86,7 +86,7 @@ struct Elt {
   }
 
   // float GELU with PyTorch's float arithmetic (its f32 kernel computes in float, and
-  // tests/pointwise_specials.h holds its answers: near erf = -1 the cancellation in
+  // tests/ops/pointwise_specials.h holds its answers: near erf = -1 the cancellation in
   // 1 + erf is part of the answer), erf / tanh computed in double lanes and rounded once
   // (libm's erff / tanhf). Chunks of kChunk, the tail zero-padded so every element takes
   // the same vector path. The loops in float are plain C++ that the compiler vectorizes

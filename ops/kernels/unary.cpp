@@ -1,13 +1,13 @@
 // Unary float math. Contiguous rows go through xtensor (vectorized exp, sin, ...);
 // strided rows fall back to the scalar form of the same function. Both forms must give
-// the same bits (tests/test_kernel_special_values.cpp), except that xsimd's transcendental
-// functions may differ from std:: by a few ulp (measured: exp <= 1; sin, cos <= 2;
-// sigmoid <= 4). Where xsimd is wrong rather than an ulp off, those lanes are recomputed
-// in scalar form (`fix`): exp and sigmoid near underflow (xsimd flushes denormal results
-// to 0) and overflow (xsimd gives inf ~1 early). Where PyTorch parity needs libm's
-// answer, every row takes the scalar form: log (xsimd is wrong on denormals), tanh (its
-// gradient 1 - y^2 magnifies an ulp ~70x), erf (xsimd up to 68 ulp off), pow (special
-// values).
+// the same bits (tests/kernels/test_kernel_special_values.cpp), except that xsimd's
+// transcendental functions may differ from std:: by a few ulp (measured: exp <= 1; sin,
+// cos <= 2; sigmoid <= 4). Where xsimd is wrong rather than an ulp off, those lanes are
+// recomputed in scalar form (`fix`): exp and sigmoid near underflow (xsimd flushes
+// denormal results to 0) and overflow (xsimd gives inf ~1 early). Where PyTorch parity
+// needs libm's answer, every row takes the scalar form: log (xsimd is wrong on
+// denormals), tanh (its gradient 1 - y^2 magnifies an ulp ~70x), erf (xsimd up to 68 ulp
+// off), pow (special values).
 #include <cmath>
 #include <cstddef>
 #include <limits>

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <set>
 
-#include "../examples/translate/batching.h"
+#include "translate/batching.h"
 
 using namespace translate;
 

@@ -3,8 +3,8 @@
 // "translation" (each word mapped to another, order kept) from padded batches.
 #include <doctest/doctest.h>
 
-#include "../examples/translate/batching.h"
-#include "../examples/translate/model.h"
+#include "translate/batching.h"
+#include "translate/model.h"
 
 using namespace translate;
 

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "../examples/translate/metrics.h"
+#include "translate/metrics.h"
 
 using namespace translate;
 using Strings = std::vector<std::string>;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "../examples/translate/subword.h"
+#include "translate/subword.h"
 
 using namespace translate;
 

@@ -12,7 +12,7 @@
 #include <functional>
 #include <random>
 
-#include "../examples/translate/catalog.h"
+#include "translate/catalog.h"
 
 using namespace translate;
 namespace fs = std::filesystem;

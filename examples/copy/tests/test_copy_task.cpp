@@ -2,7 +2,7 @@
 // example's own model, data and training step, must learn to copy held-out sequences.
 #include <doctest/doctest.h>
 
-#include "../examples/copy/trainer.h"
+#include "copy/trainer.h"
 
 using namespace copy_task;
 

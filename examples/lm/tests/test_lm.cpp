@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "../examples/lm/sample.h"
-#include "../examples/lm/trainer.h"
+#include "lm/sample.h"
+#include "lm/trainer.h"
 
 using namespace lm;
 
