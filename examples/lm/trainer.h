@@ -1,5 +1,5 @@
 #pragma once
-// Training for the character-level LM, shared by the lm binary and lm/tests/test_lm.cpp:
+// Training for the character-level LM, shared by the lm binary and lm/examples/lm/tests/test_lm.cpp:
 // AdamW (decoupled weight decay on the Linear weights only: biases, norms and
 // embeddings form a group without decay), linear warm-up then cosine decay to lr/10,
 // global gradient clipping, gradient accumulation over `accum` micro-batches, and the
