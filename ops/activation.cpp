@@ -2,10 +2,12 @@
 // and NaN come out as in PyTorch); backwards are PyTorch's derivative formulas written
 // with differentiable ops on g and the saved input, or with constant piecewise factors
 // (the kinks follow PyTorch: leaky_relu's slope at 0, hardtanh's zero at its bounds).
+#include "attograd/ops/activation.h"
+
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
-#include "attograd/ops/pointwise.h"
 #include "kernels/pointwise.h"
 #include "op_util.h"
 
@@ -47,6 +49,22 @@ Tensor elu_general(const char* name, const Tensor& x, double alpha, double scale
 }
 
 }  // namespace
+
+// ---- rectifiers and sigmoids ----------------------------------------------------------
+Tensor relu(const Tensor& x) {  // dx = g where y > 0
+  Tensor y = K::unary(K::Unary::relu, x);
+  return record("relu", y, {x}, [sy = save_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+    return Grads{g * K::unary(K::Unary::step, sy.get())};
+  });
+}
+
+Tensor sigmoid(const Tensor& x) {  // dx = g y (1 - y)
+  Tensor y = K::unary(K::Unary::sigmoid, x);
+  return record("sigmoid", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+    const Tensor& y = sy.get();
+    return Grads{g * y * rsub(1.0, y)};
+  });
+}
 
 // x / (1 + exp(-x)).   dx = g s (1 + x (1 - s)), s = sigmoid(x)
 Tensor silu(const Tensor& x) {
@@ -134,21 +152,63 @@ Tensor logsigmoid(const Tensor& x) {
   return with_input("logsigmoid", y, x, [](const Tensor& g, const Tensor& x) { return g * sigmoid(neg(x)); });
 }
 
-// Composites, as in PyTorch.
+// A composite, as in PyTorch.
 Tensor softsign(const Tensor& x) {
   check_float(x, "softsign");
   return x / (abs(x) + 1.0);
 }
 
-Tensor softmin(const Tensor& x, int64_t dim) {
-  check_float(x, "softmin");
-  return softmax(neg(x), dim);
+// ---- GELU ------------------------------------------------------------------------------
+// y = 0.5 x (1 + erf(x / sqrt 2)), or the tanh approximation
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in one fused pass (kernels/gelu.cpp).
+// Its gradient is the op gelu_backward with PyTorch's own formulas, so gradients match
+// torch's to a few ulps where the composite's chain rule drifts (e.g. exp(-x^2/2)
+// against erf's derivative at x = -20):
+//   none:  dx = g (cdf + x pdf),  cdf = 0.5 (1 + erf(x / sqrt 2)),  pdf = exp(-x^2/2) / sqrt(2 pi)
+//   tanh:  dx = g (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2)),  t = tanh(k (x + c x^3))
+Tensor gelu(const Tensor& x, GeluApprox approximate) {
+  check_float(x, "gelu");
+  Tensor y = K::gelu(x, approximate == GeluApprox::tanh);
+  return record("gelu", y, {x}, [sx = save_if(wants_grad(x), x), approximate](const Tensor& g, NeedsGrad) {
+    return Grads{gelu_backward(g, sx.get(), approximate)};
+  });
 }
 
 Tensor gelu(const Tensor& x, const std::string& approximate) {
   AG_CHECK(approximate == "none" || approximate == "tanh", ValueError,
            "gelu: approximate must be \"none\" or \"tanh\", got \"", approximate, "\"");
   return gelu(x, approximate == "tanh" ? GeluApprox::tanh : GeluApprox::none);
+}
+
+// dx = g f''(x) for dy = g f'(x), written with differentiable ops (so backward goes on):
+//   none:  f'' = pdf (2 - x^2)
+//   tanh:  f'' = s (u' - x t u'^2 + 3 k c x^2),  u = k (x + c x^3), u' = k (1 + 3 c x^2),
+//          t = tanh(u), s = 1 - t^2
+// and d(dy)/dg = f'(x), which is gelu_backward again.
+Tensor gelu_backward(const Tensor& grad_output, const Tensor& x, GeluApprox approximate) {
+  check_float(x, "gelu_backward");
+  AG_CHECK(grad_output.shape() == x.shape() && grad_output.dtype() == x.dtype(), ShapeError,
+           "gelu_backward: grad_output ", grad_output.shape(), " ", grad_output.dtype(), " must match input ",
+           x.shape(), " ", x.dtype());
+  const bool tanh_form = approximate == GeluApprox::tanh;
+  Tensor dx = K::gelu_backward(grad_output, x, tanh_form);
+  return record("gelu_backward", dx, {grad_output, x},
+                [sg = save_if(wants_grad(x), grad_output), sx = Saved(x), approximate, tanh_form](const Tensor& gg,
+                                                                                                  NeedsGrad need) {
+                  const Tensor x = sx.get();
+                  Tensor d_g = need[0] ? gelu_backward(gg, x, approximate) : Tensor{};
+                  if (!need[1]) return Grads{d_g, Tensor{}};
+                  const double k = std::numbers::sqrt2 * (2.0 * std::numbers::inv_sqrtpi) * 0.5, c = 0.044715;
+                  Tensor x_sq = x * x, f2;
+                  if (tanh_form) {
+                    Tensor du = (1.0 + x_sq * (3.0 * c)) * k;
+                    Tensor t = tanh((x + x_sq * x * c) * k);
+                    f2 = (1.0 - t * t) * (du - x * t * du * du + x_sq * (3.0 * k * c));
+                  } else {
+                    f2 = exp(x_sq * -0.5) * (std::numbers::inv_sqrtpi / std::numbers::sqrt2) * (2.0 - x_sq);
+                  }
+                  return Grads{d_g, gg * sg.get() * f2};
+                });
 }
 
 }  // namespace ag

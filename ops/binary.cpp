@@ -1,12 +1,41 @@
-// Elementwise ops. Each forward calls a kernel; its backward sits right below it.
-// Broadcasting is undone by sum_to. Mixed dtypes are first converted to their
-// result_type by promote_pair (differentiable), then the same-dtype op runs.
+// Elementwise ops of two (or three) tensors: arithmetic with broadcasting and PyTorch's
+// type promotion, its operators, and the math functions atan2, copysign, logaddexp,
+// lerp, fmod and remainder. Each forward calls a kernel; its backward sits right below
+// it. Broadcasting is undone by sum_to. Arithmetic converts mixed dtypes to their
+// result_type by promote_pair (differentiable), then the same-dtype op runs; the math
+// functions run PyTorch's scalar formulas (kernels/pointwise.h) on operands of one dtype.
+#include "attograd/ops/binary.h"
+
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
+#include "kernels/pointwise.h"
 #include "op_util.h"
 
 namespace ag {
+namespace {
+namespace PW = K::pw;
+
+// A 0-d tensor holding v in x's dtype (the math functions' scalar operands).
+Tensor scalar_in_dtype(const Tensor& x, double v) { return full(Shape{}, v, x.dtype()); }
+
+// PyTorch's div(a, b, rounding_mode="floor") for floats: the floor of the exact quotient,
+// from fmod (a / b alone rounds 0.3 / 0.1 up to 3).
+template <class T>
+T div_floor(T a, T b) {
+  if (b == 0) return a / b;
+  T mod = std::fmod(a, b);
+  T div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= T(1);
+  if (div == 0) return std::copysign(T(0), a / b);
+  T floordiv = std::floor(div);
+  if (div - floordiv > T(0.5)) floordiv += T(1);
+  return floordiv;
+}
+
+}  // namespace
 
 // ---- add / sub ----------------------------------------------------------
 // out = a + b.   da = sum_to(g, a.shape)   db = sum_to(g, b.shape)
@@ -141,7 +170,6 @@ Tensor minimum(const Tensor& a, const Tensor& b) { return extremum(a, b, false);
 
 // ---- scalar forms: the scalar becomes a 0-d tensor of result_type(x, v) ------
 // (x * 0.5 for an i64 x is f32; x * 2 for an i32 x stays i32.)
-static Tensor scalar_like(const Tensor& x, Scalar v) { return full(Shape{}, v, result_type(x, v)); }
 Tensor add(const Tensor& a, Scalar b) { return add(a, scalar_like(a, b)); }
 Tensor sub(const Tensor& a, Scalar b) { return sub(a, scalar_like(a, b)); }
 Tensor mul(const Tensor& a, Scalar b) { return mul(a, scalar_like(a, b)); }
@@ -159,216 +187,6 @@ Tensor floor_divide(const Tensor& a, const Tensor& b) {
 }
 Tensor floor_divide(const Tensor& a, Scalar b) { return floor_divide(a, scalar_like(a, b)); }
 
-// ---- unary ----------------------------------------------------------------
-// Each saves what its derivative needs: its input x or its output y.
-
-Tensor neg(const Tensor& x) {  // dx = -g
-  Tensor out = K::unary(K::Unary::neg, x);
-  return record("neg", out, {x}, [](const Tensor& g, NeedsGrad) { return Grads{neg(g)}; });
-}
-
-Tensor exp(const Tensor& x) {  // dx = g * y
-  Tensor y = K::unary(K::Unary::exp, x);
-  return record("exp", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
-    return Grads{g * sy.get()};
-  });
-}
-
-Tensor log(const Tensor& x) {  // dx = g / x
-  Tensor y = K::unary(K::Unary::log, x);
-  return record("log", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
-    return Grads{g / sx.get()};
-  });
-}
-
-Tensor sqrt(const Tensor& x) {  // dx = g / (2 y)
-  Tensor y = K::unary(K::Unary::sqrt, x);
-  return record("sqrt", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
-    return Grads{g * 0.5 / sy.get()};
-  });
-}
-
-Tensor rsqrt(const Tensor& x) {  // dx = -g y^3 / 2
-  Tensor y = K::unary(K::Unary::rsqrt, x);
-  return record("rsqrt", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
-    const Tensor& y = sy.get();
-    return Grads{g * (y * y * y) * -0.5};
-  });
-}
-
-Tensor abs(const Tensor& x) {  // dx = g * sign(x)
-  Tensor y = K::unary(K::Unary::abs, x);
-  return record("abs", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
-    return Grads{g * sign(sx.get())};
-  });
-}
-
-Tensor sign(const Tensor& x) { return K::unary(K::Unary::sign, x); }  // zero gradient
-
-Tensor tanh(const Tensor& x) {  // dx = g (1 - y^2)
-  Tensor y = K::unary(K::Unary::tanh, x);
-  return record("tanh", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
-    return Grads{g * rsub(1.0, square(sy.get()))};
-  });
-}
-
-Tensor sigmoid(const Tensor& x) {  // dx = g y (1 - y)
-  Tensor y = K::unary(K::Unary::sigmoid, x);
-  return record("sigmoid", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
-    const Tensor& y = sy.get();
-    return Grads{g * y * rsub(1.0, y)};
-  });
-}
-
-Tensor relu(const Tensor& x) {  // dx = g where y > 0
-  Tensor y = K::unary(K::Unary::relu, x);
-  return record("relu", y, {x}, [sy = save_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
-    return Grads{g * K::unary(K::Unary::step, sy.get())};
-  });
-}
-
-Tensor erf(const Tensor& x) {  // dx = g 2/sqrt(pi) exp(-x^2)
-  Tensor y = K::unary(K::Unary::erf, x);
-  return record("erf", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
-    return Grads{g * exp(neg(square(sx.get()))) * (2.0 / std::sqrt(std::numbers::pi))};
-  });
-}
-
-Tensor sin(const Tensor& x) {  // dx = g cos(x)
-  Tensor y = K::unary(K::Unary::sin, x);
-  return record("sin", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
-    return Grads{g * cos(sx.get())};
-  });
-}
-
-Tensor cos(const Tensor& x) {  // dx = -g sin(x)
-  Tensor y = K::unary(K::Unary::cos, x);
-  return record("cos", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
-    return Grads{neg(g * sin(sx.get()))};
-  });
-}
-
-Tensor square(const Tensor& x) {  // dx = 2 g x
-  Tensor y = K::unary(K::Unary::square, x);
-  return record("square", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
-    return Grads{g * sx.get() * 2.0};
-  });
-}
-
-// y = 0.5 x (1 + erf(x / sqrt 2)), or the tanh approximation
-// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in one fused pass (kernels/gelu.cpp).
-// Its gradient is the op gelu_backward with PyTorch's own formulas, so gradients match
-// torch's to a few ulps where the composite's chain rule drifts (e.g. exp(-x^2/2)
-// against erf's derivative at x = -20):
-//   none:  dx = g (cdf + x pdf),  cdf = 0.5 (1 + erf(x / sqrt 2)),  pdf = exp(-x^2/2) / sqrt(2 pi)
-//   tanh:  dx = g (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2)),  t = tanh(k (x + c x^3))
-Tensor gelu(const Tensor& x, GeluApprox approximate) {
-  check_float(x, "gelu");
-  Tensor y = K::gelu(x, approximate == GeluApprox::tanh);
-  return record("gelu", y, {x}, [sx = save_if(wants_grad(x), x), approximate](const Tensor& g, NeedsGrad) {
-    return Grads{gelu_backward(g, sx.get(), approximate)};
-  });
-}
-
-// dx = g f''(x) for dy = g f'(x), written with differentiable ops (so backward goes on):
-//   none:  f'' = pdf (2 - x^2)
-//   tanh:  f'' = s (u' - x t u'^2 + 3 k c x^2),  u = k (x + c x^3), u' = k (1 + 3 c x^2),
-//          t = tanh(u), s = 1 - t^2
-// and d(dy)/dg = f'(x), which is gelu_backward again.
-Tensor gelu_backward(const Tensor& grad_output, const Tensor& x, GeluApprox approximate) {
-  check_float(x, "gelu_backward");
-  AG_CHECK(grad_output.shape() == x.shape() && grad_output.dtype() == x.dtype(), ShapeError,
-           "gelu_backward: grad_output ", grad_output.shape(), " ", grad_output.dtype(), " must match input ",
-           x.shape(), " ", x.dtype());
-  const bool tanh_form = approximate == GeluApprox::tanh;
-  Tensor dx = K::gelu_backward(grad_output, x, tanh_form);
-  return record("gelu_backward", dx, {grad_output, x},
-                [sg = save_if(wants_grad(x), grad_output), sx = Saved(x), approximate, tanh_form](const Tensor& gg,
-                                                                                                  NeedsGrad need) {
-                  const Tensor x = sx.get();
-                  Tensor d_g = need[0] ? gelu_backward(gg, x, approximate) : Tensor{};
-                  if (!need[1]) return Grads{d_g, Tensor{}};
-                  const double k = std::numbers::sqrt2 * (2.0 * std::numbers::inv_sqrtpi) * 0.5, c = 0.044715;
-                  Tensor x_sq = x * x, f2;
-                  if (tanh_form) {
-                    Tensor du = (1.0 + x_sq * (3.0 * c)) * k;
-                    Tensor t = tanh((x + x_sq * x * c) * k);
-                    f2 = (1.0 - t * t) * (du - x * t * du * du + x_sq * (3.0 * k * c));
-                  } else {
-                    f2 = exp(x_sq * -0.5) * (std::numbers::inv_sqrtpi / std::numbers::sqrt2) * (2.0 - x_sq);
-                  }
-                  return Grads{d_g, gg * sg.get() * f2};
-                });
-}
-
-// dx = g where min <= x <= max. NaN inputs stay NaN (PyTorch).
-Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
-  AG_CHECK(lo || hi, ValueError, "clamp: at least one of min and max must be given (input shape ",
-           x.shape(), ", dtype ", x.dtype(), ")");
-  Tensor y = K::clamp(x, lo, hi);
-  if (!x.is_floating_point()) return y;
-  return record("clamp", y, {x}, [sx = save_if(wants_grad(x), x), lo, hi](const Tensor& g, NeedsGrad) {
-    return Grads{g * K::in_range(sx.get(), lo, hi)};
-  });
-}
-
-// ---- where / masked_fill ----------------------------------------------------
-// out = cond ? a : b.   da = sum_to(g where cond)   db = sum_to(g where !cond)
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype()) {
-    auto [x, y] = promote_pair(a, b);
-    return where(cond, x, y);
-  }
-  Tensor out = K::where(cond, a, b);
-  return record("where", out, {cond, a, b},
-                [sc = Saved(cond), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
-                  const Tensor c = sc.get();
-                  Tensor zero = zeros(Shape{}, g.dtype());
-                  return Grads{Tensor{}, need[1] ? sum_to(where(c, g, zero), as) : Tensor{},
-                               need[2] ? sum_to(where(c, zero, g), bs) : Tensor{}};
-                });
-}
-Tensor where(const Tensor& cond, const Tensor& a, Scalar b) { return where(cond, a, scalar_like(a, b)); }
-Tensor where(const Tensor& cond, Scalar a, const Tensor& b) { return where(cond, scalar_like(b, a), b); }
-// Both branches scalars: their own promoted dtype (torch.where(c, 1.0, 0.0) is the default
-// float dtype, two integers give i64).
-Tensor where(const Tensor& cond, Scalar a, Scalar b) {
-  const DType t = promote_types(a.dtype(), b.dtype());
-  return where(cond, full(Shape{}, a, t), full(Shape{}, b, t));
-}
-
-Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
-  AG_CHECK(mask.dtype() == DType::b8, DTypeError, "masked_fill: mask must be bool, got ", mask.dtype(),
-           " (shape ", mask.shape(), ")");
-  AG_CHECK(broadcast_shapes(mask.shape(), x.shape(), "masked_fill") == x.shape(), ShapeError,
-           "masked_fill: mask shape ", mask.shape(), " cannot be broadcast to input shape ", x.shape());
-  return where(mask, full(Shape{}, value, x.dtype()), x);
-}
-
-// ---- comparisons and logic: no gradient -------------------------------------
-// Compared in the promoted dtype (detached: a comparison records nothing).
-static Tensor promoted_compare(K::Compare op, const Tensor& a, const Tensor& b, const char* name) {
-  if (a.dtype() == b.dtype()) return K::compare(op, a, b, name);
-  auto [x, y] = promote_pair(a.detach(), b.detach());
-  return K::compare(op, x, y, name);
-}
-Tensor eq(const Tensor& a, const Tensor& b) { return promoted_compare(K::Compare::eq, a, b, "eq"); }
-Tensor ne(const Tensor& a, const Tensor& b) { return promoted_compare(K::Compare::ne, a, b, "ne"); }
-Tensor lt(const Tensor& a, const Tensor& b) { return promoted_compare(K::Compare::lt, a, b, "lt"); }
-Tensor le(const Tensor& a, const Tensor& b) { return promoted_compare(K::Compare::le, a, b, "le"); }
-Tensor gt(const Tensor& a, const Tensor& b) { return promoted_compare(K::Compare::gt, a, b, "gt"); }
-Tensor ge(const Tensor& a, const Tensor& b) { return promoted_compare(K::Compare::ge, a, b, "ge"); }
-Tensor eq(const Tensor& a, Scalar b) { return promoted_compare(K::Compare::eq, a, scalar_like(a, b), "eq"); }
-Tensor ne(const Tensor& a, Scalar b) { return promoted_compare(K::Compare::ne, a, scalar_like(a, b), "ne"); }
-Tensor lt(const Tensor& a, Scalar b) { return promoted_compare(K::Compare::lt, a, scalar_like(a, b), "lt"); }
-Tensor le(const Tensor& a, Scalar b) { return promoted_compare(K::Compare::le, a, scalar_like(a, b), "le"); }
-Tensor gt(const Tensor& a, Scalar b) { return promoted_compare(K::Compare::gt, a, scalar_like(a, b), "gt"); }
-Tensor ge(const Tensor& a, Scalar b) { return promoted_compare(K::Compare::ge, a, scalar_like(a, b), "ge"); }
-Tensor logical_and(const Tensor& a, const Tensor& b) { return K::logical(K::Logic::and_, a, b, "logical_and"); }
-Tensor logical_or(const Tensor& a, const Tensor& b) { return K::logical(K::Logic::or_, a, b, "logical_or"); }
-Tensor logical_not(const Tensor& a) { return K::logical_not(a); }
-Tensor isfinite(const Tensor& a) { return K::isfinite(a); }
-
 // ---- operators ----------------------------------------------------------------
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
@@ -383,6 +201,101 @@ Tensor operator-(Scalar a, const Tensor& b) { return rsub(a, b); }
 Tensor operator*(Scalar a, const Tensor& b) { return mul(b, a); }
 Tensor operator/(Scalar a, const Tensor& b) { return rdiv(a, b); }
 Tensor operator-(const Tensor& x) { return neg(x); }
-Tensor operator!(const Tensor& mask) { return logical_not(mask); }
+
+// ---- math functions: f32 or f64 operands of one dtype ------------------------------
+// out = atan2(a, b).   da = g b / (a^2 + b^2)   db = -g a / (a^2 + b^2)
+Tensor atan2(const Tensor& a, const Tensor& b) {
+  Tensor out = PW::zip(a, b, "atan2", []<class T>(T x, T y) { return std::atan2(x, y); });
+  bool need = wants_grad(a) || wants_grad(b);
+  return record("atan2", out, {a, b},
+                [sa = save_if(need, a), sb = save_if(need, b), as = a.shape(), bs = b.shape()](
+                    const Tensor& g, NeedsGrad need) {
+                  const Tensor &a = sa.get(), &b = sb.get();
+                  Tensor r = g / (square(a) + square(b));
+                  return Grads{need[0] ? sum_to(r * b, as) : Tensor{},
+                               need[1] ? sum_to(neg(r * a), bs) : Tensor{}};
+                });
+}
+
+// out = |a| with b's sign.   da = g * (a == 0 ? 0 : out / a)   db = 0 (PyTorch's zeros)
+Tensor copysign(const Tensor& a, const Tensor& b) {
+  Tensor out = PW::zip(a, b, "copysign", []<class T>(T x, T y) { return std::copysign(x, y); });
+  // The factor is +-1 (or 0, NaN) and piecewise constant: computed here, no graph.
+  Tensor factor = wants_grad(a) ? PW::zip(a, out, "copysign", []<class T>(T x, T r) { return x == 0 ? T(0) : r / x; })
+                                : Tensor{};
+  return record("copysign", out, {a, b},
+                [sf = Saved(factor), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+                  return Grads{need[0] ? sum_to(g * sf.get(), as) : Tensor{},
+                               need[1] ? zeros(bs, g.dtype()) : Tensor{}};
+                });
+}
+
+// PyTorch 1.13's form: equal infinities give themselves, else max + log(1 + exp(-|a - b|))
+// (log, not log1p: logaddexp(0, -20) is 0 in f32, as in PyTorch).
+// da = g / (1 + exp(b - a)) = g sigmoid(a - b)   db = g sigmoid(b - a)
+// (sigmoid keeps the second derivative finite where exp(b - a) overflows)
+Tensor logaddexp(const Tensor& a, const Tensor& b) {
+  Tensor out = PW::zip(a, b, "logaddexp", []<class T>(T x, T y) {
+    if (std::isinf(x) && x == y) return x;
+    T m = std::max(x, y);
+    return m + std::log(T(1) + std::exp(-std::abs(x - y)));
+  });
+  bool need = wants_grad(a) || wants_grad(b);
+  return record("logaddexp", out, {a, b},
+                [sa = save_if(need, a), sb = save_if(need, b), as = a.shape(), bs = b.shape()](
+                    const Tensor& g, NeedsGrad need) {
+                  const Tensor &a = sa.get(), &b = sb.get();
+                  return Grads{need[0] ? sum_to(g * sigmoid(a - b), as) : Tensor{},
+                               need[1] ? sum_to(g * sigmoid(b - a), bs) : Tensor{}};
+                });
+}
+
+// PyTorch 1.13's lerp: w < 0.5 ? start + w (end - start) : end - (end - start) (1 - w).
+// dstart = g (1 - w)   dend = g w   dw = g (end - start)
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
+  Tensor out = PW::zip3(start, end, weight, "lerp", []<class T>(T s, T e, T w) {
+    return w < T(0.5) ? s + w * (e - s) : e - (e - s) * (T(1) - w);
+  });
+  bool nw = wants_grad(start) || wants_grad(end), nd = wants_grad(weight);
+  return record("lerp", out, {start, end, weight},
+                [sw = save_if(nw, weight), ss = save_if(nd, start), se = save_if(nd, end),
+                 s0 = start.shape(), s1 = end.shape(), s2 = weight.shape()](const Tensor& g, NeedsGrad need) {
+                  return Grads{need[0] ? sum_to(g * rsub(1.0, sw.get()), s0) : Tensor{},
+                               need[1] ? sum_to(g * sw.get(), s1) : Tensor{},
+                               need[2] ? sum_to(g * (se.get() - ss.get()), s2) : Tensor{}};
+                });
+}
+Tensor lerp(const Tensor& start, const Tensor& end, double weight) {
+  return lerp(start, end, scalar_in_dtype(start, weight));
+}
+
+// fmod: a - trunc(a / b) b.   da = g   db = -g trunc(a / b)
+Tensor fmod(const Tensor& a, const Tensor& b) {
+  Tensor out = PW::zip(a, b, "fmod", []<class T>(T x, T y) { return std::fmod(x, y); });
+  bool need = wants_grad(b);
+  Tensor q = need ? PW::zip(a, b, "fmod", []<class T>(T x, T y) { return std::trunc(x / y); }) : Tensor{};
+  return record("fmod", out, {a, b}, [sq = Saved(q), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+    return Grads{need[0] ? sum_to(g, as) : Tensor{}, need[1] ? sum_to(neg(g * sq.get()), bs) : Tensor{}};
+  });
+}
+Tensor fmod(const Tensor& a, double b) { return fmod(a, scalar_in_dtype(a, b)); }
+
+// remainder: a - floor(a / b) b (PyTorch's: fmod, then + b when the signs differ).
+// da = g   db = -g floor_divide(a, b)
+Tensor remainder(const Tensor& a, const Tensor& b) {
+  Tensor out = PW::zip(a, b, "remainder", []<class T>(T x, T y) {
+    T mod = std::fmod(x, y);
+    if (mod != 0 && (y < 0) != (mod < 0)) mod += y;
+    return mod;
+  });
+  bool need = wants_grad(b);
+  Tensor q = need ? PW::zip(a, b, "remainder", []<class T>(T x, T y) { return div_floor(x, y); }) : Tensor{};
+  return record("remainder", out, {a, b},
+                [sq = Saved(q), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+                  return Grads{need[0] ? sum_to(g, as) : Tensor{},
+                               need[1] ? sum_to(neg(g * sq.get()), bs) : Tensor{}};
+                });
+}
+Tensor remainder(const Tensor& a, double b) { return remainder(a, scalar_in_dtype(a, b)); }
 
 }  // namespace ag

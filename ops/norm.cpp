@@ -1,10 +1,48 @@
-// Normalization and regularization: fused primitives (kernels/fused.cpp).
-#include "attograd/nn_ops.h"
+// Normalization: layer_norm and rms_norm are fused primitives (kernels/fused.cpp,
+// kernels/rms_norm.cpp) with the composite formula as their create_graph backward;
+// normalize is a composite.
+#include "attograd/ops/norm.h"
+
+#include <cmath>
+#include <limits>
+
 #include "kernels/fused.h"
+#include "kernels/rms_norm.h"
 #include "op_util.h"
 
 namespace ag {
+namespace {
 
+// y = x * rsqrt(mean(x^2 over the last n dims) + eps) [* w], from primitives: the fused
+// kernel's definition, differentiated under create_graph.
+Tensor rms_norm_composite(const Tensor& x, const Tensor& w, int64_t n, double eps) {
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < n; ++i) dims.push_back(-1 - i);
+  Tensor y = x * rsqrt(mean(square(x), dims, true) + eps);
+  return w.defined() ? y * w : y;
+}
+
+// The p-norm along dim (keepdim) with a zero gradient at a zero row (as PyTorch's
+// norm backward masks), instead of the composite's 0 * inf.
+Tensor safe_norm(const Tensor& x, double p, int64_t dim) {
+  if (std::isinf(p)) return max(abs(x), dim, true).first;
+  if (p == 1.0) return sum(abs(x), {dim}, true);
+  Tensor s;
+  if (p == 2.0) {
+    s = sum(square(x), {dim}, true);
+  } else {
+    Tensor a = abs(x);
+    Tensor za = eq(a, 0.0);
+    s = sum(where(za, 0.0, pow(where(za, 1.0, a), p)), {dim}, true);
+  }
+  Tensor z = eq(s, 0.0);
+  Tensor safe = where(z, 1.0, s);
+  return where(z, 0.0, p == 2.0 ? sqrt(safe) : pow(safe, 1.0 / p));
+}
+
+}  // namespace
+
+// ---- layer_norm -------------------------------------------------------------------
 // y = (x - mean) / sqrt(var + eps) * weight + bias over the trailing normalized dims
 // (biased variance, as PyTorch).
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
@@ -48,21 +86,51 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
                 });
 }
 
-// Inverted dropout: kept elements are scaled by 1/(1-p) so the expectation is x.
-// out = x * mask with mask drawn in the same pass.   dx = g * mask
-Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
-  AG_CHECK(p >= 0 && p <= 1, ValueError, "dropout: p must be in [0, 1], got ", p);
-  if (!training || p == 0) return x;
-  check_float(x, "dropout");
-  if (p == 1) return x * 0.0;
-  Generator& rng = gen ? *gen : default_generator();
-  K::DropoutForward f = [&] {
-    auto hold = rng.lock();  // the whole mask from one run of the default sequence
-    return K::dropout_forward(x, p, rng);
-  }();
-  return record("dropout", f.y, {x}, [sm = save_if(wants_grad(x), f.mask)](const Tensor& g, NeedsGrad) {
-    return Grads{g * sm.get()};
-  });
+// ---- rms_norm (LLaMA's norm) --------------------------------------------------------
+Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, std::optional<double> eps_in) {
+  check_float(x, "rms_norm");
+  const int64_t n = normalized_shape.size();
+  bool ok = n >= 1 && x.dim() >= n;
+  for (int64_t i = 0; ok && i < n; ++i) ok = x.shape()[x.dim() - n + i] == normalized_shape[i];
+  AG_CHECK(ok, ShapeError, "rms_norm: input shape ", x.shape(), " does not end with normalized_shape ",
+           normalized_shape);
+  if (weight.defined()) {
+    AG_CHECK(weight.shape() == normalized_shape, ShapeError, "rms_norm: weight shape ", weight.shape(),
+             " differs from normalized_shape ", normalized_shape);
+    AG_CHECK(weight.dtype() == x.dtype(), DTypeError, "rms_norm: weight dtype ", weight.dtype(),
+             " differs from input dtype ", x.dtype(), " (input shape ", x.shape(), ")");
+  }
+  const double eps = eps_in ? *eps_in
+                            : (x.dtype() == DType::f64 ? std::numeric_limits<double>::epsilon()
+                                                       : static_cast<double>(std::numeric_limits<float>::epsilon()));
+  AG_CHECK(eps >= 0, ValueError, "rms_norm: eps must be >= 0, got ", eps);
+  const int64_t len = numel(normalized_shape);
+  K::RmsNormForward f = K::rms_norm_forward(x, weight, len, eps);
+  bool need = wants_grad(x) || wants_grad(weight);
+  return record("rms_norm", f.y, {x, weight},
+                [sx = save_if(need, x), sr = save_if(need, f.rstd), sw = save_if(need, weight), normalized_shape,
+                 eps](const Tensor& g, NeedsGrad needs) {
+                  if (grad_enabled()) {  // create_graph: differentiate the composite
+                    const int64_t nd = normalized_shape.size();
+                    auto composite = [nd, eps](const std::vector<Tensor>& in) {
+                      return rms_norm_composite(in[0], in[1], nd, eps);
+                    };
+                    return composite_backward(composite, {sx.get(), sw.get()}, g, needs);
+                  }
+                  K::RmsNormGrads gr =
+                      K::rms_norm_backward(sx.get(), sr.get(), sw.get(), g, normalized_shape, needs[0], needs[1]);
+                  return Grads{gr.dx, gr.dw};
+                });
 }
+
+// ---- normalize ----------------------------------------------------------------------
+Tensor normalize(const Tensor& x, double p, int64_t dim, double eps) {
+  check_float(x, "normalize");
+  AG_CHECK(p > 0, ValueError, "normalize: p must be positive (or infinity), got ", p);
+  const int64_t d = wrap_dim(dim, x.dim(), "normalize");
+  Tensor denom = clamp(safe_norm(x, p, d), eps, std::nullopt);  // x's shape with dim d = 1
+  return x / denom;
+}
+
 
 }  // namespace ag

@@ -1,8 +1,13 @@
-// Reductions. sum is the primitive (its backward expands g back); mean, var, max/min
-// along a dim and logsumexp are composites; max/min over all elements split g among ties.
+// Reductions. sum is the primitive (its backward expands g back); mean, var, std,
+// max/min along a dim and logsumexp are composites; max/min over all elements and
+// amax/amin split g evenly among ties; prod's gradient is safe with zeros; any/all give
+// bool (no gradient).
+#include "attograd/ops/reduction.h"
+
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/scan_sort.h"
 #include "op_util.h"
 
 namespace ag {
@@ -128,6 +133,159 @@ Tensor sum_to(const Tensor& g, const Shape& shape) {
     if (i < lead || (shape[i - lead] == 1 && g.shape()[i] != 1)) dims.push_back(i);
   Tensor r = dims.empty() ? g : sum(g, dims, true);
   return reshape(r, shape);
+}
+
+// ---- amax / amin -----------------------------------------------------------------
+// out = max over dims.   dx = g / count * (x == out), count = ties per reduced slice
+// (PyTorch's scale_grad_by_count; a NaN result matches nothing, so 0/0 makes its slice NaN).
+static Tensor amax_op(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim, bool is_max) {
+  const char* name = is_max ? "amax" : "amin";
+  auto dims = normalize_dims(dims_in, x.dim(), name);
+  AG_CHECK(!dims_in.empty() || x.numel() > 0, ValueError, name,
+           ": cannot reduce an empty tensor over all dims; give the dims (shape ", x.shape(), ")");
+  for (int64_t d : dims)
+    AG_CHECK(x.shape()[d] > 0, IndexError, name, ": expected reduction dim ", d, " to have non-zero size (shape ",
+             x.shape(), ")");
+  Tensor out = K::reduce(is_max ? K::Reduce::max : K::Reduce::min, x, dims, keepdim);
+  if (!x.is_floating_point()) return out;
+  bool need = wants_grad(x);
+  return record(
+      name, out, {x},
+      [sx = save_if(need, x), sy = save_output_if(need, out), dims, xs = x.shape()](const Tensor& g, NeedsGrad) {
+        const Tensor& x = sx.get();
+        Shape ks = keepdim_shape(xs, dims);
+        Tensor mask = K::convert(K::compare(K::Compare::eq, x, sy.get().reshape(ks), "amax"), x.dtype());
+        Tensor count = K::reduce(K::Reduce::sum, mask, dims, true);
+        return Grads{reshape(g, ks) / count * mask};
+      });
+}
+Tensor amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) { return amax_op(x, dims, keepdim, true); }
+Tensor amin(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return amax_op(x, dims, keepdim, false);
+}
+
+// ---- std ---------------------------------------------------------------------------
+// y = sqrt(v) whose gradient is 0 where y == 0 (PyTorch's std_backward masks it) rather
+// than g / 0.   dv = g / (2 y), 0 where y == 0
+static Tensor sqrt_of_var(const Tensor& v) {
+  Tensor y = K::unary(K::Unary::sqrt, v);
+  return record("std", y, {v}, [sy = save_output_if(wants_grad(v), y)](const Tensor& g, NeedsGrad) {
+    const Tensor& y = sy.get();
+    return Grads{where(eq(y, 0.0), 0.0, g / (y * 2.0))};
+  });
+}
+
+Tensor std(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+  check_float(x, "std");
+  return sqrt_of_var(var(x, dims, correction, keepdim));
+}
+Tensor std(const Tensor& x) { return std(x, {}, 1, false); }
+
+std::pair<Tensor, Tensor> var_mean(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction,
+                                   bool keepdim) {
+  check_float(x, "var_mean");
+  return {var(x, dims, correction, keepdim), mean(x, dims, keepdim)};
+}
+std::pair<Tensor, Tensor> std_mean(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction,
+                                   bool keepdim) {
+  check_float(x, "std_mean");
+  return {std(x, dims, correction, keepdim), mean(x, dims, keepdim)};
+}
+
+// ---- prod ----------------------------------------------------------------------------
+static int64_t count_zeros(const Tensor& x) {
+  return K::reduce(K::Reduce::sum, eq(x, 0.0), normalize_dims({}, x.dim(), "prod"), false).item<int64_t>();
+}
+
+// Product along dim with the dim kept: the last element of a running product.
+static Tensor prod_keep_kernel(const Tensor& x, int64_t dim) {
+  const int64_t n = x.shape()[dim];
+  if (n == 0) {
+    Shape s = x.shape();
+    s[dim] = 1;
+    Tensor out = K::empty(s, x.is_floating_point() ? x.dtype() : DType::i64);
+    K::fill(out, 1.0);
+    return out;
+  }
+  return K::contiguous(K::scan(K::Scan::prod, x, dim, false).narrow(dim, n - 1, 1));
+}
+
+// The product of the other elements along dim, safe with zeros (PyTorch's
+// prod_safe_zeros_backward):  x = [a, b, c] -> [1, a, ab] * [bc, c, 1] = [bc, ac, ab].
+static Tensor exclusive_prod(const Tensor& x, int64_t dim) {
+  const int64_t n = x.shape()[dim];
+  Shape s = x.shape();
+  s[dim] = 1;
+  Tensor one = ones(s, x.dtype());
+  Tensor before = cumprod_dir(cat({one, narrow(x, dim, 0, n - 1)}, dim), dim, false);
+  Tensor after = cumprod_dir(cat({narrow(x, dim, 1, n - 1), one}, dim), dim, true);
+  return before * after;
+}
+
+// out (x's shape, dim kept) = prod along dim.   dx = g * out / x without zeros in x,
+// else g * exclusive_prod(x) (PyTorch's prod_backward with a dim).
+static Tensor prod_along(const Tensor& x, int64_t dim) {
+  Tensor out = prod_keep_kernel(x, dim);
+  if (!x.is_floating_point()) return out;
+  bool need = wants_grad(x);
+  return record("prod", out, {x},
+                [sx = save_if(need, x), sy = save_output_if(need, out), dim](const Tensor& g, NeedsGrad) {
+                  const Tensor& x = sx.get();
+                  if (x.numel() == 0) return Grads{zeros_like(x)};
+                  if (x.shape()[dim] == 1) return Grads{g};
+                  if (count_zeros(x) == 0) return Grads{g * (sy.get() / x)};
+                  return Grads{g * exclusive_prod(x, dim)};
+                });
+}
+
+Tensor prod(const Tensor& x, int64_t dim, bool keepdim) {
+  if (x.dim() == 0) {
+    wrap_dim(dim, 0, "prod");
+    return prod_along(reshape(x, {1}), 0).reshape({});
+  }
+  dim = wrap_dim(dim, x.dim(), "prod");
+  Tensor out = prod_along(x, dim);
+  return keepdim ? out : squeeze(out, dim);
+}
+
+// Over all elements (PyTorch's prod_backward without a dim): dx = g * out / x without
+// zeros, the exclusive product with one zero, and 0 outright with two or more.
+Tensor prod(const Tensor& x) {
+  Tensor out = prod_keep_kernel(K::contiguous(x).view(Shape{x.numel()}), 0).view(Shape{});
+  if (!x.is_floating_point()) return out;
+  bool need = wants_grad(x);
+  return record("prod", out, {x}, [sx = save_if(need, x), sy = save_output_if(need, out)](const Tensor& g, NeedsGrad) {
+    const Tensor& x = sx.get();
+    if (x.dim() == 0) return Grads{g};
+    const int64_t zeros_in_x = count_zeros(x);
+    if (zeros_in_x == 0) return Grads{g * (sy.get() / x)};
+    if (zeros_in_x > 1) return Grads{zeros_like(x)};
+    return Grads{reshape(g * exclusive_prod(reshape(x, {-1}), 0), x.shape())};
+  });
+}
+
+// ---- any / all: bool results, no gradient -------------------------------------------
+// Count the nonzero elements (NaN is nonzero) along the dims, then compare.
+static Tensor count_nonzero(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return K::reduce(K::Reduce::sum, K::convert(x, DType::b8), dims, keepdim);
+}
+static int64_t length_of(const Tensor& x, const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= x.shape()[d];
+  return n;
+}
+
+Tensor any(const Tensor& x) { return gt(count_nonzero(x, normalize_dims({}, x.dim(), "any"), false), 0.0); }
+Tensor all(const Tensor& x) {
+  return eq(count_nonzero(x, normalize_dims({}, x.dim(), "all"), false), static_cast<double>(x.numel()));
+}
+Tensor any(const Tensor& x, int64_t dim, bool keepdim) {
+  auto dims = normalize_dims({dim}, x.dim(), "any");
+  return gt(count_nonzero(x, dims, keepdim), 0.0);
+}
+Tensor all(const Tensor& x, int64_t dim, bool keepdim) {
+  auto dims = normalize_dims({dim}, x.dim(), "all");
+  return eq(count_nonzero(x, dims, keepdim), static_cast<double>(length_of(x, dims)));
 }
 
 }  // namespace ag

@@ -1,60 +1,17 @@
-// Shaping ops: flip, roll, repeat, tile, repeat_interleave, tril/triu, diag, diagonal,
-// unflatten, movedim (pad is in ops/pad.cpp). Most are composites of views, cat,
-// expand and index_select; flip, tril/triu, diagonal and diag record a backward that is
-// itself one of these ops, so every gradient is differentiable again.
-#include "attograd/ops/shaping.h"
+// Ops that build a new tensor from x's elements: copies (contiguous, clone, to), joins
+// (cat, stack), flip, roll, pad, repetition, triangles and diag. Most are composites of
+// views, cat, expand and index_select; flip, tril/triu, diag and the constant pad record
+// a backward that is itself one of these ops, so every gradient is differentiable again.
+#include "attograd/ops/shape.h"
 
 #include <algorithm>
 #include <cstdlib>
-#include <sstream>
-#include <string>
 
 #include "kernels/shaping.h"
 #include "op_util.h"
-#include "shaping_util.h"
 
 namespace ag {
-
-std::string list_str(const std::vector<int64_t>& v) {
-  std::ostringstream os;
-  os << '[';
-  for (std::size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
-  return os.str() + "]";
-}
-
-int64_t wrap_dim_nonscalar(int64_t dim, int64_t ndim, const char* op) {
-  AG_CHECK(ndim > 0, IndexError, op, ": dimension specified as ", dim, " but the tensor has no dimensions");
-  return wrap_dim(dim, ndim, op);
-}
-
 namespace {
-
-// The diagonal `offset` of dims (d1, d2) of t as a strided view (no graph): d1 and d2
-// removed, the diagonal appended; its stride is st[d1] + st[d2].
-Tensor diagonal_alias(const Tensor& t, int64_t offset, int64_t d1, int64_t d2) {
-  const Shape& s = t.shape();
-  const Strides& st = t.strides();
-  int64_t len = offset >= 0 ? std::min(s[d1], s[d2] - offset) : std::min(s[d1] + offset, s[d2]);
-  len = std::max<int64_t>(len, 0);
-  int64_t start = t.offset();
-  if (len > 0) start += offset >= 0 ? offset * st[d2] : -offset * st[d1];
-  Shape out;
-  Strides out_st;
-  for (int64_t d = 0; d < t.dim(); ++d)
-    if (d != d1 && d != d2) out.push_back(s[d]), out_st.push_back(st[d]);
-  out.push_back(len);
-  out_st.push_back(st[d1] + st[d2]);
-  return alias(t, out, out_st, start);
-}
-
-// zeros(shape) with g written on its diagonal (offset, d1, d2): diagonal's backward and
-// diag's 1-D forward. Recorded with backward diagonal(gg), so it differentiates again.
-Tensor diagonal_embed(const char* name, const Tensor& g, const Shape& shape, int64_t offset, int64_t d1, int64_t d2) {
-  Tensor out = zeros(shape, g.dtype());
-  K::copy(g, diagonal_alias(out, offset, d1, d2));
-  return record(name, out, {g},
-                [offset, d1, d2](const Tensor& gg, NeedsGrad) { return Grads{diagonal(gg, offset, d1, d2)}; });
-}
 
 // Inserts dim d+1 of size r and merges it into d: each slice along d repeated r times
 // in place (r = 1 still copies, as PyTorch's repeat ops always return new memory).
@@ -76,7 +33,162 @@ Tensor triangle(const char* name, const Tensor& x, int64_t k, bool lower) {
                 [k, lower](const Tensor& g, NeedsGrad) { return Grads{lower ? tril(g, k) : triu(g, k)}; });
 }
 
+const char* mode_name(PadMode mode) {
+  switch (mode) {
+    case PadMode::constant:
+      return "constant";
+    case PadMode::reflect:
+      return "reflect";
+    case PadMode::replicate:
+      return "replicate";
+    case PadMode::circular:
+      return "circular";
+  }
+  return "?";
+}
+
+// t narrowed along d, without graph (the constant pad's copy targets).
+Tensor part(const Tensor& t, int64_t d, int64_t start, int64_t len) {
+  Shape s = t.shape();
+  s[d] = len;
+  return alias(t, s, t.strides(), len > 0 ? t.offset() + start * t.strides()[d] : t.offset());
+}
+
+// out = full(padded shape, value) with x copied inside (negative pads crop x).
+// dx = pad(g, -p): the same window cut back out of g.
+Tensor constant_pad(const Tensor& x, const std::vector<int64_t>& p, double value) {
+  const int64_t n = x.dim(), k = static_cast<int64_t>(p.size()) / 2;
+  Shape out = x.shape();
+  Tensor src = x, dst;
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t d = n - 1 - i, l = p[std::size_t(2 * i)], r = p[std::size_t(2 * i + 1)];
+    out[d] = x.shape()[d] + l + r;
+    AG_CHECK(out[d] >= 0, ShapeError, "pad: padding (", l, ", ", r, ") of dimension ", d, " leaves a negative size ",
+             out[d], " (input shape ", x.shape(), ")");
+  }
+  Tensor y = full(out, value, x.dtype());
+  dst = y;
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t d = n - 1 - i, l = p[std::size_t(2 * i)], r = p[std::size_t(2 * i + 1)];
+    const int64_t kept = std::max<int64_t>(x.shape()[d] - std::max<int64_t>(-l, 0) - std::max<int64_t>(-r, 0), 0);
+    src = part(src, d, std::max<int64_t>(-l, 0), kept);
+    dst = part(dst, d, std::max<int64_t>(l, 0), kept);
+  }
+  K::copy(src, dst);
+  std::vector<int64_t> neg = p;
+  for (int64_t& v : neg) v = -v;
+  return record("pad", y, {x}, [neg](const Tensor& g, NeedsGrad) { return Grads{pad(g, neg)}; });
+}
+
+Tensor expand_dim(const Tensor& t, int64_t d, int64_t size) {
+  Shape s = t.shape();
+  s[d] = size;
+  return expand(t, s);
+}
+
+// One dim of a reflect / replicate / circular pad; the checks have been done.
+Tensor pad_dim(const Tensor& y, int64_t d, int64_t l, int64_t r, PadMode mode) {
+  const int64_t size = y.shape()[d];
+  const int64_t pl = std::max<int64_t>(l, 0), pr = std::max<int64_t>(r, 0);
+  const int64_t cl = std::max<int64_t>(-l, 0), cr = std::max<int64_t>(-r, 0);
+  std::vector<Tensor> parts;
+  if (mode == PadMode::circular) {
+    // Crop first, then wrap the part that is left (PyTorch's _pad_circular).
+    if (size + l + r == 0) return narrow(y, d, 0, 0);
+    const int64_t m = size - cl - cr;
+    Tensor mid = narrow(y, d, cl, m);
+    if (pl > 0) parts.push_back(narrow(mid, d, m - pl, pl));
+    parts.push_back(mid);
+    if (pr > 0) parts.push_back(narrow(mid, d, 0, pr));
+    return parts.size() == 1 ? mid : cat(parts, d);
+  }
+  // reflect / replicate: pad from the whole dim, then crop (PyTorch's index maps).
+  const bool reflect = mode == PadMode::reflect;
+  if (pl > 0) parts.push_back(reflect ? flip(narrow(y, d, 1, pl), {d}) : expand_dim(narrow(y, d, 0, 1), d, pl));
+  parts.push_back(y);
+  if (pr > 0)
+    parts.push_back(reflect ? flip(narrow(y, d, size - 1 - pr, pr), {d})
+                            : expand_dim(narrow(y, d, size - 1, 1), d, pr));
+  Tensor z = parts.size() == 1 ? y : cat(parts, d);
+  return cl > 0 || cr > 0 ? narrow(z, d, cl, size + l + r) : z;
+}
+
 }  // namespace
+
+// ---- copies ---------------------------------------------------------------------------
+Tensor contiguous(const Tensor& x) {
+  if (x.is_contiguous() && !wants_grad(x)) return x;
+  Tensor out = x.is_contiguous() ? alias(x, x.shape(), x.strides(), x.offset()) : K::contiguous(x);
+  return record("contiguous", out, {x}, [](const Tensor& g, NeedsGrad) { return Grads{g}; });
+}
+
+Tensor clone(const Tensor& x) {
+  Tensor out = K::empty(x.shape(), x.dtype(), "clone");
+  K::copy(x, out);
+  return record("clone", out, {x}, [](const Tensor& g, NeedsGrad) { return Grads{g}; });
+}
+
+Tensor to(const Tensor& x, DType dtype) {
+  if (x.dtype() == dtype) return x;
+  Tensor out = K::convert(x, dtype);
+  if (!is_floating(dtype)) return out;  // integer and bool results carry no gradient
+  return record("to", out, {x}, [from = x.dtype()](const Tensor& g, NeedsGrad) {
+    return Grads{to(g, from)};
+  });
+}
+
+// ---- cat / stack ----------------------------------------------------------------------
+// out = [x0; x1; ...] along dim.   dx_i = the slice of g that x_i filled
+Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
+  AG_CHECK(!xs.empty(), ValueError, "cat: needs at least one tensor");
+  const Tensor& first = xs[0];
+  AG_CHECK(first.dim() > 0, ShapeError, "cat: zero-dimensional tensors cannot be concatenated");
+  dim = wrap_dim(dim, first.dim(), "cat");
+  Shape s = first.shape();
+  s[dim] = 0;
+  std::vector<int64_t> sizes;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const Tensor& x = xs[i];
+    AG_CHECK(x.dtype() == first.dtype(), DTypeError, "cat: tensor ", i, " has dtype ", x.dtype(),
+             ", tensor 0 has ", first.dtype());
+    bool ok = x.dim() == first.dim();
+    for (int64_t d = 0; ok && d < x.dim(); ++d) ok = d == dim || x.shape()[d] == first.shape()[d];
+    AG_CHECK(ok, ShapeError, "cat: shapes ", first.shape(), " and ", x.shape(), " (tensor ", i,
+             ") differ outside dim ", dim);
+    sizes.push_back(x.shape()[dim]);
+    AG_CHECK(!__builtin_add_overflow(s[dim], x.shape()[dim], &s[dim]), ShapeError, "cat: size of dim ", dim,
+             " overflows int64 at tensor ", i, " (shape ", x.shape(), ")");
+  }
+  Tensor out = K::empty(s, first.dtype(), "cat");
+  int64_t at = 0;
+  for (const Tensor& x : xs) {
+    Shape part = out.shape();
+    part[dim] = x.shape()[dim];
+    K::copy(x, alias(out, part, out.strides(), at * out.strides()[dim]));
+    at += x.shape()[dim];
+  }
+  return record("cat", out, xs, [dim, sizes](const Tensor& g, NeedsGrad need) {
+    Grads grads(sizes.size());
+    int64_t at = 0;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      if (need[i]) grads[i] = narrow(g, dim, at, sizes[i]);
+      at += sizes[i];
+    }
+    return grads;
+  });
+}
+
+Tensor stack(const std::vector<Tensor>& xs, int64_t dim) {
+  AG_CHECK(!xs.empty(), ValueError, "stack: needs at least one tensor");
+  dim = wrap_dim(dim, xs[0].dim() + 1, "stack");
+  std::vector<Tensor> u;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    AG_CHECK(xs[i].shape() == xs[0].shape(), ShapeError, "stack: tensor ", i, " has shape ",
+             xs[i].shape(), ", tensor 0 has ", xs[0].shape());
+    u.push_back(unsqueeze(xs[i], dim));
+  }
+  return cat(u, dim);
+}
 
 // ---- flip / roll ----------------------------------------------------------------------
 // out = x reversed along dims (copied through a negative-stride alias).   dx = flip(g, dims)
@@ -119,6 +231,68 @@ Tensor roll(const Tensor& x, const std::vector<int64_t>& shifts, const std::vect
 Tensor roll(const Tensor& x, int64_t shift, std::optional<int64_t> dim) {
   return dim ? roll(x, std::vector<int64_t>{shift}, std::vector<int64_t>{*dim})
              : roll(x, std::vector<int64_t>{shift}, std::vector<int64_t>{});
+}
+
+// ---- pad (torch.nn.functional.pad) ------------------------------------------------------
+// torch.nn.functional.pad. The constant mode is one op whose backward is the same pad
+// with the pads negated (cropping g back to x's shape); reflect, replicate and circular
+// are composites of narrow, flip, expand and cat, one padded dim at a time (the three
+// paddings are separable, so doing W, then H, then D gives PyTorch's corners).
+Tensor pad(const Tensor& x, const std::vector<int64_t>& p, PadMode mode, double value) {
+  const int64_t n = x.dim(), np = static_cast<int64_t>(p.size());
+  AG_CHECK(np % 2 == 0, ValueError, "pad: padding length must be divisible by 2, got ", np, " values ", list_str(p),
+           " for input shape ", x.shape());
+  AG_CHECK(np <= 2 * n, ValueError, "pad: padding length too large: ", np, " values ", list_str(p), " for input shape ",
+           x.shape(), " (at most 2 per dim)");
+  if (mode == PadMode::constant) return constant_pad(x, p, value);
+  const char* name = mode_name(mode);
+  AG_CHECK(value == 0.0, ValueError, "pad: padding mode \"", name, "\" doesn't take in value argument (got ", value,
+           ")");
+  const int64_t k = np / 2;
+  AG_CHECK(k >= 1 && k <= 3 && (n == k + 1 || n == k + 2), ShapeError,
+           "pad: only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now: ", name,
+           " padding of the last k = 1, 2 or 3 dims takes a (k+1)-d or (k+2)-d input; got ", np,
+           " padding values for input shape ", x.shape());
+  if (mode == PadMode::circular) {
+    AG_CHECK(n == k + 2, ShapeError, "pad: circular padding of the last ", k, " dims expects a ", k + 2,
+             "-d input (N, C, ...), got shape ", x.shape(), " (invalid padding size, expected ", 2 * (n - 2),
+             " but got ", np, ")");
+  } else {
+    for (int64_t d = 1; d < n; ++d)
+      AG_CHECK(x.shape()[d] != 0, ShapeError, "pad: ", name, " padding expects a ", k + 1, "-d or ", k + 2,
+               "-d (batch mode) tensor with possibly 0 batch size and other non-zero dimensions, got shape ",
+               x.shape());
+  }
+  Tensor y = x;
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t d = n - 1 - i, l = p[std::size_t(2 * i)], r = p[std::size_t(2 * i + 1)];
+    const int64_t size = x.shape()[d], out = size + l + r;
+    const char* letter = i == 0 ? "W" : i == 1 ? "H" : "D";
+    if (mode == PadMode::reflect)
+      AG_CHECK(l < size && r < size, ValueError, "pad: Argument #", 4 + 2 * i,
+               ": Padding size should be less than the corresponding input dimension, but got: padding (", l, ", ", r,
+               ") at dimension ", d, " of input ", x.shape());
+    if (mode == PadMode::circular) {
+      AG_CHECK(l <= size && r <= size, ValueError,
+               "pad: Padding value causes wrapping around more than once: padding (", l, ", ", r, ") at dimension ", d,
+               " of input ", x.shape());
+      AG_CHECK(out >= 0, ShapeError, "pad: Negative padding value is resulting in an empty dimension: padding (", l,
+               ", ", r, ") at dimension ", d, " of input ", x.shape());
+      const int64_t m = size - std::max<int64_t>(-l, 0) - std::max<int64_t>(-r, 0);
+      AG_CHECK(out == 0 || (l <= m && r <= m), ValueError, "pad: circular padding (", l, ", ", r, ") at dimension ", d,
+               " wraps the ", m, " elements left after cropping more than once (input ", x.shape(), ")");
+    } else {
+      AG_CHECK(out >= 1, ShapeError, "pad: input (", letter, ": ", size, ") is too small. Calculated output ", letter,
+               ": ", out, " (", name, " padding ", list_str(p), " of input ", x.shape(), ")");
+    }
+    y = pad_dim(y, d, l, r, mode);
+  }
+  // PyTorch always returns new memory (all-zero pads and pure crops included).
+  return y.shares_storage(x) ? clone(y) : y;
+}
+
+Tensor pad(const Tensor& x, const PadFuncOptions& options) {
+  return pad(x, options.pad(), options.mode(), options.value());
 }
 
 // ---- repetition -----------------------------------------------------------------------
@@ -185,20 +359,9 @@ Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<i
   return index_select(y, d, Tensor::from_vector(index));
 }
 
-// ---- triangles and diagonals ----------------------------------------------------------
+// ---- triangles and diag ----------------------------------------------------------------
 Tensor tril(const Tensor& x, int64_t k) { return triangle("tril", x, k, true); }
 Tensor triu(const Tensor& x, int64_t k) { return triangle("triu", x, k, false); }
-
-// out = a strided view of x's diagonal.   dx = zeros(x.shape) with g on that diagonal
-Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
-  int64_t d1 = wrap_dim(dim1, x.dim(), "diagonal"), d2 = wrap_dim(dim2, x.dim(), "diagonal");
-  AG_CHECK(d1 != d2, ValueError, "diagonal: diagonal dimensions cannot be identical ", dim1, ", ", dim2, " (shape ",
-           x.shape(), ")");
-  return record("diagonal", diagonal_alias(x, offset, d1, d2), {x},
-                [xs = x.shape(), offset, d1, d2](const Tensor& g, NeedsGrad) {
-                  return Grads{diagonal_embed("diagonal_backward", g, xs, offset, d1, d2)};
-                });
-}
 
 Tensor diag(const Tensor& x, int64_t diagonal_index) {
   AG_CHECK(x.dim() == 1 || x.dim() == 2, ShapeError, "diag: matrix or a vector expected, got shape ", x.shape());
@@ -211,77 +374,6 @@ Tensor diag(const Tensor& x, int64_t diagonal_index) {
   }
   const int64_t m = x.numel() + std::abs(k);
   return diagonal_embed("diag", x, Shape{m, m}, k, 0, 1);
-}
-
-// ---- dims ---------------------------------------------------------------------------
-Tensor unflatten(const Tensor& x, int64_t dim, const std::vector<int64_t>& sizes) {
-  const int64_t d = wrap_dim_nonscalar(dim, x.dim(), "unflatten");
-  AG_CHECK(!sizes.empty(), ValueError, "unflatten: sizes must be non-empty");
-  const int64_t n = x.shape()[d];
-  auto mismatch = [&] {
-    return detail::cat("unflatten: Provided sizes ", list_str(sizes), " don't multiply up to the size of dim ", d, " (",
-                       n, ") in the input tensor of shape ", x.shape());
-  };
-  std::vector<int64_t> s = sizes;
-  int64_t known = 1, infer = -1;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == -1) {
-      AG_CHECK(infer < 0, ValueError, "unflatten: only one dimension can be inferred (-1), got sizes ",
-               list_str(sizes));
-      infer = int64_t(i);
-    } else {
-      AG_CHECK(s[i] >= 0, ValueError, "unflatten: invalid shape dimension ", s[i], " in sizes ", list_str(sizes));
-      known *= s[i];
-    }
-  }
-  if (infer >= 0) {
-    AG_CHECK(known != 0 || n != 0, ValueError, "unflatten: cannot reshape tensor of 0 elements into shape ",
-             list_str(sizes), " because the unspecified dimension size -1 can be any value and is ambiguous");
-    AG_CHECK(known != 0 && n % known == 0, ShapeError, mismatch());
-    s[std::size_t(infer)] = n / known;
-  } else {
-    AG_CHECK(known == n, ShapeError, mismatch());
-  }
-  Shape out;
-  for (int64_t i = 0; i < x.dim(); ++i) {
-    if (i != d)
-      out.push_back(x.shape()[i]);
-    else
-      for (int64_t v : s) out.push_back(v);
-  }
-  return reshape(x, out);
-}
-
-// Composite: a permute that sends source[i] to destination[i] and keeps the other dims
-// in order in the free slots.
-Tensor movedim(const Tensor& x, const std::vector<int64_t>& source, const std::vector<int64_t>& destination) {
-  const int64_t n = x.dim();
-  AG_CHECK(source.size() == destination.size(), ValueError, "movedim: Invalid source or destination dims: source (",
-           list_str(source), " dims) should contain the same number of dims as destination (", list_str(destination),
-           " dims)");
-  const std::size_t slots = std::size_t(std::max<int64_t>(n, 1));
-  std::vector<int64_t> perm(slots, -1);
-  std::vector<bool> src_used(slots, false), dst_used(slots, false);
-  for (std::size_t i = 0; i < source.size(); ++i) {
-    int64_t s = wrap_dim(source[i], n, "movedim"), d = wrap_dim(destination[i], n, "movedim");
-    AG_CHECK(!src_used[std::size_t(s)], ValueError, "movedim: repeated dim in `source` (", list_str(source), ")");
-    AG_CHECK(!dst_used[std::size_t(d)], ValueError, "movedim: repeated dim in `destination` (", list_str(destination),
-             ")");
-    src_used[std::size_t(s)] = dst_used[std::size_t(d)] = true;
-    perm[std::size_t(d)] = s;
-  }
-  if (n == 0) return permute(x, {});
-  int64_t next = 0;
-  for (int64_t& p : perm) {
-    if (p >= 0) continue;
-    while (src_used[std::size_t(next)]) ++next;
-    p = next++;
-  }
-  return permute(x, perm);
-}
-
-Tensor movedim(const Tensor& x, int64_t source, int64_t destination) {
-  return movedim(x, std::vector<int64_t>{source}, std::vector<int64_t>{destination});
 }
 
 }  // namespace ag

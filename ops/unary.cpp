@@ -1,11 +1,14 @@
-// Elementwise math beyond ops.h's core set. Forwards run PyTorch's scalar formulas
-// (kernels/pointwise.h); each backward sits below its forward and is written with
-// differentiable ops on g and the saved tensors, or with constant (piecewise) factors.
+// Elementwise math of one tensor. Each saves what its derivative needs (its input x or
+// its output y) and records a backward written with differentiable ops on g and the saved
+// tensor, or with constant (piecewise) factors; the kinks and the values at 0, -0, +-inf
+// and NaN follow PyTorch 1.13.
+#include "attograd/ops/unary.h"
+
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
-#include "attograd/ops/pointwise.h"
-#include "attograd/ops/reduction.h"
 #include "kernels/pointwise.h"
 #include "op_util.h"
 
@@ -38,25 +41,97 @@ Tensor rounding(const char* name, const Tensor& x, F&& f) {
   return record(name, y, {x}, [](const Tensor& g, NeedsGrad) { return Grads{zeros_like(g)}; });
 }
 
-Tensor scalar_like(const Tensor& x, double v) { return full(Shape{}, v, x.dtype()); }
-
-// PyTorch's div(a, b, rounding_mode="floor") for floats: the floor of the exact quotient,
-// from fmod (a / b alone rounds 0.3 / 0.1 up to 3).
-template <class T>
-T div_floor(T a, T b) {
-  if (b == 0) return a / b;
-  T mod = std::fmod(a, b);
-  T div = (a - mod) / b;
-  if (mod != 0 && (b < 0) != (mod < 0)) div -= T(1);
-  if (div == 0) return std::copysign(T(0), a / b);
-  T floordiv = std::floor(div);
-  if (div - floordiv > T(0.5)) floordiv += T(1);
-  return floordiv;
-}
-
 }  // namespace
 
-// ---- trigonometric and hyperbolic ----------------------------------------------
+// ---- arithmetic ----------------------------------------------------------------------
+Tensor neg(const Tensor& x) {  // dx = -g
+  Tensor out = K::unary(K::Unary::neg, x);
+  return record("neg", out, {x}, [](const Tensor& g, NeedsGrad) { return Grads{neg(g)}; });
+}
+
+Tensor abs(const Tensor& x) {  // dx = g * sign(x)
+  Tensor y = K::unary(K::Unary::abs, x);
+  return record("abs", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
+    return Grads{g * sign(sx.get())};
+  });
+}
+
+Tensor sign(const Tensor& x) { return K::unary(K::Unary::sign, x); }  // zero gradient
+
+Tensor square(const Tensor& x) {  // dx = 2 g x
+  Tensor y = K::unary(K::Unary::square, x);
+  return record("square", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
+    return Grads{g * sx.get() * 2.0};
+  });
+}
+
+Tensor sqrt(const Tensor& x) {  // dx = g / (2 y)
+  Tensor y = K::unary(K::Unary::sqrt, x);
+  return record("sqrt", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+    return Grads{g * 0.5 / sy.get()};
+  });
+}
+
+Tensor rsqrt(const Tensor& x) {  // dx = -g y^3 / 2
+  Tensor y = K::unary(K::Unary::rsqrt, x);
+  return record("rsqrt", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+    const Tensor& y = sy.get();
+    return Grads{g * (y * y * y) * -0.5};
+  });
+}
+
+
+// ---- exponentials and logarithms -------------------------------------------------------
+Tensor exp(const Tensor& x) {  // dx = g * y
+  Tensor y = K::unary(K::Unary::exp, x);
+  return record("exp", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+    return Grads{g * sy.get()};
+  });
+}
+
+Tensor exp2(const Tensor& x) {  // dx = g y ln 2
+  return unary_out("exp2", x, []<class T>(T v) { return std::exp2(v); },
+                   [](const Tensor& g, const Tensor& y) { return g * y * std::numbers::ln2; });
+}
+Tensor expm1(const Tensor& x) {  // dx = g (y + 1)
+  return unary_out("expm1", x, []<class T>(T v) { return std::expm1(v); },
+                   [](const Tensor& g, const Tensor& y) { return g * (y + 1.0); });
+}
+
+Tensor log(const Tensor& x) {  // dx = g / x
+  Tensor y = K::unary(K::Unary::log, x);
+  return record("log", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
+    return Grads{g / sx.get()};
+  });
+}
+Tensor log2(const Tensor& x) {  // dx = g / (x ln 2)
+  return unary_in("log2", x, []<class T>(T v) { return std::log2(v); },
+                  [](const Tensor& g, const Tensor& x) { return g / (x * std::numbers::ln2); });
+}
+Tensor log10(const Tensor& x) {  // dx = g / (x ln 10)
+  return unary_in("log10", x, []<class T>(T v) { return std::log10(v); },
+                  [](const Tensor& g, const Tensor& x) { return g / (x * std::numbers::ln10); });
+}
+Tensor log1p(const Tensor& x) {  // dx = g / (x + 1)
+  return unary_in("log1p", x, []<class T>(T v) { return std::log1p(v); },
+                  [](const Tensor& g, const Tensor& x) { return g / (x + 1.0); });
+}
+
+// ---- trigonometric and hyperbolic -----------------------------------------------------
+Tensor sin(const Tensor& x) {  // dx = g cos(x)
+  Tensor y = K::unary(K::Unary::sin, x);
+  return record("sin", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
+    return Grads{g * cos(sx.get())};
+  });
+}
+
+Tensor cos(const Tensor& x) {  // dx = -g sin(x)
+  Tensor y = K::unary(K::Unary::cos, x);
+  return record("cos", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
+    return Grads{neg(g * sin(sx.get()))};
+  });
+}
+
 Tensor tan(const Tensor& x) {  // dx = g (1 + y^2)
   return unary_out("tan", x, []<class T>(T v) { return std::tan(v); },
                    [](const Tensor& g, const Tensor& y) { return g * (square(y) + 1.0); });
@@ -81,6 +156,12 @@ Tensor cosh(const Tensor& x) {  // dx = g sinh(x)
   return unary_in("cosh", x, []<class T>(T v) { return std::cosh(v); },
                   [](const Tensor& g, const Tensor& x) { return g * sinh(x); });
 }
+Tensor tanh(const Tensor& x) {  // dx = g (1 - y^2)
+  Tensor y = K::unary(K::Unary::tanh, x);
+  return record("tanh", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
+    return Grads{g * rsub(1.0, square(sy.get()))};
+  });
+}
 Tensor asinh(const Tensor& x) {  // dx = g / sqrt(x^2 + 1)
   return unary_in("asinh", x, []<class T>(T v) { return std::asinh(v); },
                   [](const Tensor& g, const Tensor& x) { return g * rsqrt(square(x) + 1.0); });
@@ -94,26 +175,12 @@ Tensor atanh(const Tensor& x) {  // dx = g / (1 - x^2)
                   [](const Tensor& g, const Tensor& x) { return g / rsub(1.0, square(x)); });
 }
 
-// ---- logarithms and exponentials -------------------------------------------------
-Tensor log2(const Tensor& x) {  // dx = g / (x ln 2)
-  return unary_in("log2", x, []<class T>(T v) { return std::log2(v); },
-                  [](const Tensor& g, const Tensor& x) { return g / (x * std::numbers::ln2); });
-}
-Tensor log10(const Tensor& x) {  // dx = g / (x ln 10)
-  return unary_in("log10", x, []<class T>(T v) { return std::log10(v); },
-                  [](const Tensor& g, const Tensor& x) { return g / (x * std::numbers::ln10); });
-}
-Tensor log1p(const Tensor& x) {  // dx = g / (x + 1)
-  return unary_in("log1p", x, []<class T>(T v) { return std::log1p(v); },
-                  [](const Tensor& g, const Tensor& x) { return g / (x + 1.0); });
-}
-Tensor expm1(const Tensor& x) {  // dx = g (y + 1)
-  return unary_out("expm1", x, []<class T>(T v) { return std::expm1(v); },
-                   [](const Tensor& g, const Tensor& y) { return g * (y + 1.0); });
-}
-Tensor exp2(const Tensor& x) {  // dx = g y ln 2
-  return unary_out("exp2", x, []<class T>(T v) { return std::exp2(v); },
-                   [](const Tensor& g, const Tensor& y) { return g * y * std::numbers::ln2; });
+// ---- special functions -----------------------------------------------------------------
+Tensor erf(const Tensor& x) {  // dx = g 2/sqrt(pi) exp(-x^2)
+  Tensor y = K::unary(K::Unary::erf, x);
+  return record("erf", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
+    return Grads{g * exp(neg(square(sx.get()))) * (2.0 / std::sqrt(std::numbers::pi))};
+  });
 }
 
 // ---- rounding ---------------------------------------------------------------------
@@ -138,113 +205,18 @@ Tensor frac(const Tensor& x) {  // dx = g
   return record("frac", y, {x}, [](const Tensor& g, NeedsGrad) { return Grads{g}; });
 }
 
-// ---- predicates ---------------------------------------------------------------------
-Tensor isinf(const Tensor& x) {
-  if (!x.is_floating_point()) return full(x.shape(), 0.0, DType::b8);
-  return PW::map_bool(x, "isinf", []<class T>(T v) { return std::isinf(v); });
-}
-Tensor isnan(const Tensor& x) {
-  if (!x.is_floating_point()) return full(x.shape(), 0.0, DType::b8);
-  return PW::map_bool(x, "isnan", []<class T>(T v) { return std::isnan(v); });
-}
-
-// ---- binary -------------------------------------------------------------------------
-// out = atan2(a, b).   da = g b / (a^2 + b^2)   db = -g a / (a^2 + b^2)
-Tensor atan2(const Tensor& a, const Tensor& b) {
-  Tensor out = PW::zip(a, b, "atan2", []<class T>(T x, T y) { return std::atan2(x, y); });
-  bool need = wants_grad(a) || wants_grad(b);
-  return record("atan2", out, {a, b},
-                [sa = save_if(need, a), sb = save_if(need, b), as = a.shape(), bs = b.shape()](
-                    const Tensor& g, NeedsGrad need) {
-                  const Tensor &a = sa.get(), &b = sb.get();
-                  Tensor r = g / (square(a) + square(b));
-                  return Grads{need[0] ? sum_to(r * b, as) : Tensor{},
-                               need[1] ? sum_to(neg(r * a), bs) : Tensor{}};
-                });
-}
-
-// out = |a| with b's sign.   da = g * (a == 0 ? 0 : out / a)   db = 0 (PyTorch's zeros)
-Tensor copysign(const Tensor& a, const Tensor& b) {
-  Tensor out = PW::zip(a, b, "copysign", []<class T>(T x, T y) { return std::copysign(x, y); });
-  // The factor is +-1 (or 0, NaN) and piecewise constant: computed here, no graph.
-  Tensor factor = wants_grad(a) ? PW::zip(a, out, "copysign", []<class T>(T x, T r) { return x == 0 ? T(0) : r / x; })
-                                : Tensor{};
-  return record("copysign", out, {a, b},
-                [sf = Saved(factor), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
-                  return Grads{need[0] ? sum_to(g * sf.get(), as) : Tensor{},
-                               need[1] ? zeros(bs, g.dtype()) : Tensor{}};
-                });
-}
-
-// PyTorch 1.13's form: equal infinities give themselves, else max + log(1 + exp(-|a - b|))
-// (log, not log1p: logaddexp(0, -20) is 0 in f32, as in PyTorch).
-// da = g / (1 + exp(b - a)) = g sigmoid(a - b)   db = g sigmoid(b - a)
-// (sigmoid keeps the second derivative finite where exp(b - a) overflows)
-Tensor logaddexp(const Tensor& a, const Tensor& b) {
-  Tensor out = PW::zip(a, b, "logaddexp", []<class T>(T x, T y) {
-    if (std::isinf(x) && x == y) return x;
-    T m = std::max(x, y);
-    return m + std::log(T(1) + std::exp(-std::abs(x - y)));
-  });
-  bool need = wants_grad(a) || wants_grad(b);
-  return record("logaddexp", out, {a, b},
-                [sa = save_if(need, a), sb = save_if(need, b), as = a.shape(), bs = b.shape()](
-                    const Tensor& g, NeedsGrad need) {
-                  const Tensor &a = sa.get(), &b = sb.get();
-                  return Grads{need[0] ? sum_to(g * sigmoid(a - b), as) : Tensor{},
-                               need[1] ? sum_to(g * sigmoid(b - a), bs) : Tensor{}};
-                });
-}
-
-// PyTorch 1.13's lerp: w < 0.5 ? start + w (end - start) : end - (end - start) (1 - w).
-// dstart = g (1 - w)   dend = g w   dw = g (end - start)
-Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
-  Tensor out = PW::zip3(start, end, weight, "lerp", []<class T>(T s, T e, T w) {
-    return w < T(0.5) ? s + w * (e - s) : e - (e - s) * (T(1) - w);
-  });
-  bool nw = wants_grad(start) || wants_grad(end), nd = wants_grad(weight);
-  return record("lerp", out, {start, end, weight},
-                [sw = save_if(nw, weight), ss = save_if(nd, start), se = save_if(nd, end),
-                 s0 = start.shape(), s1 = end.shape(), s2 = weight.shape()](const Tensor& g, NeedsGrad need) {
-                  return Grads{need[0] ? sum_to(g * rsub(1.0, sw.get()), s0) : Tensor{},
-                               need[1] ? sum_to(g * sw.get(), s1) : Tensor{},
-                               need[2] ? sum_to(g * (se.get() - ss.get()), s2) : Tensor{}};
-                });
-}
-Tensor lerp(const Tensor& start, const Tensor& end, double weight) {
-  return lerp(start, end, scalar_like(start, weight));
-}
-
-// fmod: a - trunc(a / b) b.   da = g   db = -g trunc(a / b)
-Tensor fmod(const Tensor& a, const Tensor& b) {
-  Tensor out = PW::zip(a, b, "fmod", []<class T>(T x, T y) { return std::fmod(x, y); });
-  bool need = wants_grad(b);
-  Tensor q = need ? PW::zip(a, b, "fmod", []<class T>(T x, T y) { return std::trunc(x / y); }) : Tensor{};
-  return record("fmod", out, {a, b}, [sq = Saved(q), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
-    return Grads{need[0] ? sum_to(g, as) : Tensor{}, need[1] ? sum_to(neg(g * sq.get()), bs) : Tensor{}};
+// ---- clamp -----------------------------------------------------------------------------
+// dx = g where min <= x <= max. NaN inputs stay NaN (PyTorch).
+Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  AG_CHECK(lo || hi, ValueError, "clamp: at least one of min and max must be given (input shape ",
+           x.shape(), ", dtype ", x.dtype(), ")");
+  Tensor y = K::clamp(x, lo, hi);
+  if (!x.is_floating_point()) return y;
+  return record("clamp", y, {x}, [sx = save_if(wants_grad(x), x), lo, hi](const Tensor& g, NeedsGrad) {
+    return Grads{g * K::in_range(sx.get(), lo, hi)};
   });
 }
-Tensor fmod(const Tensor& a, double b) { return fmod(a, scalar_like(a, b)); }
 
-// remainder: a - floor(a / b) b (PyTorch's: fmod, then + b when the signs differ).
-// da = g   db = -g floor_divide(a, b)
-Tensor remainder(const Tensor& a, const Tensor& b) {
-  Tensor out = PW::zip(a, b, "remainder", []<class T>(T x, T y) {
-    T mod = std::fmod(x, y);
-    if (mod != 0 && (y < 0) != (mod < 0)) mod += y;
-    return mod;
-  });
-  bool need = wants_grad(b);
-  Tensor q = need ? PW::zip(a, b, "remainder", []<class T>(T x, T y) { return div_floor(x, y); }) : Tensor{};
-  return record("remainder", out, {a, b},
-                [sq = Saved(q), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
-                  return Grads{need[0] ? sum_to(g, as) : Tensor{},
-                               need[1] ? sum_to(neg(g * sq.get()), bs) : Tensor{}};
-                });
-}
-Tensor remainder(const Tensor& a, double b) { return remainder(a, scalar_like(a, b)); }
-
-// ---- clamp with tensor bounds ---------------------------------------------------------
 // PyTorch: both bounds -> NaN if a bound is NaN, else min(max(x, lo), hi); one bound ->
 // maximum / minimum (NaN-propagating). The gradient goes where each is picked
 // (clamp_backward_min_max): x where lo <= x <= hi, lo where x < lo < hi, hi where
@@ -285,27 +257,6 @@ Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optio
                   return Grads{need[0] ? pick(kx, s0) : Tensor{}, need[1] ? pick(kl, s1) : Tensor{},
                                need[2] ? pick(kh, s2) : Tensor{}};
                 });
-}
-
-// ---- isclose / allclose ---------------------------------------------------------------
-// PyTorch's isclose, in the inputs' dtype.
-Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
-  AG_CHECK(rtol >= 0, ValueError, "isclose: rtol must be greater than or equal to zero, but got ", rtol);
-  AG_CHECK(atol >= 0, ValueError, "isclose: atol must be greater than or equal to zero, but got ", atol);
-  return PW::zip<bool>(a, b, "isclose", [&]<class T>(T x, T y) {
-    if (x == y) return true;
-    if (equal_nan && std::isnan(x) && std::isnan(y)) return true;
-    T err = std::abs(x - y);
-    return std::isfinite(err) && err <= static_cast<T>(atol) + std::abs(static_cast<T>(rtol) * y);
-  });
-}
-
-// torch.allclose: isclose everywhere, with broadcasting (ShapeError when the shapes do
-// not broadcast). Unlike PyTorch, mixed or non-float dtypes compare in f64.
-bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
-  NoGradGuard no_grad;
-  if (a.dtype() == b.dtype() && a.is_floating_point()) return all(isclose(a, b, rtol, atol, equal_nan)).item<bool>();
-  return all(isclose(a.to(DType::f64), b.to(DType::f64), rtol, atol, equal_nan)).item<bool>();
 }
 
 }  // namespace ag

@@ -1,7 +1,12 @@
-// Shape ops. Views (view, transpose, permute, unsqueeze, squeeze, expand, slice,
-// select, narrow) share storage; their backward maps g back onto the input's shape.
+// Views: tensors over x's storage with a shape, strides and offset of their own (view,
+// reshape, flatten, unflatten, unsqueeze, squeeze, expand, transpose, permute, movedim,
+// slice, select, narrow, diagonal, split, chunk); reshape copies only when the strides
+// do not allow a view. Each backward maps g back onto the input's shape.
+#include "attograd/ops/view.h"
+
 #include <algorithm>
 #include <numeric>
+#include <string>
 
 #include "op_util.h"
 
@@ -88,8 +93,36 @@ Tensor embed_part(const char* name, const Tensor& g, const Shape& xs, MakeView m
   });
 }
 
+// The diagonal `offset` of dims (d1, d2) of t as a strided view (no graph): d1 and d2
+// removed, the diagonal appended; its stride is st[d1] + st[d2].
+Tensor diagonal_alias(const Tensor& t, int64_t offset, int64_t d1, int64_t d2) {
+  const Shape& s = t.shape();
+  const Strides& st = t.strides();
+  int64_t len = offset >= 0 ? std::min(s[d1], s[d2] - offset) : std::min(s[d1] + offset, s[d2]);
+  len = std::max<int64_t>(len, 0);
+  int64_t start = t.offset();
+  if (len > 0) start += offset >= 0 ? offset * st[d2] : -offset * st[d1];
+  Shape out;
+  Strides out_st;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (d != d1 && d != d2) out.push_back(s[d]), out_st.push_back(st[d]);
+  out.push_back(len);
+  out_st.push_back(st[d1] + st[d2]);
+  return alias(t, out, out_st, start);
+}
+
 }  // namespace
 
+// zeros(shape) with g written on its diagonal (offset, d1, d2): diagonal's backward and
+// diag's 1-D forward. Recorded with backward diagonal(gg), so it differentiates again.
+Tensor diagonal_embed(const char* name, const Tensor& g, const Shape& shape, int64_t offset, int64_t d1, int64_t d2) {
+  Tensor out = zeros(shape, g.dtype());
+  K::copy(g, diagonal_alias(out, offset, d1, d2));
+  return record(name, out, {g},
+                [offset, d1, d2](const Tensor& gg, NeedsGrad) { return Grads{diagonal(gg, offset, d1, d2)}; });
+}
+
+// ---- reshaping ----------------------------------------------------------------------
 Tensor view(const Tensor& x, const Shape& shape_in) {
   Shape shape = infer_shape(shape_in, x.numel(), x.shape(), "view");
   auto st = view_strides(x.shape(), x.strides(), shape);
@@ -105,40 +138,60 @@ Tensor reshape(const Tensor& x, const Shape& shape_in) {
   return view(contiguous(x), shape);
 }
 
-Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
-  int64_t n = x.dim();
-  d0 = wrap_dim(d0, n, "transpose"), d1 = wrap_dim(d1, n, "transpose");
-  // A 0-d tensor (dims 0 or -1) is its own transpose, but still a recorded view.
-  if (n == 0) return record_reshape_like("transpose", alias(x, x.shape(), x.strides(), x.offset()), x);
-  Shape s = x.shape();
-  Strides st = x.strides();
-  std::swap(s[d0], s[d1]);
-  std::swap(st[d0], st[d1]);
-  return record("transpose", alias(x, s, st, x.offset()), {x}, [d0, d1](const Tensor& g, NeedsGrad) {
-    return Grads{transpose(g, d0, d1)};
-  });
+Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
+  if (x.dim() == 0) {  // PyTorch: [1], with dims checked against the range [-1, 0]
+    wrap_dim(start_dim, 0, "flatten"), wrap_dim(end_dim, 0, "flatten");
+    return reshape(x, {1});
+  }
+  start_dim = wrap_dim(start_dim, x.dim(), "flatten");
+  end_dim = wrap_dim(end_dim, x.dim(), "flatten");
+  AG_CHECK(start_dim <= end_dim, ValueError, "flatten: start_dim ", start_dim, " is after end_dim ",
+           end_dim);
+  Shape s;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (d <= start_dim || d > end_dim) s.push_back(x.shape()[d]);
+    else AG_CHECK(!__builtin_mul_overflow(s[s.size() - 1], x.shape()[d], &s[s.size() - 1]), ShapeError,
+                  "flatten: shape ", x.shape(), " has too many elements (the count overflows int64)");
+  }
+  return reshape(x, s);
 }
 
-Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
-  int64_t n = x.dim();
-  AG_CHECK(static_cast<int64_t>(dims.size()) == n, ShapeError, "permute: ", dims.size(),
-           " dims given for a tensor of shape ", x.shape());
-  std::vector<int64_t> p(dims.size()), inv(dims.size());
-  std::vector<bool> used(dims.size(), false);
-  Shape s;
-  Strides st;
-  for (int64_t i = 0; i < n; ++i) {
-    p[i] = wrap_dim(dims[i], n, "permute");
-    AG_CHECK(!used[p[i]], IndexError, "permute: dim ", dims[i], " repeats in the permutation (shape ",
-             x.shape(), ")");
-    used[p[i]] = true;
-    inv[p[i]] = i;
-    s.push_back(x.shape()[p[i]]);
-    st.push_back(x.strides()[p[i]]);
+Tensor unflatten(const Tensor& x, int64_t dim, const std::vector<int64_t>& sizes) {
+  const int64_t d = wrap_dim_nonscalar(dim, x.dim(), "unflatten");
+  AG_CHECK(!sizes.empty(), ValueError, "unflatten: sizes must be non-empty");
+  const int64_t n = x.shape()[d];
+  auto mismatch = [&] {
+    return detail::cat("unflatten: Provided sizes ", list_str(sizes), " don't multiply up to the size of dim ", d, " (",
+                       n, ") in the input tensor of shape ", x.shape());
+  };
+  std::vector<int64_t> s = sizes;
+  int64_t known = 1, infer = -1;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == -1) {
+      AG_CHECK(infer < 0, ValueError, "unflatten: only one dimension can be inferred (-1), got sizes ",
+               list_str(sizes));
+      infer = int64_t(i);
+    } else {
+      AG_CHECK(s[i] >= 0, ValueError, "unflatten: invalid shape dimension ", s[i], " in sizes ", list_str(sizes));
+      known *= s[i];
+    }
   }
-  return record("permute", alias(x, s, st, x.offset()), {x}, [inv](const Tensor& g, NeedsGrad) {
-    return Grads{permute(g, inv)};
-  });
+  if (infer >= 0) {
+    AG_CHECK(known != 0 || n != 0, ValueError, "unflatten: cannot reshape tensor of 0 elements into shape ",
+             list_str(sizes), " because the unspecified dimension size -1 can be any value and is ambiguous");
+    AG_CHECK(known != 0 && n % known == 0, ShapeError, mismatch());
+    s[std::size_t(infer)] = n / known;
+  } else {
+    AG_CHECK(known == n, ShapeError, mismatch());
+  }
+  Shape out;
+  for (int64_t i = 0; i < x.dim(); ++i) {
+    if (i != d)
+      out.push_back(x.shape()[i]);
+    else
+      for (int64_t v : s) out.push_back(v);
+  }
+  return reshape(x, out);
 }
 
 Tensor unsqueeze(const Tensor& x, int64_t dim) {
@@ -198,6 +251,76 @@ Tensor expand(const Tensor& x, const Shape& shape) {
   });
 }
 
+// ---- reordering dims -----------------------------------------------------------------
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
+  int64_t n = x.dim();
+  d0 = wrap_dim(d0, n, "transpose"), d1 = wrap_dim(d1, n, "transpose");
+  // A 0-d tensor (dims 0 or -1) is its own transpose, but still a recorded view.
+  if (n == 0) return record_reshape_like("transpose", alias(x, x.shape(), x.strides(), x.offset()), x);
+  Shape s = x.shape();
+  Strides st = x.strides();
+  std::swap(s[d0], s[d1]);
+  std::swap(st[d0], st[d1]);
+  return record("transpose", alias(x, s, st, x.offset()), {x}, [d0, d1](const Tensor& g, NeedsGrad) {
+    return Grads{transpose(g, d0, d1)};
+  });
+}
+
+Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
+  int64_t n = x.dim();
+  AG_CHECK(static_cast<int64_t>(dims.size()) == n, ShapeError, "permute: ", dims.size(),
+           " dims given for a tensor of shape ", x.shape());
+  std::vector<int64_t> p(dims.size()), inv(dims.size());
+  std::vector<bool> used(dims.size(), false);
+  Shape s;
+  Strides st;
+  for (int64_t i = 0; i < n; ++i) {
+    p[i] = wrap_dim(dims[i], n, "permute");
+    AG_CHECK(!used[p[i]], IndexError, "permute: dim ", dims[i], " repeats in the permutation (shape ",
+             x.shape(), ")");
+    used[p[i]] = true;
+    inv[p[i]] = i;
+    s.push_back(x.shape()[p[i]]);
+    st.push_back(x.strides()[p[i]]);
+  }
+  return record("permute", alias(x, s, st, x.offset()), {x}, [inv](const Tensor& g, NeedsGrad) {
+    return Grads{permute(g, inv)};
+  });
+}
+
+// Composite: a permute that sends source[i] to destination[i] and keeps the other dims
+// in order in the free slots.
+Tensor movedim(const Tensor& x, const std::vector<int64_t>& source, const std::vector<int64_t>& destination) {
+  const int64_t n = x.dim();
+  AG_CHECK(source.size() == destination.size(), ValueError, "movedim: Invalid source or destination dims: source (",
+           list_str(source), " dims) should contain the same number of dims as destination (", list_str(destination),
+           " dims)");
+  const std::size_t slots = std::size_t(std::max<int64_t>(n, 1));
+  std::vector<int64_t> perm(slots, -1);
+  std::vector<bool> src_used(slots, false), dst_used(slots, false);
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    int64_t s = wrap_dim(source[i], n, "movedim"), d = wrap_dim(destination[i], n, "movedim");
+    AG_CHECK(!src_used[std::size_t(s)], ValueError, "movedim: repeated dim in `source` (", list_str(source), ")");
+    AG_CHECK(!dst_used[std::size_t(d)], ValueError, "movedim: repeated dim in `destination` (", list_str(destination),
+             ")");
+    src_used[std::size_t(s)] = dst_used[std::size_t(d)] = true;
+    perm[std::size_t(d)] = s;
+  }
+  if (n == 0) return permute(x, {});
+  int64_t next = 0;
+  for (int64_t& p : perm) {
+    if (p >= 0) continue;
+    while (src_used[std::size_t(next)]) ++next;
+    p = next++;
+  }
+  return permute(x, perm);
+}
+
+Tensor movedim(const Tensor& x, int64_t source, int64_t destination) {
+  return movedim(x, std::vector<int64_t>{source}, std::vector<int64_t>{destination});
+}
+
+// ---- parts ---------------------------------------------------------------------------
 // slice with Python's clamping of start and end; step > 0.
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
   AG_CHECK(x.dim() > 0, ShapeError, "slice: cannot slice a 0-d tensor");
@@ -244,96 +367,15 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   return slice(x, d, start, start + length, 1);
 }
 
-Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
-  if (x.dim() == 0) {  // PyTorch: [1], with dims checked against the range [-1, 0]
-    wrap_dim(start_dim, 0, "flatten"), wrap_dim(end_dim, 0, "flatten");
-    return reshape(x, {1});
-  }
-  start_dim = wrap_dim(start_dim, x.dim(), "flatten");
-  end_dim = wrap_dim(end_dim, x.dim(), "flatten");
-  AG_CHECK(start_dim <= end_dim, ValueError, "flatten: start_dim ", start_dim, " is after end_dim ",
-           end_dim);
-  Shape s;
-  for (int64_t d = 0; d < x.dim(); ++d) {
-    if (d <= start_dim || d > end_dim) s.push_back(x.shape()[d]);
-    else AG_CHECK(!__builtin_mul_overflow(s[s.size() - 1], x.shape()[d], &s[s.size() - 1]), ShapeError,
-                  "flatten: shape ", x.shape(), " has too many elements (the count overflows int64)");
-  }
-  return reshape(x, s);
-}
-
-Tensor contiguous(const Tensor& x) {
-  if (x.is_contiguous() && !wants_grad(x)) return x;
-  Tensor out = x.is_contiguous() ? alias(x, x.shape(), x.strides(), x.offset()) : K::contiguous(x);
-  return record("contiguous", out, {x}, [](const Tensor& g, NeedsGrad) { return Grads{g}; });
-}
-
-Tensor clone(const Tensor& x) {
-  Tensor out = K::empty(x.shape(), x.dtype(), "clone");
-  K::copy(x, out);
-  return record("clone", out, {x}, [](const Tensor& g, NeedsGrad) { return Grads{g}; });
-}
-
-Tensor to(const Tensor& x, DType dtype) {
-  if (x.dtype() == dtype) return x;
-  Tensor out = K::convert(x, dtype);
-  if (!is_floating(dtype)) return out;  // integer and bool results carry no gradient
-  return record("to", out, {x}, [from = x.dtype()](const Tensor& g, NeedsGrad) {
-    return Grads{to(g, from)};
-  });
-}
-
-// ---- cat / stack / split / chunk ----------------------------------------------------
-// out = [x0; x1; ...] along dim.   dx_i = the slice of g that x_i filled
-Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
-  AG_CHECK(!xs.empty(), ValueError, "cat: needs at least one tensor");
-  const Tensor& first = xs[0];
-  AG_CHECK(first.dim() > 0, ShapeError, "cat: zero-dimensional tensors cannot be concatenated");
-  dim = wrap_dim(dim, first.dim(), "cat");
-  Shape s = first.shape();
-  s[dim] = 0;
-  std::vector<int64_t> sizes;
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    const Tensor& x = xs[i];
-    AG_CHECK(x.dtype() == first.dtype(), DTypeError, "cat: tensor ", i, " has dtype ", x.dtype(),
-             ", tensor 0 has ", first.dtype());
-    bool ok = x.dim() == first.dim();
-    for (int64_t d = 0; ok && d < x.dim(); ++d) ok = d == dim || x.shape()[d] == first.shape()[d];
-    AG_CHECK(ok, ShapeError, "cat: shapes ", first.shape(), " and ", x.shape(), " (tensor ", i,
-             ") differ outside dim ", dim);
-    sizes.push_back(x.shape()[dim]);
-    AG_CHECK(!__builtin_add_overflow(s[dim], x.shape()[dim], &s[dim]), ShapeError, "cat: size of dim ", dim,
-             " overflows int64 at tensor ", i, " (shape ", x.shape(), ")");
-  }
-  Tensor out = K::empty(s, first.dtype(), "cat");
-  int64_t at = 0;
-  for (const Tensor& x : xs) {
-    Shape part = out.shape();
-    part[dim] = x.shape()[dim];
-    K::copy(x, alias(out, part, out.strides(), at * out.strides()[dim]));
-    at += x.shape()[dim];
-  }
-  return record("cat", out, xs, [dim, sizes](const Tensor& g, NeedsGrad need) {
-    Grads grads(sizes.size());
-    int64_t at = 0;
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-      if (need[i]) grads[i] = narrow(g, dim, at, sizes[i]);
-      at += sizes[i];
-    }
-    return grads;
-  });
-}
-
-Tensor stack(const std::vector<Tensor>& xs, int64_t dim) {
-  AG_CHECK(!xs.empty(), ValueError, "stack: needs at least one tensor");
-  dim = wrap_dim(dim, xs[0].dim() + 1, "stack");
-  std::vector<Tensor> u;
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    AG_CHECK(xs[i].shape() == xs[0].shape(), ShapeError, "stack: tensor ", i, " has shape ",
-             xs[i].shape(), ", tensor 0 has ", xs[0].shape());
-    u.push_back(unsqueeze(xs[i], dim));
-  }
-  return cat(u, dim);
+// out = a strided view of x's diagonal.   dx = zeros(x.shape) with g on that diagonal
+Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
+  int64_t d1 = wrap_dim(dim1, x.dim(), "diagonal"), d2 = wrap_dim(dim2, x.dim(), "diagonal");
+  AG_CHECK(d1 != d2, ValueError, "diagonal: diagonal dimensions cannot be identical ", dim1, ", ", dim2, " (shape ",
+           x.shape(), ")");
+  return record("diagonal", diagonal_alias(x, offset, d1, d2), {x},
+                [xs = x.shape(), offset, d1, d2](const Tensor& g, NeedsGrad) {
+                  return Grads{diagonal_embed("diagonal_backward", g, xs, offset, d1, d2)};
+                });
 }
 
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
