@@ -5,9 +5,11 @@
 
 #include <attograd/attograd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numbers>
 #include <regex>
 #include <set>
@@ -57,22 +59,30 @@ std::vector<Tensor> inputs_of(const OpCase& c) {
   return x;
 }
 
-// The names of the public ops: every function in the public op headers
-// (ops/include/attograd/**.h) that returns a Tensor, a pair or a vector of them.
-std::set<std::string> public_ops() {
+// The public ops by header: every function in the public op headers
+// (ops/include/attograd/**.h) that returns a Tensor, a pair or a vector of them, keyed by
+// the header's name without ".h" (attograd/ops/unary.h -> "unary": its op family).
+std::map<std::string, std::set<std::string>> ops_by_header() {
   namespace fs = std::filesystem;
   static const std::regex decl(
       R"(^(?:Tensor|std::pair<Tensor, Tensor>|std::vector<Tensor>|std::tuple<[A-Za-z, ]*>)\s+(operator\S+?|\w+)\()");
-  std::set<std::string> names;
+  std::map<std::string, std::set<std::string>> ops;
   for (const auto& entry : fs::recursive_directory_iterator(AG_OPS_INCLUDE_DIR)) {
     if (entry.path().extension() != ".h") continue;
     std::ifstream in(entry.path());
     for (std::string line; std::getline(in, line);) {
       std::smatch m;
       if (std::regex_search(line, m, decl) && line.find("= delete") == std::string::npos)
-        names.insert(m[1]);
+        ops[entry.path().stem().string()].insert(m[1]);
     }
   }
+  return ops;
+}
+
+// Every public op's name.
+std::set<std::string> public_ops() {
+  std::set<std::string> names;
+  for (const auto& [header, ops] : ops_by_header()) names.insert(ops.begin(), ops.end());
   return names;
 }
 
@@ -132,6 +142,29 @@ TEST_CASE("op table: every public op of the op headers has a line") {
   }
   for (const auto& op : ops) CHECK_MESSAGE(mentioned.count(op), "no op table line for ", op);
   MESSAGE(ops.size(), " public ops, ", op_table::all().size(), " op table lines");
+}
+
+TEST_CASE("op table: the table mirrors the op families") {
+  // tests/op_table/<family>.cpp registers AG_OP_TABLE(<family>) for the ops of
+  // attograd/ops/<family>.h: each family header that declares ops has a table of that
+  // name, and each line names at least one op of its own family (its first word, or
+  // another word, as in "gather of argmax argmin").
+  const auto by_header = ops_by_header();
+  REQUIRE(by_header.count("unary"));
+  std::set<std::string> tables;
+  for (const OpCase& c : op_table::all()) {
+    tables.insert(c.family);
+    auto it = by_header.find(c.family);
+    REQUIRE_MESSAGE(it != by_header.end(), "op table family '", std::string(c.family),
+                    "' has no header attograd/ops/", std::string(c.family), ".h");
+    auto w = words(c.name);
+    bool own = std::any_of(w.begin(), w.end(), [&](const std::string& x) { return it->second.count(x) > 0; });
+    CHECK_MESSAGE(own, "op table line '", std::string(c.name), "' in tests/op_table/", std::string(c.family),
+                  ".cpp names no op of attograd/ops/", std::string(c.family), ".h");
+  }
+  // (attograd/ops.h, the umbrella, declares nothing: an op declared there fails here too.)
+  for (const auto& [header, ops] : by_header)
+    CHECK_MESSAGE(tables.count(header), "no tests/op_table/", header, ".cpp for attograd/ops/", header, ".h");
 }
 
 // ---- hand-computed values -------------------------------------------------------------

@@ -1,9 +1,20 @@
-// Op table lines: Shaping ops (flip, roll, pad, repeat, triangles, diagonals, dims).
+// Op table lines: copies, joins, flip, roll, pad, repetition, triangles and diag
+// (ops/shape.cpp).
 #include "op_table.h"
 
 namespace op_table {
-AG_OP_TABLE(shaping) {
+AG_OP_TABLE(shape) {
   return {
+      {"contiguous of a transposed view", {{3, 4}}, [](auto& x) { return contiguous(x[0].t()); }},
+      {"contiguous already contiguous", {{3, 4}}, [](auto& x) { return x[0].contiguous(); }},
+      {"clone", {{3, 4}}, [](auto& x) { return clone(x[0]); }},
+      {"clone of a view", {{3, 4}}, [](auto& x) { return x[0].t().clone(); }},
+      {"to f64 (identity)", {{3, 4}}, [](auto& x) { return to(x[0], DType::f64); }},
+      {"cat", {{2, 1}, {2, 3}, {2, 2}}, [](auto& x) { return cat({x[0], x[1], x[2]}, 1); }},
+      {"cat negative dim non-contiguous", {{2, 3}, {1, 3}}, [](auto& x) { return cat({x[0], x[1]}, -2); },
+       transposed},
+      {"stack", {{2, 3}, {2, 3}}, [](auto& x) { return stack({x[0], x[1]}); }},
+      {"stack last dim", {{2, 3}, {2, 3}, {2, 3}}, [](auto& x) { return stack({x[0], x[1], x[2]}, -1); }},
       {"flip", {{2, 3, 4}}, [](auto& x) { return flip(x[0], {0, 2}); }},
       {"flip negative dim non-contiguous", {{3, 4}}, [](auto& x) { return flip(x[0], {-1}); }, transposed},
       {"flip 0-d", {Shape{}}, [](auto& x) { return flip(x[0], {0}) * 2.0; }},
@@ -48,22 +59,11 @@ AG_OP_TABLE(shaping) {
       {"diag 1-D to 2-D", {{3}}, [](auto& x) { return diag(x[0]); }},
       {"diag 1-D negative offset", {{3}}, [](auto& x) { return diag(x[0], -2); }, strided},
       {"diag 2-D to 1-D offset", {{3, 4}}, [](auto& x) { return diag(x[0], 1); }, transposed},
-      {"diagonal", {{3, 4}}, [](auto& x) { return diagonal(x[0]); }},
-      {"diagonal negative offset non-square", {{4, 3}}, [](auto& x) { return diagonal(x[0], -1); }},
-      {"diagonal 3-D dims non-contiguous", {{2, 3, 4}}, [](auto& x) { return diagonal(x[0], 1, -1, 0); },
-       transposed},
-      {"diagonal of a broadcast input", {{3, 1}}, [](auto& x) { return diagonal(x[0].expand({3, 4}), 1); }},
-      {"unflatten", {{2, 6}}, [](auto& x) { return unflatten(x[0], 1, {2, -1}); }},
-      {"unflatten non-contiguous", {{4, 3}}, [](auto& x) { return unflatten(x[0], -2, {2, 1, 2}); }, transposed},
-      {"movedim", {{2, 3, 4}}, [](auto& x) { return movedim(x[0], 0, -1); }},
-      {"movedim vector", {{2, 3, 4, 5}}, [](auto& x) { return movedim(x[0], {0, 1}, {2, 0}); }},
       {"pad reflect of a broadcast input", {{1, 2, 1}},
        [](auto& x) { return pad(x[0].expand({2, 2, 3}), {2, 1}, PadMode::reflect); }},
       {"tril of a broadcast input", {{1, 4}}, [](auto& x) { return tril(x[0].expand({3, 4}), 1); }},
       {"flip of a broadcast input", {{3, 1}}, [](auto& x) { return flip(x[0].expand({3, 2}), {0, 1}); }},
       {"roll of a broadcast input", {{1, 3}}, [](auto& x) { return roll(x[0].expand({2, 3}), {1, 2}, {0, 1}); }},
-      {"flatten 0-d", {Shape{}}, [](auto& x) { return flatten(x[0]) * 2.0; }},
-      {"mul by linspace", {{5}}, [](auto& x) { return x[0] * linspace(-1.0, 1.0, 5, DType::f64); }},
   };
 }
 

@@ -1,8 +1,8 @@
-// Op table lines: Shape ops: views and copies.
+// Op table lines: views (ops/view.cpp).
 #include "op_table.h"
 
 namespace op_table {
-AG_OP_TABLE(shape) {
+AG_OP_TABLE(view) {
   return {
       {"reshape", {{3, 4}}, [](auto& x) { return reshape(x[0], {2, 6}); }},
       {"reshape 0-d to [1,1]", {Shape{}}, [](auto& x) { return reshape(x[0], {1, 1}); }},
@@ -32,11 +32,19 @@ AG_OP_TABLE(shape) {
       {"select to 0-d", {{3}}, [](auto& x) { return x[0].select(0, 1) * 2.0; }},
       {"select dim 0 non-contiguous", {{3, 4}}, [](auto& x) { return x[0].select(0, 1); }, transposed},
       {"narrow", {{3, 4}}, [](auto& x) { return narrow(x[0], 1, 1, 2); }},
-      {"cat", {{2, 1}, {2, 3}, {2, 2}}, [](auto& x) { return cat({x[0], x[1], x[2]}, 1); }},
-      {"cat negative dim non-contiguous", {{2, 3}, {1, 3}}, [](auto& x) { return cat({x[0], x[1]}, -2); },
+      {"flatten", {{2, 3, 2}}, [](auto& x) { return flatten(x[0]); }},
+      {"flatten range", {{2, 3, 2}}, [](auto& x) { return x[0].flatten(1, 2); }},
+      {"flatten non-contiguous", {{2, 3, 2}}, [](auto& x) { return x[0].transpose(0, 2).flatten(0, 1); }},
+      {"flatten 0-d", {Shape{}}, [](auto& x) { return flatten(x[0]) * 2.0; }},
+      {"unflatten", {{2, 6}}, [](auto& x) { return unflatten(x[0], 1, {2, -1}); }},
+      {"unflatten non-contiguous", {{4, 3}}, [](auto& x) { return unflatten(x[0], -2, {2, 1, 2}); }, transposed},
+      {"movedim", {{2, 3, 4}}, [](auto& x) { return movedim(x[0], 0, -1); }},
+      {"movedim vector", {{2, 3, 4, 5}}, [](auto& x) { return movedim(x[0], {0, 1}, {2, 0}); }},
+      {"diagonal", {{3, 4}}, [](auto& x) { return diagonal(x[0]); }},
+      {"diagonal negative offset non-square", {{4, 3}}, [](auto& x) { return diagonal(x[0], -1); }},
+      {"diagonal 3-D dims non-contiguous", {{2, 3, 4}}, [](auto& x) { return diagonal(x[0], 1, -1, 0); },
        transposed},
-      {"stack", {{2, 3}, {2, 3}}, [](auto& x) { return stack({x[0], x[1]}); }},
-      {"stack last dim", {{2, 3}, {2, 3}, {2, 3}}, [](auto& x) { return stack({x[0], x[1], x[2]}, -1); }},
+      {"diagonal of a broadcast input", {{3, 1}}, [](auto& x) { return diagonal(x[0].expand({3, 4}), 1); }},
       {"split size", {{2, 5}},
        [](auto& x) {
          auto p = split(x[0], 2, 1);  // sizes 2, 2, 1
@@ -52,14 +60,6 @@ AG_OP_TABLE(shape) {
          auto p = chunk(x[0], 3, 0);  // sizes 2, 2, 1
          return cat({p[0] * 3.0, p[2], p[1] * 2.0}, 0);
        }},
-      {"contiguous of a transposed view", {{3, 4}}, [](auto& x) { return contiguous(x[0].t()); }},
-      {"contiguous already contiguous", {{3, 4}}, [](auto& x) { return x[0].contiguous(); }},
-      {"flatten", {{2, 3, 2}}, [](auto& x) { return flatten(x[0]); }},
-      {"flatten range", {{2, 3, 2}}, [](auto& x) { return x[0].flatten(1, 2); }},
-      {"flatten non-contiguous", {{2, 3, 2}}, [](auto& x) { return x[0].transpose(0, 2).flatten(0, 1); }},
-      {"clone", {{3, 4}}, [](auto& x) { return clone(x[0]); }},
-      {"clone of a view", {{3, 4}}, [](auto& x) { return x[0].t().clone(); }},
-      {"to f64 (identity)", {{3, 4}}, [](auto& x) { return to(x[0], DType::f64); }},
   };
 }
 
