@@ -168,7 +168,7 @@ Tensor amin(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
 // y = sqrt(v) whose gradient is 0 where y == 0 (PyTorch's std_backward masks it) rather
 // than g / 0.   dv = g / (2 y), 0 where y == 0
 static Tensor sqrt_of_var(const Tensor& v) {
-  Tensor y = K::unary(K::Unary::sqrt, v);
+  Tensor y = sqrt(v.detach());  // sqrt's values; the backward is this op's own
   return record("std", y, {v}, [sy = save_output_if(wants_grad(v), y)](const Tensor& g, NeedsGrad) {
     const Tensor& y = sy.get();
     return Grads{where(eq(y, 0.0), 0.0, g / (y * 2.0))};

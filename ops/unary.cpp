@@ -1,7 +1,9 @@
-// Elementwise math of one tensor. Each saves what its derivative needs (its input x or
-// its output y) and records a backward written with differentiable ops on g and the saved
-// tensor, or with constant (piecewise) factors; the kinks and the values at 0, -0, +-inf
-// and NaN follow PyTorch 1.13.
+// Elementwise math of one tensor. Each op hands its elementwise function to PW::map
+// (kernels/pointwise.h): a scalar form written with std:: math, as PyTorch's scalar path,
+// and, where xsimd vectorizes it well, a vector form for contiguous rows (PW::Vectorized).
+// Each saves what its derivative needs (its input x or its output y) and records a
+// backward written with differentiable ops on g and the saved tensor, or with constant
+// (piecewise) factors; the kinks and the values at 0, -0, +-inf and NaN follow PyTorch 1.13.
 #include "attograd/ops/unary.h"
 
 #include <algorithm>
@@ -16,9 +18,13 @@ namespace ag {
 namespace {
 namespace PW = K::pw;
 
+// The helpers check for a float x first ("expected a floating tensor", naming the shape);
+// the ops that call PW::map directly get its dtype dispatch's error.
+
 // y = f(x) recorded with dx = d(g, x) (x saved).
 template <class F, class D>
 Tensor unary_in(const char* name, const Tensor& x, F&& f, D d) {
+  check_float(x, name);
   Tensor y = PW::map(x, name, f);
   return record(name, y, {x}, [sx = save_if(wants_grad(x), x), d](const Tensor& g, NeedsGrad) {
     return Grads{d(g, sx.get())};
@@ -28,6 +34,7 @@ Tensor unary_in(const char* name, const Tensor& x, F&& f, D d) {
 // y = f(x) recorded with dx = d(g, y) (y saved).
 template <class F, class D>
 Tensor unary_out(const char* name, const Tensor& x, F&& f, D d) {
+  check_float(x, name);
   Tensor y = PW::map(x, name, f);
   return record(name, y, {x}, [sy = save_output_if(wants_grad(x), y), d](const Tensor& g, NeedsGrad) {
     return Grads{d(g, sy.get())};
@@ -37,6 +44,7 @@ Tensor unary_out(const char* name, const Tensor& x, F&& f, D d) {
 // Rounding ops: PyTorch's gradient is zeros (not undefined), so a graph passes through.
 template <class F>
 Tensor rounding(const char* name, const Tensor& x, F&& f) {
+  check_float(x, name);
   Tensor y = PW::map(x, name, f);
   return record(name, y, {x}, [](const Tensor& g, NeedsGrad) { return Grads{zeros_like(g)}; });
 }
@@ -45,45 +53,58 @@ Tensor rounding(const char* name, const Tensor& x, F&& f) {
 
 // ---- arithmetic ----------------------------------------------------------------------
 Tensor neg(const Tensor& x) {  // dx = -g
-  Tensor out = K::unary(K::Unary::neg, x);
+  Tensor out = PW::map(x, "neg", PW::Vectorized{[]<class T>(T v) { return -v; },
+                                                []<class T>(const auto& v) { return -v; }});
   return record("neg", out, {x}, [](const Tensor& g, NeedsGrad) { return Grads{neg(g)}; });
 }
 
 Tensor abs(const Tensor& x) {  // dx = g * sign(x)
-  Tensor y = K::unary(K::Unary::abs, x);
+  Tensor y = PW::map(x, "abs", PW::Vectorized{[]<class T>(T v) { return std::abs(v); },
+                                              []<class T>(const auto& v) { return xt::abs(v); }});
   return record("abs", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
     return Grads{g * sign(sx.get())};
   });
 }
 
-Tensor sign(const Tensor& x) { return K::unary(K::Unary::sign, x); }  // zero gradient
+// torch.sign: +0 for -0 and for NaN (xt::sign keeps -0 and NaN). Zero gradient.
+Tensor sign(const Tensor& x) {
+  return PW::map(x, "sign", PW::Vectorized{[]<class T>(T v) { return v > T(0) ? T(1) : v < T(0) ? T(-1) : T(0); },
+                                           []<class T>(const auto& v) {
+                                             return xt::where(v > T(0), T(1), xt::where(v < T(0), T(-1), T(0)));
+                                           }});
+}
 
 Tensor square(const Tensor& x) {  // dx = 2 g x
-  Tensor y = K::unary(K::Unary::square, x);
+  Tensor y = PW::map(x, "square", PW::Vectorized{[]<class T>(T v) { return v * v; },
+                                                 []<class T>(const auto& v) { return v * v; }});
   return record("square", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
     return Grads{g * sx.get() * 2.0};
   });
 }
 
 Tensor sqrt(const Tensor& x) {  // dx = g / (2 y)
-  Tensor y = K::unary(K::Unary::sqrt, x);
+  Tensor y = PW::map(x, "sqrt", PW::Vectorized{[]<class T>(T v) { return std::sqrt(v); },
+                                               []<class T>(const auto& v) { return xt::sqrt(v); }});
   return record("sqrt", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
     return Grads{g * 0.5 / sy.get()};
   });
 }
 
 Tensor rsqrt(const Tensor& x) {  // dx = -g y^3 / 2
-  Tensor y = K::unary(K::Unary::rsqrt, x);
+  Tensor y = PW::map(x, "rsqrt", PW::Vectorized{[]<class T>(T v) { return T(1) / std::sqrt(v); },
+                                                []<class T>(const auto& v) { return T(1) / xt::sqrt(v); }});
   return record("rsqrt", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
     const Tensor& y = sy.get();
     return Grads{g * (y * y * y) * -0.5};
   });
 }
 
-
 // ---- exponentials and logarithms -------------------------------------------------------
+// xsimd's exp where it is right, std::exp near underflow and overflow (PW::exp_edge).
 Tensor exp(const Tensor& x) {  // dx = g * y
-  Tensor y = K::unary(K::Unary::exp, x);
+  Tensor y = PW::map(x, "exp", PW::Vectorized{[]<class T>(T v) { return std::exp(v); },
+                                              []<class T>(const auto& v) { return xt::exp(v); },
+                                              []<class T>() { return PW::exp_edge<T>(); }});
   return record("exp", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
     return Grads{g * sy.get()};
   });
@@ -98,8 +119,9 @@ Tensor expm1(const Tensor& x) {  // dx = g (y + 1)
                    [](const Tensor& g, const Tensor& y) { return g * (y + 1.0); });
 }
 
+// std::log on every path: xt::log is wrong on subnormals (log(1e-310) = -746.5).
 Tensor log(const Tensor& x) {  // dx = g / x
-  Tensor y = K::unary(K::Unary::log, x);
+  Tensor y = PW::map(x, "log", []<class T>(T v) { return std::log(v); });
   return record("log", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
     return Grads{g / sx.get()};
   });
@@ -119,14 +141,16 @@ Tensor log1p(const Tensor& x) {  // dx = g / (x + 1)
 
 // ---- trigonometric and hyperbolic -----------------------------------------------------
 Tensor sin(const Tensor& x) {  // dx = g cos(x)
-  Tensor y = K::unary(K::Unary::sin, x);
+  Tensor y = PW::map(x, "sin", PW::Vectorized{[]<class T>(T v) { return std::sin(v); },
+                                              []<class T>(const auto& v) { return xt::sin(v); }});
   return record("sin", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
     return Grads{g * cos(sx.get())};
   });
 }
 
 Tensor cos(const Tensor& x) {  // dx = -g sin(x)
-  Tensor y = K::unary(K::Unary::cos, x);
+  Tensor y = PW::map(x, "cos", PW::Vectorized{[]<class T>(T v) { return std::cos(v); },
+                                              []<class T>(const auto& v) { return xt::cos(v); }});
   return record("cos", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
     return Grads{neg(g * sin(sx.get()))};
   });
@@ -156,8 +180,10 @@ Tensor cosh(const Tensor& x) {  // dx = g sinh(x)
   return unary_in("cosh", x, []<class T>(T v) { return std::cosh(v); },
                   [](const Tensor& g, const Tensor& x) { return g * sinh(x); });
 }
+// std::tanh on every path: xt::tanh is a few ulps off, and tanh's gradient 1 - y^2
+// magnifies that ~70x near |x| = 2.5 (PyTorch parity, tests/fixtures).
 Tensor tanh(const Tensor& x) {  // dx = g (1 - y^2)
-  Tensor y = K::unary(K::Unary::tanh, x);
+  Tensor y = PW::map(x, "tanh", []<class T>(T v) { return std::tanh(v); });
   return record("tanh", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
     return Grads{g * rsub(1.0, square(sy.get()))};
   });
@@ -176,8 +202,10 @@ Tensor atanh(const Tensor& x) {  // dx = g / (1 - x^2)
 }
 
 // ---- special functions -----------------------------------------------------------------
+// std::erf on every path: torch matches libm's erf; xt::erf is ~15 ulps off it (f64 up
+// to 68, NaN for |x| > 1e4).
 Tensor erf(const Tensor& x) {  // dx = g 2/sqrt(pi) exp(-x^2)
-  Tensor y = K::unary(K::Unary::erf, x);
+  Tensor y = PW::map(x, "erf", []<class T>(T v) { return std::erf(v); });
   return record("erf", y, {x}, [sx = save_if(wants_grad(x), x)](const Tensor& g, NeedsGrad) {
     return Grads{g * exp(neg(square(sx.get()))) * (2.0 / std::sqrt(std::numbers::pi))};
   });
@@ -201,6 +229,7 @@ Tensor round(const Tensor& x, int64_t decimals) {
 }
 
 Tensor frac(const Tensor& x) {  // dx = g
+  check_float(x, "frac");
   Tensor y = PW::map(x, "frac", []<class T>(T v) { return v - std::trunc(v); });
   return record("frac", y, {x}, [](const Tensor& g, NeedsGrad) { return Grads{g}; });
 }
