@@ -11,9 +11,7 @@
 
 #include "attograd/autograd.h"
 #include "attograd/error.h"
-#include "attograd/nn_ops.h"
 #include "attograd/ops.h"
-#include "attograd/ops/shaping.h"
 
 namespace ag::nn {
 namespace {

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "attograd/nn/init.h"
-#include "attograd/ops/pointwise.h"
+#include "attograd/ops/activation.h"
 
 namespace ag::nn {
 

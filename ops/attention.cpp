@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "attograd/nn_ops.h"
+#include "attograd/ops/attention.h"
 #include "kernels/flash_attention.h"
 #include "op_util.h"
 

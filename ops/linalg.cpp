@@ -1,4 +1,10 @@
-// matmul and linear.
+// matmul, linear and einsum.
+#include "attograd/ops/linalg.h"
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+
 #include "op_util.h"
 
 namespace ag {
@@ -66,6 +72,262 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   AG_CHECK(bias.dim() == 1 && bias.shape()[0] == weight.shape()[0], ShapeError, "linear: bias shape ",
            bias.shape(), " does not match weight shape ", weight.shape());
   return y + bias;
+}
+
+// ---- einsum ------------------------------------------------------------------------
+// einsum as a composite of differentiable ops: diagonal views for repeated letters,
+// sums for letters only one operand has, then, left to right, one batched matmul per
+// pair of operands: (batch..., M, K) @ (batch..., K, N) after a permute and a reshape
+// that merges each group of letters. Gradients (and double backward) come from the ops.
+//
+// Labels: 'A'-'Z' are 0-25, 'a'-'z' 26-51 (so implicit outputs sort as PyTorch's do);
+// the E dims an ellipsis covers (aligned at the right, broadcast) are 52 .. 52+E-1.
+namespace {
+
+constexpr int kLetters = 52;
+
+int label_of(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return 26 + (c - 'a');
+  return -1;
+}
+
+std::string label_name(int l) {
+  if (l < 26) return std::string("subscript ") + char('A' + l);
+  if (l < kLetters) return std::string("subscript ") + char('a' + l - 26);
+  return "ellipsis dim " + std::to_string(l - kLetters);
+}
+
+// The subscripts of one operand (or of the output); the ellipsis sits before
+// labels[ellipsis] when there is one.
+struct Term {
+  std::vector<int> labels;
+  int ellipsis = -1;
+};
+
+// A diagonal view: x's dims d0 < d1 (equal sizes n) become one dim at d0 with stride
+// s0 + s1.   dx = unsqueeze(g, d1) * eye(n) placed at (d0, d1)
+Tensor diagonal_view(const Tensor& x, int64_t d0, int64_t d1) {
+  Shape s = x.shape();
+  Strides st = x.strides();
+  const int64_t n = s[d0];
+  st[d0] += st[d1];
+  s.erase(d1);
+  st.erase(d1);
+  return record("einsum_diagonal", alias(x, s, st, x.offset()), {x},
+                [xs = x.shape(), d0, d1, n](const Tensor& g, NeedsGrad) {
+                  Shape ms = Dims::filled(xs.size(), 1);
+                  ms[d0] = ms[d1] = n;
+                  Tensor eye_mask = eye(n, n, g.dtype()).reshape(ms);  // constant
+                  return Grads{unsqueeze(g, d1) * eye_mask};
+                });
+}
+
+Tensor permute_if(const Tensor& t, const std::vector<int64_t>& perm) {
+  for (std::size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i)) return permute(t, perm);
+  return t;
+}
+
+Tensor reshape_if(const Tensor& t, const Shape& s) { return t.shape() == s ? t : reshape(t, s); }
+
+int64_t position(const std::vector<int>& labels, int l) {
+  return std::find(labels.begin(), labels.end(), l) - labels.begin();
+}
+bool has(const std::vector<int>& labels, int l) { return position(labels, l) < int64_t(labels.size()); }
+
+struct Operand {
+  Tensor t;
+  std::vector<int> labels;  // one per dim, no repeats (after diagonals)
+};
+
+// r (labels batch + M + K) times b (batch + K + N) -> (batch + M + N) with one matmul.
+// `later` says which labels are still needed (in the output or a later operand).
+Operand contract(Operand r, Operand b, const std::vector<bool>& later) {
+  std::vector<int> batch, m, k, n;
+  for (int l : r.labels) (has(b.labels, l) ? (later[l] ? batch : k) : m).push_back(l);
+  for (int l : b.labels)
+    if (!has(r.labels, l)) n.push_back(l);
+  // A contracted letter of size 1 on one side broadcasts: sum the other side first.
+  for (int l : k) {
+    int64_t pr = position(r.labels, l), pb = position(b.labels, l);
+    if (r.t.shape()[pr] == b.t.shape()[pb]) continue;
+    if (r.t.shape()[pr] == 1) b.t = sum(b.t, {pb}, true);
+    else r.t = sum(r.t, {pr}, true);
+  }
+  auto group = [](const Tensor& t, const std::vector<int>& labels, std::vector<const std::vector<int>*> parts,
+                  std::vector<int64_t>* perm) {
+    Shape s;
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      int64_t prod = 1;
+      for (int l : *parts[p]) {
+        int64_t d = position(labels, l);
+        perm->push_back(d);
+        if (p == 0) s.push_back(t.shape()[d]);  // batch dims stay separate (they broadcast)
+        else prod *= t.shape()[d];
+      }
+      if (p > 0) s.push_back(prod);
+    }
+    return s;
+  };
+  std::vector<int64_t> pr, pb;
+  Shape sr = group(r.t, r.labels, {&batch, &m, &k}, &pr);  // (batch..., M, K)
+  Shape sb = group(b.t, b.labels, {&batch, &k, &n}, &pb);  // (batch..., K, N)
+  Tensor prod = matmul(reshape_if(permute_if(r.t, pr), sr), reshape_if(permute_if(b.t, pb), sb));
+  Shape out;  // (batch..., M..., N...)
+  for (std::size_t i = 0; i < batch.size(); ++i) out.push_back(prod.shape()[i]);
+  for (int l : m) out.push_back(r.t.shape()[position(r.labels, l)]);
+  for (int l : n) out.push_back(b.t.shape()[position(b.labels, l)]);
+  Operand res{reshape_if(prod, out), batch};
+  res.labels.insert(res.labels.end(), m.begin(), m.end());
+  res.labels.insert(res.labels.end(), n.begin(), n.end());
+  return res;
+}
+
+}  // namespace
+
+Tensor einsum(const std::string& eq, const std::vector<Tensor>& ops) {
+  auto fail = [&](const auto&... what) {
+    std::ostringstream shapes;
+    for (std::size_t i = 0; i < ops.size(); ++i) shapes << (i ? ", " : "") << ops[i].shape();
+    return ValueError(detail::cat("einsum: ", what..., " (equation \"", eq, "\", operand shapes ",
+                                  shapes.str(), ")"));
+  };
+  if (ops.empty()) throw fail("at least one operand is required");
+
+  // ---- parse ----
+  const std::size_t arrow = eq.find("->");
+  const std::size_t lhs_end = arrow == std::string::npos ? eq.size() : arrow;
+  auto parse = [&](std::size_t from, std::size_t to, bool output) {
+    std::vector<Term> terms(1);
+    for (std::size_t i = from; i < to; ++i) {
+      const char c = eq[i];
+      Term& t = terms.back();
+      if (c == ' ') continue;
+      if (c == ',' && !output) {
+        terms.emplace_back();
+      } else if (c == '.') {
+        const std::string who = output ? "the output" : "operand " + std::to_string(terms.size() - 1);
+        if (i + 2 >= to || eq[i + 1] != '.' || eq[i + 2] != '.')
+          throw fail("found '.' for ", who, " that is not part of an ellipsis '...'");
+        if (t.ellipsis >= 0) throw fail("found more than one ellipsis '...' for ", who);
+        t.ellipsis = static_cast<int>(t.labels.size());
+        i += 2;
+      } else if (label_of(c) >= 0) {
+        t.labels.push_back(label_of(c));
+      } else {
+        throw fail("invalid subscript '", c, "' at index ", i, " of the equation, subscripts must be in [a-zA-Z]");
+      }
+    }
+    return terms;
+  };
+  std::vector<Term> terms = parse(0, lhs_end, false);
+  if (terms.size() != ops.size())
+    throw fail("the equation has ", terms.size(), " operand(s) but ", ops.size(), " were given");
+  for (std::size_t k = 0; k < ops.size(); ++k) {
+    AG_CHECK(ops[k].dtype() == ops[0].dtype(), DTypeError, "einsum: operand ", k, " has dtype ",
+             ops[k].dtype(), " but operand 0 has ", ops[0].dtype(), " (equation \"", eq, "\")");
+    check_float(ops[k], "einsum");
+  }
+
+  // ---- one label per dim; the ellipsis covers the dims the letters leave ----
+  int64_t E = 0;
+  for (std::size_t k = 0; k < ops.size(); ++k) {
+    const int64_t nl = terms[k].labels.size(), nd = ops[k].dim();
+    if (terms[k].ellipsis < 0 && nd != nl)
+      throw fail("operand ", k, " has ", nd, " dims but ", nl, " subscripts and no ellipsis");
+    if (terms[k].ellipsis >= 0 && nd < nl)
+      throw fail("operand ", k, " has ", nd, " dims, fewer than its ", nl, " subscripts");
+    E = std::max(E, nd - nl);
+  }
+  const int nlabels = kLetters + static_cast<int>(E);
+  std::vector<int64_t> size(nlabels, -1);
+  std::vector<int> count(nlabels, 0);
+  std::vector<Operand> work;
+  for (std::size_t k = 0; k < ops.size(); ++k) {
+    const Term& t = terms[k];
+    std::vector<int> labels = t.labels;
+    if (t.ellipsis >= 0) {
+      const int64_t e = ops[k].dim() - static_cast<int64_t>(t.labels.size());
+      std::vector<int> ell(e);
+      std::iota(ell.begin(), ell.end(), kLetters + static_cast<int>(E - e));
+      labels.insert(labels.begin() + t.ellipsis, ell.begin(), ell.end());
+    }
+    std::vector<int64_t> here(nlabels, -1);  // this operand's size of each label
+    for (std::size_t d = 0; d < labels.size(); ++d) {
+      const int l = labels[d];
+      const int64_t s = ops[k].shape()[d];
+      if (here[l] >= 0 && here[l] != s)
+        throw fail(label_name(l), " is repeated for operand ", k, " but the sizes don't match (", here[l],
+                   " != ", s, ")");
+      if (here[l] < 0 && size[l] >= 0 && s != size[l] && s != 1 && size[l] != 1)
+        throw fail(label_name(l), " has size ", s, " for operand ", k,
+                   ", which does not broadcast with the size ", size[l], " seen before");
+      here[l] = s;
+      if (size[l] < 0 || size[l] == 1) size[l] = s;
+      ++count[l];
+    }
+    work.push_back({ops[k], labels});
+  }
+
+  // ---- output labels ----
+  std::vector<int> out;
+  if (arrow != std::string::npos) {
+    std::vector<Term> o = parse(arrow + 2, eq.size(), true);
+    for (int l : o[0].labels) {
+      if (count[l] == 0) throw fail("output ", label_name(l), " does not appear in any operand");
+      if (std::count(o[0].labels.begin(), o[0].labels.end(), l) > 1)
+        throw fail("output ", label_name(l), " appears more than once");
+    }
+    out = o[0].labels;
+    if (o[0].ellipsis >= 0) {  // without one, the ellipsis dims are summed (as PyTorch)
+      std::vector<int> ell(E);
+      std::iota(ell.begin(), ell.end(), kLetters);
+      out.insert(out.begin() + o[0].ellipsis, ell.begin(), ell.end());
+    }
+  } else {
+    for (int l = kLetters; l < nlabels; ++l) out.push_back(l);
+    for (int l = 0; l < kLetters; ++l)
+      if (count[l] == 1) out.push_back(l);
+  }
+
+  // ---- diagonals, then sums of letters no other operand nor the output has ----
+  std::vector<bool> in_out(nlabels, false);
+  for (int l : out) in_out[l] = true;
+  for (std::size_t k = 0; k < work.size(); ++k) {
+    Operand& w = work[k];
+    for (std::size_t i = 0; i < w.labels.size(); ++i)
+      for (std::size_t j = w.labels.size() - 1; j > i; --j)
+        if (w.labels[j] == w.labels[i]) {
+          w.t = diagonal_view(w.t, i, j);
+          w.labels.erase(w.labels.begin() + j);
+        }
+    std::vector<int64_t> lone;
+    std::vector<int> kept;
+    for (std::size_t d = 0; d < w.labels.size(); ++d) {
+      const int l = w.labels[d];
+      bool elsewhere = in_out[l];
+      for (std::size_t o = 0; o < work.size() && !elsewhere; ++o) elsewhere = o != k && has(work[o].labels, l);
+      if (elsewhere) kept.push_back(l);
+      else lone.push_back(static_cast<int64_t>(d));
+    }
+    if (!lone.empty()) w = {sum(w.t, lone), kept};
+  }
+
+  // ---- contract left to right ----
+  Operand r = work[0];
+  for (std::size_t k = 1; k < work.size(); ++k) {
+    std::vector<bool> later = in_out;
+    for (std::size_t o = k + 1; o < work.size(); ++o)
+      for (int l : work[o].labels) later[l] = true;
+    r = contract(r, work[k], later);
+  }
+  std::vector<int64_t> perm;
+  for (int l : out) perm.push_back(position(r.labels, l));
+  AG_ASSERT(perm.size() == r.labels.size(), "einsum: result labels do not match the output");
+  // Always a new handle, even for einsum("ij", {x}): the result is a view, never x itself.
+  if (r.t.impl() == ops[0].impl()) return permute(r.t, perm);
+  return permute_if(r.t, perm);
 }
 
 }  // namespace ag

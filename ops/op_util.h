@@ -1,6 +1,8 @@
 #pragma once
 // Small helpers shared by the op files (internal).
+#include <cstdint>
 #include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -25,6 +27,10 @@ inline void check_float(const Tensor& t, const char* op) {
            t.dtype(), " with shape ", t.shape());
 }
 
+// A 0-d tensor holding v in result_type(x, v): the scalar operand of a binary op or
+// where (x * 0.5 for an i64 x is f32; x * 2 for an i32 x stays i32).
+inline Tensor scalar_like(const Tensor& x, Scalar v) { return full(Shape{}, v, result_type(x, v)); }
+
 // a and b converted to result_type(a, b) with the differentiable to() (a no-op for an
 // operand already of that dtype). int_to_float: an integral or bool result type becomes
 // the default float dtype (true division). Defined in ops/promotion.cpp.
@@ -44,5 +50,24 @@ std::vector<int64_t> normalize_dims(const std::vector<int64_t>& dims, int64_t nd
 
 // x's shape with each of `dims` set to 1 (keepdim shape).
 Shape keepdim_shape(const Shape& x, const std::vector<int64_t>& dims);
+
+// "[1, 2, 3]" for error messages (a list of any length, unlike Shape).
+std::string list_str(const std::vector<int64_t>& v);
+
+// wrap_dim that rejects 0-d tensors, as PyTorch does for roll, repeat_interleave and
+// unflatten ("Dimension specified as 0 but tensor has no dimensions").
+int64_t wrap_dim_nonscalar(int64_t dim, int64_t ndim, const char* op);
+
+// Differentiable running sum / product along dim (dim already wrapped), from the last
+// element backwards when `reverse`. cumsum/cumprod are the forward ones; the reverse
+// ones are what their backwards (and prod's) need, and are themselves differentiable.
+// Defined in ops/scan_sort.cpp.
+Tensor cumsum_dir(const Tensor& x, int64_t dim, bool reverse);
+Tensor cumprod_dir(const Tensor& x, int64_t dim, bool reverse);
+
+// zeros(shape) with g written on its diagonal (offset, d1, d2): diagonal's backward and
+// diag's 1-D forward. Recorded with backward diagonal(gg), so it differentiates again.
+// Defined in ops/view.cpp.
+Tensor diagonal_embed(const char* name, const Tensor& g, const Shape& shape, int64_t offset, int64_t d1, int64_t d2);
 
 }  // namespace ag

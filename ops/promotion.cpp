@@ -1,6 +1,8 @@
 // Type promotion: PyTorch's torch.result_type for two operands, and the helper binary ops
 // use to convert mixed operands (the differentiable to(), so gradients come back in each
 // input's own dtype).
+#include "attograd/ops/promotion.h"
+
 #include <optional>
 
 #include "op_util.h"

@@ -1,4 +1,6 @@
-// multinomial: inverse-CDF sampling per row, in double whatever the input dtype.
+// Ops that draw random numbers. dropout: a mask drawn in the same pass as the forward
+// (kernels/fused.cpp); multinomial: inverse-CDF sampling per row, in double whatever the
+// input dtype.
 #include "attograd/ops/random.h"
 
 #include <algorithm>
@@ -6,10 +8,30 @@
 #include <numeric>
 #include <vector>
 
+#include "kernels/fused.h"
 #include "op_util.h"
 
 namespace ag {
 
+// ---- dropout ------------------------------------------------------------------------
+// Inverted dropout: kept elements are scaled by 1/(1-p) so the expectation is x.
+// out = x * mask with mask drawn in the same pass.   dx = g * mask
+Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
+  AG_CHECK(p >= 0 && p <= 1, ValueError, "dropout: p must be in [0, 1], got ", p);
+  if (!training || p == 0) return x;
+  check_float(x, "dropout");
+  if (p == 1) return x * 0.0;
+  Generator& rng = gen ? *gen : default_generator();
+  K::DropoutForward f = [&] {
+    auto hold = rng.lock();  // the whole mask from one run of the default sequence
+    return K::dropout_forward(x, p, rng);
+  }();
+  return record("dropout", f.y, {x}, [sm = save_if(wants_grad(x), f.mask)](const Tensor& g, NeedsGrad) {
+    return Grads{g * sm.get()};
+  });
+}
+
+// ---- multinomial --------------------------------------------------------------------
 // Index of the class that u in [0, total) falls into on the running sums `cdf` (C):
 // the first c with cdf[c] > u. A class of weight 0 has cdf[c] == cdf[c - 1], so u can
 // never land on it; u * total rounding up to total falls back to the last class of

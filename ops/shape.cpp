@@ -1,267 +1,121 @@
-// Shape ops. Views (view, transpose, permute, unsqueeze, squeeze, expand, slice,
-// select, narrow) share storage; their backward maps g back onto the input's shape.
-#include <algorithm>
-#include <numeric>
+// Ops that build a new tensor from x's elements: copies (contiguous, clone, to), joins
+// (cat, stack), flip, roll, pad, repetition, triangles and diag. Most are composites of
+// views, cat, expand and index_select; flip, tril/triu, diag and the constant pad record
+// a backward that is itself one of these ops, so every gradient is differentiable again.
+#include "attograd/ops/shape.h"
 
+#include <algorithm>
+#include <cstdlib>
+
+#include "kernels/shaping.h"
 #include "op_util.h"
 
 namespace ag {
 namespace {
 
-// Resolves one -1 in `shape` against numel n.
-Shape infer_shape(const Shape& shape, int64_t n, const Shape& from, const char* op) {
-  Shape s = shape;
-  int64_t known = 1, infer = -1;
-  for (int64_t i = 0; i < s.size(); ++i) {
-    if (s[i] == -1) {
-      AG_CHECK(infer < 0, ShapeError, op, ": only one dim can be -1 in ", shape);
-      infer = i;
-    } else {
-      AG_CHECK(s[i] >= 0, ShapeError, op, ": invalid size ", s[i], " in shape ", shape);
-      AG_CHECK(!__builtin_mul_overflow(known, s[i], &known), ShapeError, op, ": shape ", shape,
-               " has too many elements (the count overflows int64)");
-    }
+// Inserts dim d+1 of size r and merges it into d: each slice along d repeated r times
+// in place (r = 1 still copies, as PyTorch's repeat ops always return new memory).
+Tensor interleave(const Tensor& y, int64_t d, int64_t r) {
+  Shape e = y.shape();
+  e.insert(d + 1, r);
+  Shape out = y.shape();
+  out[d] *= r;
+  Tensor z = reshape(expand(unsqueeze(y, d + 1), e), out);
+  return r == 1 ? clone(z) : z;
+}
+
+// tril / triu: out = the triangle of x.   dx = the same triangle of g
+Tensor triangle(const char* name, const Tensor& x, int64_t k, bool lower) {
+  AG_CHECK(x.dim() >= 2, IndexError, name, ": expected a tensor with at least 2 dims (..., R, C), got shape ",
+           x.shape());
+  Tensor out = K::triangle(x, k, lower);
+  return record(name, out, {x},
+                [k, lower](const Tensor& g, NeedsGrad) { return Grads{lower ? tril(g, k) : triu(g, k)}; });
+}
+
+const char* mode_name(PadMode mode) {
+  switch (mode) {
+    case PadMode::constant:
+      return "constant";
+    case PadMode::reflect:
+      return "reflect";
+    case PadMode::replicate:
+      return "replicate";
+    case PadMode::circular:
+      return "circular";
   }
-  if (infer >= 0) {
-    AG_CHECK(known != 0 && n % known == 0, ShapeError, op, ": shape ", shape,
-             " is invalid for input of shape ", from, " (", n, " elements)");
-    s[infer] = n / known;
+  return "?";
+}
+
+// t narrowed along d, without graph (the constant pad's copy targets).
+Tensor part(const Tensor& t, int64_t d, int64_t start, int64_t len) {
+  Shape s = t.shape();
+  s[d] = len;
+  return alias(t, s, t.strides(), len > 0 ? t.offset() + start * t.strides()[d] : t.offset());
+}
+
+// out = full(padded shape, value) with x copied inside (negative pads crop x).
+// dx = pad(g, -p): the same window cut back out of g.
+Tensor constant_pad(const Tensor& x, const std::vector<int64_t>& p, double value) {
+  const int64_t n = x.dim(), k = static_cast<int64_t>(p.size()) / 2;
+  Shape out = x.shape();
+  Tensor src = x, dst;
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t d = n - 1 - i, l = p[std::size_t(2 * i)], r = p[std::size_t(2 * i + 1)];
+    out[d] = x.shape()[d] + l + r;
+    AG_CHECK(out[d] >= 0, ShapeError, "pad: padding (", l, ", ", r, ") of dimension ", d, " leaves a negative size ",
+             out[d], " (input shape ", x.shape(), ")");
   }
-  AG_CHECK(numel(s, op) == n, ShapeError, op, ": shape ", shape, " is invalid for input of shape ", from,
-           " (", n, " elements)");
-  return s;
-}
-
-// Strides that let x's memory be read as `shape`, if any (PyTorch's computeStride):
-// each run of old dims that is contiguous in memory may be split into new dims.
-std::optional<Strides> view_strides(const Shape& old_shape, const Strides& old_st, const Shape& shape) {
-  if (numel(old_shape) == 0 || old_shape.empty()) return contiguous_strides(shape);
-  Strides st = Dims::filled(shape.size(), 1);
-  int64_t view_d = shape.size() - 1;
-  int64_t chunk_stride = old_st[old_st.size() - 1];  // stride of the chunk's last dim
-  int64_t tensor_numel = 1, view_numel = 1;
-  for (int64_t d = old_shape.size() - 1; d >= 0; --d) {
-    tensor_numel *= old_shape[d];
-    bool chunk_ends = d == 0 || (old_shape[d - 1] != 1 && old_st[d - 1] != tensor_numel * chunk_stride);
-    if (!chunk_ends) continue;
-    while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
-      st[view_d] = view_numel * chunk_stride;
-      view_numel *= shape[view_d];
-      --view_d;
-    }
-    if (view_numel != tensor_numel) return std::nullopt;
-    if (d > 0) {
-      chunk_stride = old_st[d - 1];
-      tensor_numel = 1;
-      view_numel = 1;
-    }
+  Tensor y = full(out, value, x.dtype());
+  dst = y;
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t d = n - 1 - i, l = p[std::size_t(2 * i)], r = p[std::size_t(2 * i + 1)];
+    const int64_t kept = std::max<int64_t>(x.shape()[d] - std::max<int64_t>(-l, 0) - std::max<int64_t>(-r, 0), 0);
+    src = part(src, d, std::max<int64_t>(-l, 0), kept);
+    dst = part(dst, d, std::max<int64_t>(l, 0), kept);
   }
-  if (view_d != -1) return std::nullopt;
-  return st;
+  K::copy(src, dst);
+  std::vector<int64_t> neg = p;
+  for (int64_t& v : neg) v = -v;
+  return record("pad", y, {x}, [neg](const Tensor& g, NeedsGrad) { return Grads{pad(g, neg)}; });
 }
 
-Tensor record_reshape_like(const char* name, Tensor out, const Tensor& x) {
-  return record(name, out, {x}, [xs = x.shape()](const Tensor& g, NeedsGrad) {
-    return Grads{reshape(g, xs)};
-  });
+Tensor expand_dim(const Tensor& t, int64_t d, int64_t size) {
+  Shape s = t.shape();
+  s[d] = size;
+  return expand(t, s);
 }
 
-template <class MakeView>
-Tensor embed_part(const char* name, const Tensor& g, const Shape& xs, MakeView make_view);
-
-// A view that picks part of x (slice, select). Its backward scatters g into zeros
-// shaped like x through the same view (embed_part), whose own backward takes the view
-// again: so gradients of any order flow.
-template <class MakeView>
-Tensor record_part_view(const char* name, const Tensor& x, MakeView make_view) {
-  return record(name, make_view(x), {x}, [name, xs = x.shape(), make_view](const Tensor& g, NeedsGrad) {
-    return Grads{embed_part(name, g, xs, make_view)};
-  });
-}
-
-template <class MakeView>
-Tensor embed_part(const char* name, const Tensor& g, const Shape& xs, MakeView make_view) {
-  Tensor gx = zeros(xs, g.dtype());
-  K::copy(g, make_view(gx));
-  return record("embed_part", gx, {g}, [name, make_view](const Tensor& gg, NeedsGrad) {
-    return Grads{record_part_view(name, gg, make_view)};
-  });
+// One dim of a reflect / replicate / circular pad; the checks have been done.
+Tensor pad_dim(const Tensor& y, int64_t d, int64_t l, int64_t r, PadMode mode) {
+  const int64_t size = y.shape()[d];
+  const int64_t pl = std::max<int64_t>(l, 0), pr = std::max<int64_t>(r, 0);
+  const int64_t cl = std::max<int64_t>(-l, 0), cr = std::max<int64_t>(-r, 0);
+  std::vector<Tensor> parts;
+  if (mode == PadMode::circular) {
+    // Crop first, then wrap the part that is left (PyTorch's _pad_circular).
+    if (size + l + r == 0) return narrow(y, d, 0, 0);
+    const int64_t m = size - cl - cr;
+    Tensor mid = narrow(y, d, cl, m);
+    if (pl > 0) parts.push_back(narrow(mid, d, m - pl, pl));
+    parts.push_back(mid);
+    if (pr > 0) parts.push_back(narrow(mid, d, 0, pr));
+    return parts.size() == 1 ? mid : cat(parts, d);
+  }
+  // reflect / replicate: pad from the whole dim, then crop (PyTorch's index maps).
+  const bool reflect = mode == PadMode::reflect;
+  if (pl > 0) parts.push_back(reflect ? flip(narrow(y, d, 1, pl), {d}) : expand_dim(narrow(y, d, 0, 1), d, pl));
+  parts.push_back(y);
+  if (pr > 0)
+    parts.push_back(reflect ? flip(narrow(y, d, size - 1 - pr, pr), {d})
+                            : expand_dim(narrow(y, d, size - 1, 1), d, pr));
+  Tensor z = parts.size() == 1 ? y : cat(parts, d);
+  return cl > 0 || cr > 0 ? narrow(z, d, cl, size + l + r) : z;
 }
 
 }  // namespace
 
-Tensor view(const Tensor& x, const Shape& shape_in) {
-  Shape shape = infer_shape(shape_in, x.numel(), x.shape(), "view");
-  auto st = view_strides(x.shape(), x.strides(), shape);
-  AG_CHECK(st.has_value(), ShapeError, "view: shape ", shape, " is not compatible with input shape ",
-           x.shape(), " and strides ", x.strides(), "; use reshape (it copies)");
-  return record_reshape_like("view", alias(x, shape, *st, x.offset()), x);
-}
-
-Tensor reshape(const Tensor& x, const Shape& shape_in) {
-  Shape shape = infer_shape(shape_in, x.numel(), x.shape(), "reshape");
-  if (auto st = view_strides(x.shape(), x.strides(), shape))
-    return record_reshape_like("reshape", alias(x, shape, *st, x.offset()), x);
-  return view(contiguous(x), shape);
-}
-
-Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
-  int64_t n = x.dim();
-  d0 = wrap_dim(d0, n, "transpose"), d1 = wrap_dim(d1, n, "transpose");
-  // A 0-d tensor (dims 0 or -1) is its own transpose, but still a recorded view.
-  if (n == 0) return record_reshape_like("transpose", alias(x, x.shape(), x.strides(), x.offset()), x);
-  Shape s = x.shape();
-  Strides st = x.strides();
-  std::swap(s[d0], s[d1]);
-  std::swap(st[d0], st[d1]);
-  return record("transpose", alias(x, s, st, x.offset()), {x}, [d0, d1](const Tensor& g, NeedsGrad) {
-    return Grads{transpose(g, d0, d1)};
-  });
-}
-
-Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
-  int64_t n = x.dim();
-  AG_CHECK(static_cast<int64_t>(dims.size()) == n, ShapeError, "permute: ", dims.size(),
-           " dims given for a tensor of shape ", x.shape());
-  std::vector<int64_t> p(dims.size()), inv(dims.size());
-  std::vector<bool> used(dims.size(), false);
-  Shape s;
-  Strides st;
-  for (int64_t i = 0; i < n; ++i) {
-    p[i] = wrap_dim(dims[i], n, "permute");
-    AG_CHECK(!used[p[i]], IndexError, "permute: dim ", dims[i], " repeats in the permutation (shape ",
-             x.shape(), ")");
-    used[p[i]] = true;
-    inv[p[i]] = i;
-    s.push_back(x.shape()[p[i]]);
-    st.push_back(x.strides()[p[i]]);
-  }
-  return record("permute", alias(x, s, st, x.offset()), {x}, [inv](const Tensor& g, NeedsGrad) {
-    return Grads{permute(g, inv)};
-  });
-}
-
-Tensor unsqueeze(const Tensor& x, int64_t dim) {
-  dim = wrap_dim(dim, x.dim() + 1, "unsqueeze");
-  Shape s = x.shape();
-  Strides st = x.strides();
-  int64_t stride = dim < x.dim() ? s[dim] * st[dim] : 1;
-  s.insert(dim, 1);
-  st.insert(dim, stride);
-  return record_reshape_like("unsqueeze", alias(x, s, st, x.offset()), x);
-}
-
-Tensor squeeze(const Tensor& x) {
-  Shape s;
-  Strides st;
-  for (int64_t d = 0; d < x.dim(); ++d)
-    if (x.shape()[d] != 1) s.push_back(x.shape()[d]), st.push_back(x.strides()[d]);
-  return record_reshape_like("squeeze", alias(x, s, st, x.offset()), x);
-}
-
-// Valid dims: [-ndim, ndim - 1], and -1 or 0 for a 0-d tensor (PyTorch).
-Tensor squeeze(const Tensor& x, int64_t dim) {
-  const int64_t lo = x.dim() > 0 ? -x.dim() : -1, hi = x.dim() > 0 ? x.dim() - 1 : 0;
-  AG_CHECK(dim >= lo && dim <= hi, IndexError, "squeeze: dim ", dim, " is out of range for shape ",
-           x.shape(), " (expected ", lo, " to ", hi, ")");
-  if (x.dim() == 0) return record_reshape_like("squeeze", alias(x, x.shape(), x.strides(), x.offset()), x);
-  dim = wrap_dim(dim, x.dim(), "squeeze");
-  Shape s = x.shape();
-  Strides st = x.strides();
-  if (s[dim] == 1) s.erase(dim), st.erase(dim);
-  return record_reshape_like("squeeze", alias(x, s, st, x.offset()), x);
-}
-
-Tensor expand(const Tensor& x, const Shape& shape) {
-  AG_CHECK(shape.size() >= x.dim(), ShapeError, "expand: shape ", shape,
-           " has fewer dims than the input shape ", x.shape());
-  int64_t lead = shape.size() - x.dim();
-  Shape s = shape;
-  Strides st = Dims::filled(shape.size(), 0);
-  for (int64_t i = 0; i < shape.size(); ++i) {
-    if (i < lead) {
-      AG_CHECK(shape[i] >= 0, ShapeError, "expand: new leading dim ", i, " cannot be ", shape[i],
-               " (input shape ", x.shape(), ")");
-      continue;
-    }
-    int64_t have = x.shape()[i - lead];
-    if (shape[i] == -1) s[i] = have;
-    AG_CHECK(s[i] >= 0, ShapeError, "expand: invalid size ", shape[i], " at dim ", i, " of ", shape,
-             " (input shape ", x.shape(), ")");
-    AG_CHECK(have == s[i] || have == 1, ShapeError, "expand: input shape ", x.shape(),
-             " cannot be expanded to ", shape, " (dim ", i, ": ", have, " vs ", s[i], ")");
-    st[i] = have == s[i] ? x.strides()[i - lead] : 0;
-  }
-  numel(s, "expand");  // a view allocates nothing, but its element count must fit in int64
-  return record("expand", alias(x, s, st, x.offset()), {x}, [xs = x.shape()](const Tensor& g, NeedsGrad) {
-    return Grads{sum_to(g, xs)};
-  });
-}
-
-// slice with Python's clamping of start and end; step > 0.
-Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
-  AG_CHECK(x.dim() > 0, ShapeError, "slice: cannot slice a 0-d tensor");
-  dim = wrap_dim(dim, x.dim(), "slice");
-  AG_CHECK(step > 0, ValueError, "slice: step must be positive, got ", step);
-  const int64_t n = x.shape()[dim];
-  auto clampi = [n](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
-  start = clampi(start), end = std::max(clampi(end), start);
-  auto make = [dim, start, end, step](const Tensor& t) {
-    Shape s = t.shape();
-    Strides st = t.strides();
-    s[dim] = end == start ? 0 : (end - start - 1) / step + 1;  // (end - start + step - 1) could overflow
-    // With one element or none the stride is never used (a huge step must not overflow it).
-    if (s[dim] > 1) st[dim] = t.strides()[dim] * step;
-    return alias(t, s, st, t.offset() + start * t.strides()[dim]);
-  };
-  return record_part_view("slice", x, make);
-}
-
-Tensor select(const Tensor& x, int64_t dim, int64_t index) {
-  AG_CHECK(x.dim() > 0, ShapeError, "select: cannot select from a 0-d tensor");
-  dim = wrap_dim(dim, x.dim(), "select");
-  const int64_t n = x.shape()[dim];
-  AG_CHECK(index >= -n && index < n, IndexError, "select: index ", index, " is out of range for dim ",
-           dim, " of size ", n, " (shape ", x.shape(), ")");
-  if (index < 0) index += n;
-  auto make = [dim, index](const Tensor& t) {
-    Shape s = t.shape();
-    Strides st = t.strides();
-    s.erase(dim);
-    st.erase(dim);
-    return alias(t, s, st, t.offset() + index * t.strides()[dim]);
-  };
-  return record_part_view("select", x, make);
-}
-
-Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
-  AG_CHECK(x.dim() > 0, ShapeError, "narrow: cannot narrow a 0-d tensor");
-  int64_t d = wrap_dim(dim, x.dim(), "narrow");
-  const int64_t n = x.shape()[d];
-  if (start < 0) start += n;
-  AG_CHECK(start >= 0 && length >= 0 && start + length <= n, IndexError, "narrow: start ", start,
-           " and length ", length, " do not fit in dim ", d, " of size ", n, " (shape ", x.shape(), ")");
-  return slice(x, d, start, start + length, 1);
-}
-
-Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
-  if (x.dim() == 0) {  // PyTorch: [1], with dims checked against the range [-1, 0]
-    wrap_dim(start_dim, 0, "flatten"), wrap_dim(end_dim, 0, "flatten");
-    return reshape(x, {1});
-  }
-  start_dim = wrap_dim(start_dim, x.dim(), "flatten");
-  end_dim = wrap_dim(end_dim, x.dim(), "flatten");
-  AG_CHECK(start_dim <= end_dim, ValueError, "flatten: start_dim ", start_dim, " is after end_dim ",
-           end_dim);
-  Shape s;
-  for (int64_t d = 0; d < x.dim(); ++d) {
-    if (d <= start_dim || d > end_dim) s.push_back(x.shape()[d]);
-    else AG_CHECK(!__builtin_mul_overflow(s[s.size() - 1], x.shape()[d], &s[s.size() - 1]), ShapeError,
-                  "flatten: shape ", x.shape(), " has too many elements (the count overflows int64)");
-  }
-  return reshape(x, s);
-}
-
+// ---- copies ---------------------------------------------------------------------------
 Tensor contiguous(const Tensor& x) {
   if (x.is_contiguous() && !wants_grad(x)) return x;
   Tensor out = x.is_contiguous() ? alias(x, x.shape(), x.strides(), x.offset()) : K::contiguous(x);
@@ -283,7 +137,7 @@ Tensor to(const Tensor& x, DType dtype) {
   });
 }
 
-// ---- cat / stack / split / chunk ----------------------------------------------------
+// ---- cat / stack ----------------------------------------------------------------------
 // out = [x0; x1; ...] along dim.   dx_i = the slice of g that x_i filled
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
   AG_CHECK(!xs.empty(), ValueError, "cat: needs at least one tensor");
@@ -336,31 +190,190 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t dim) {
   return cat(u, dim);
 }
 
-std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
-  dim = wrap_dim(dim, x.dim(), "split");
-  int64_t total = std::accumulate(sizes.begin(), sizes.end(), int64_t{0});
-  AG_CHECK(total == x.shape()[dim], ShapeError, "split: sizes add up to ", total, " but dim ", dim,
-           " of shape ", x.shape(), " has ", x.shape()[dim]);
-  std::vector<Tensor> parts;
-  int64_t at = 0;
-  for (int64_t n : sizes) parts.push_back(narrow(x, dim, at, n)), at += n;
-  return parts;
+// ---- flip / roll ----------------------------------------------------------------------
+// out = x reversed along dims (copied through a negative-stride alias).   dx = flip(g, dims)
+Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
+  const int64_t n = x.dim();
+  std::vector<bool> seen(static_cast<std::size_t>(std::max<int64_t>(n, 1)), false);
+  Strides st = x.strides();
+  int64_t offset = x.offset();
+  for (int64_t d : dims) {
+    int64_t w = wrap_dim(d, n, "flip");
+    AG_CHECK(!seen[std::size_t(w)], ValueError, "flip: dim ", w, " appears multiple times in the list of dims ",
+             list_str(dims));
+    seen[std::size_t(w)] = true;
+    if (n == 0 || x.shape()[w] == 0) continue;
+    offset += (x.shape()[w] - 1) * st[w];
+    st[w] = -st[w];
+  }
+  Tensor out = K::empty(x.shape(), x.dtype());
+  K::copy(alias(x, x.shape(), st, offset), out);
+  return record("flip", out, {x}, [dims](const Tensor& g, NeedsGrad) { return Grads{flip(g, dims)}; });
 }
 
-std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
-  AG_CHECK(split_size > 0, ValueError, "split: split_size must be positive, got ", split_size);
-  dim = wrap_dim(dim, x.dim(), "split");
-  std::vector<int64_t> sizes;
-  for (int64_t at = 0; at < x.shape()[dim]; at += split_size)
-    sizes.push_back(std::min(split_size, x.shape()[dim] - at));
-  return split(x, sizes, dim);
+// Composite: per dim, the last `shift` slices moved to the front with narrow + cat.
+Tensor roll(const Tensor& x, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims) {
+  AG_CHECK(!shifts.empty(), ValueError, "roll: `shifts` required");
+  AG_CHECK(shifts.size() == dims.size() || (dims.empty() && shifts.size() == 1), ValueError,
+           "roll: shifts and dimensions must align. shifts: ", shifts.size(), ", dims: ", dims.size());
+  if (dims.empty()) return reshape(roll(flatten(x), shifts, {0}), x.shape());
+  Tensor y = x;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = wrap_dim_nonscalar(dims[i], x.dim(), "roll");
+    int64_t n = x.shape()[d];
+    if (n == 0) continue;
+    int64_t s = ((shifts[i] % n) + n) % n;
+    if (s != 0) y = cat({narrow(y, d, n - s, s), narrow(y, d, 0, n - s)}, d);
+  }
+  return y.impl() == x.impl() ? clone(x) : y;
 }
 
-std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
-  AG_CHECK(chunks > 0, ValueError, "chunk: chunks must be positive, got ", chunks);
-  dim = wrap_dim(dim, x.dim(), "chunk");
-  int64_t n = x.shape()[dim];
-  return split(x, std::max<int64_t>((n + chunks - 1) / chunks, 1), dim);
+Tensor roll(const Tensor& x, int64_t shift, std::optional<int64_t> dim) {
+  return dim ? roll(x, std::vector<int64_t>{shift}, std::vector<int64_t>{*dim})
+             : roll(x, std::vector<int64_t>{shift}, std::vector<int64_t>{});
+}
+
+// ---- pad (torch.nn.functional.pad) ------------------------------------------------------
+// torch.nn.functional.pad. The constant mode is one op whose backward is the same pad
+// with the pads negated (cropping g back to x's shape); reflect, replicate and circular
+// are composites of narrow, flip, expand and cat, one padded dim at a time (the three
+// paddings are separable, so doing W, then H, then D gives PyTorch's corners).
+Tensor pad(const Tensor& x, const std::vector<int64_t>& p, PadMode mode, double value) {
+  const int64_t n = x.dim(), np = static_cast<int64_t>(p.size());
+  AG_CHECK(np % 2 == 0, ValueError, "pad: padding length must be divisible by 2, got ", np, " values ", list_str(p),
+           " for input shape ", x.shape());
+  AG_CHECK(np <= 2 * n, ValueError, "pad: padding length too large: ", np, " values ", list_str(p), " for input shape ",
+           x.shape(), " (at most 2 per dim)");
+  if (mode == PadMode::constant) return constant_pad(x, p, value);
+  const char* name = mode_name(mode);
+  AG_CHECK(value == 0.0, ValueError, "pad: padding mode \"", name, "\" doesn't take in value argument (got ", value,
+           ")");
+  const int64_t k = np / 2;
+  AG_CHECK(k >= 1 && k <= 3 && (n == k + 1 || n == k + 2), ShapeError,
+           "pad: only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now: ", name,
+           " padding of the last k = 1, 2 or 3 dims takes a (k+1)-d or (k+2)-d input; got ", np,
+           " padding values for input shape ", x.shape());
+  if (mode == PadMode::circular) {
+    AG_CHECK(n == k + 2, ShapeError, "pad: circular padding of the last ", k, " dims expects a ", k + 2,
+             "-d input (N, C, ...), got shape ", x.shape(), " (invalid padding size, expected ", 2 * (n - 2),
+             " but got ", np, ")");
+  } else {
+    for (int64_t d = 1; d < n; ++d)
+      AG_CHECK(x.shape()[d] != 0, ShapeError, "pad: ", name, " padding expects a ", k + 1, "-d or ", k + 2,
+               "-d (batch mode) tensor with possibly 0 batch size and other non-zero dimensions, got shape ",
+               x.shape());
+  }
+  Tensor y = x;
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t d = n - 1 - i, l = p[std::size_t(2 * i)], r = p[std::size_t(2 * i + 1)];
+    const int64_t size = x.shape()[d], out = size + l + r;
+    const char* letter = i == 0 ? "W" : i == 1 ? "H" : "D";
+    if (mode == PadMode::reflect)
+      AG_CHECK(l < size && r < size, ValueError, "pad: Argument #", 4 + 2 * i,
+               ": Padding size should be less than the corresponding input dimension, but got: padding (", l, ", ", r,
+               ") at dimension ", d, " of input ", x.shape());
+    if (mode == PadMode::circular) {
+      AG_CHECK(l <= size && r <= size, ValueError,
+               "pad: Padding value causes wrapping around more than once: padding (", l, ", ", r, ") at dimension ", d,
+               " of input ", x.shape());
+      AG_CHECK(out >= 0, ShapeError, "pad: Negative padding value is resulting in an empty dimension: padding (", l,
+               ", ", r, ") at dimension ", d, " of input ", x.shape());
+      const int64_t m = size - std::max<int64_t>(-l, 0) - std::max<int64_t>(-r, 0);
+      AG_CHECK(out == 0 || (l <= m && r <= m), ValueError, "pad: circular padding (", l, ", ", r, ") at dimension ", d,
+               " wraps the ", m, " elements left after cropping more than once (input ", x.shape(), ")");
+    } else {
+      AG_CHECK(out >= 1, ShapeError, "pad: input (", letter, ": ", size, ") is too small. Calculated output ", letter,
+               ": ", out, " (", name, " padding ", list_str(p), " of input ", x.shape(), ")");
+    }
+    y = pad_dim(y, d, l, r, mode);
+  }
+  // PyTorch always returns new memory (all-zero pads and pure crops included).
+  return y.shares_storage(x) ? clone(y) : y;
+}
+
+Tensor pad(const Tensor& x, const PadFuncOptions& options) {
+  return pad(x, options.pad(), options.mode(), options.value());
+}
+
+// ---- repetition -----------------------------------------------------------------------
+// Composite: x reshaped to repeats.size() dims, then each repeated dim d becomes
+// (r, s_d) by unsqueeze + expand and is merged back by reshape (which copies).
+Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats) {
+  const int64_t m = static_cast<int64_t>(repeats.size()), n = x.dim();
+  AG_CHECK(m >= n, ShapeError,
+           "repeat: number of dimensions of repeat dims can not be smaller than number of dimensions of "
+           "tensor (repeats ",
+           list_str(repeats), ", input shape ", x.shape(), ")");
+  std::vector<int64_t> padded, out;
+  for (int64_t i = 0; i < m; ++i) {
+    padded.push_back(i < m - n ? 1 : x.shape()[i - (m - n)]);
+    out.push_back(padded.back() * repeats[std::size_t(i)]);
+  }
+  for (int64_t s : out)
+    AG_CHECK(s >= 0, ValueError, "repeat: trying to create tensor with negative dimension ", s, ": ", list_str(out),
+             " (repeats ", list_str(repeats), ", input shape ", x.shape(), ")");
+  Tensor y = reshape(x, Shape(padded));
+  bool copied = false;
+  for (int64_t d = 0; d < m; ++d) {
+    int64_t r = repeats[std::size_t(d)];
+    if (r == 1) continue;
+    Shape e = y.shape();
+    e.insert(d, r);
+    Shape merged = y.shape();
+    merged[d] *= r;
+    y = reshape(expand(unsqueeze(y, d), e), merged);
+    copied = true;
+  }
+  return copied ? y : clone(y);
+}
+
+Tensor tile(const Tensor& x, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> r = dims;
+  if (static_cast<int64_t>(r.size()) < x.dim()) r.insert(r.begin(), std::size_t(x.dim()) - r.size(), 1);
+  return repeat(x, r);
+}
+
+Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t> dim) {
+  AG_CHECK(repeats >= 0, ValueError, "repeat_interleave: repeats can not be negative, got ", repeats);
+  if (!dim) return interleave(flatten(x), 0, repeats);
+  return interleave(x, wrap_dim_nonscalar(*dim, x.dim(), "repeat_interleave"), repeats);
+}
+
+// Per-slice counts: index_select with each index i written repeats[i] times.
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim) {
+  AG_CHECK(repeats.dtype() == DType::i64 || repeats.dtype() == DType::i32, DTypeError,
+           "repeat_interleave: repeats must be an integer tensor (i64), got ", repeats.dtype(), " with shape ",
+           repeats.shape());
+  AG_CHECK(repeats.dim() <= 1, ShapeError, "repeat_interleave: repeats must be 0-dim or 1-dim tensor, got shape ",
+           repeats.shape());
+  std::vector<int64_t> r = repeats.to_vector<int64_t>();
+  for (int64_t v : r) AG_CHECK(v >= 0, ValueError, "repeat_interleave: repeats can not be negative, got ", list_str(r));
+  if (r.size() == 1) return repeat_interleave(x, r[0], dim);
+  Tensor y = dim ? x : flatten(x);
+  int64_t d = dim ? wrap_dim_nonscalar(*dim, x.dim(), "repeat_interleave") : 0;
+  AG_CHECK(static_cast<int64_t>(r.size()) == y.shape()[d], ShapeError,
+           "repeat_interleave: repeats must have the same size as input along dim: ", r.size(), " repeats for dim ", d,
+           " of shape ", y.shape());
+  std::vector<int64_t> index;
+  for (std::size_t i = 0; i < r.size(); ++i) index.insert(index.end(), std::size_t(r[i]), int64_t(i));
+  return index_select(y, d, Tensor::from_vector(index));
+}
+
+// ---- triangles and diag ----------------------------------------------------------------
+Tensor tril(const Tensor& x, int64_t k) { return triangle("tril", x, k, true); }
+Tensor triu(const Tensor& x, int64_t k) { return triangle("triu", x, k, false); }
+
+Tensor diag(const Tensor& x, int64_t diagonal_index) {
+  AG_CHECK(x.dim() == 1 || x.dim() == 2, ShapeError, "diag: matrix or a vector expected, got shape ", x.shape());
+  const int64_t k = diagonal_index;
+  if (x.dim() == 2) {
+    // PyTorch 1.13 accepts offsets up to the matrix edge (an empty diagonal) and fails beyond.
+    AG_CHECK(k >= -x.shape()[0] && k <= x.shape()[1], ValueError, "diag: diagonal ", k,
+             " is out of range for a matrix of shape ", x.shape());
+    return clone(diagonal(x, k, 0, 1));
+  }
+  const int64_t m = x.numel() + std::abs(k);
+  return diagonal_embed("diag", x, Shape{m, m}, k, 0, 1);
 }
 
 }  // namespace ag

@@ -2,6 +2,9 @@
 // masked query, into NaN). Backward from the saved output y:
 //   softmax:      dx = y * (g - sum(g * y))
 //   log_softmax:  dx = g - exp(y) * sum(g)
+// softmin is a composite: softmax(-x).
+#include "attograd/ops/softmax.h"
+
 #include "op_util.h"
 
 namespace ag {
@@ -22,5 +25,10 @@ static Tensor softmax_op(const Tensor& x, int64_t dim, bool log) {
 
 Tensor softmax(const Tensor& x, int64_t dim) { return softmax_op(x, dim, false); }
 Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_op(x, dim, true); }
+
+Tensor softmin(const Tensor& x, int64_t dim) {
+  check_float(x, "softmin");
+  return softmax(neg(x), dim);
+}
 
 }  // namespace ag

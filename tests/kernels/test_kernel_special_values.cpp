@@ -1,5 +1,6 @@
-// Every unary and binary kernel (ops/kernels/kernels.h), through the public ops, against
-// a scalar std:: reference on special values: +-0, +-inf, NaN, denormals, extremes, ties.
+// Every unary function (PW::map's vector and scalar forms, kernels/pointwise.h) and binary
+// kernel (kernels/kernels.h), through the public ops, against a scalar std:: reference
+// on special values: +-0, +-inf, NaN, denormals, extremes, ties.
 // Each row length runs from 1 to 2W + 1 (W: the widest xsimd batch, f32 and f64), and
 // each special value sits at every position of a row, so the vector body and the scalar
 // tail both see it. Layouts: contiguous rows, strided rows (scalar path), a 0-d operand

@@ -69,7 +69,7 @@ float gelu_ref(float x, bool tanh_form) {
   return (x * 0.5f) * (1.0f + static_cast<float>(std::erf(static_cast<double>(x * alpha))));
 }
 
-// gelu'(x) in float64 (the derivation in ops/elementwise.cpp).
+// gelu'(x) in float64 (the derivation in ops/activation.cpp).
 double dgelu_ref(double x, bool tanh_form) {
   const double k = std::numbers::sqrt2 * (2.0 * std::numbers::inv_sqrtpi) * 0.5, c = 0.044715;
   if (tanh_form) {

@@ -240,7 +240,7 @@ TEST_CASE("properties: input deletion in masked multi-head self-attention") {
 }
 
 // nn/ATTENTION.md, property 8: not a property of attention itself but the library's rule for the limit it leaves open
-// (nn_ops.h): a query row with every key masked gives a zero output row (PyTorch gives
+// (attograd/ops/attention.h): a query row with every key masked gives a zero output row (PyTorch gives
 // NaN) and zero, finite gradients; it contributes nothing to dK and dV, which therefore
 // equal those of the same attention with that query deleted.
 TEST_CASE("properties: a fully masked query row gives zeros and zero finite gradients") {

@@ -1,5 +1,5 @@
-// Losses and distances (attograd/ops/loss.h, nn_ops.h's losses, nn/loss.h): PyTorch 1.13
-// values at the cases the op table's gradcheck cannot judge (class weights with
+// Losses and distances (attograd/ops/loss.h, normalize of attograd/ops/norm.h, nn/loss.h):
+// PyTorch 1.13 values at the cases the op table's gradcheck cannot judge (class weights with
 // ignore_index and label smoothing, clamped logs, zero vectors, infinities, NaN), error
 // paths, and the loss modules. Literals marked "torch 1.13" were printed once by
 // /usr/bin/python3 with torch 1.13 (float64 unless said otherwise).

@@ -152,7 +152,7 @@ TEST_CASE("parity: masked softmax rows of nn/ATTENTION.md") {
 // ignore_index 0, label_smoothing 0.1, mean over the targets not ignored). No padding_idx:
 // token 0 occurs and its embedding row has a gradient in the fixture.
 // PyTorch 1.13 (LossNLL.cpp, cross_entropy_loss_label_smoothing) divides the smoothing
-// term's sum by the number of targets not ignored, as ops/losses.cpp does; dividing by all
+// term's sum by the number of targets not ignored, as ops/loss.cpp does; dividing by all
 // N*d targets would give 2.5944 instead of the stored 2.6116.
 TEST_CASE("parity: embedding, linear, layer_norm, cross_entropy with label smoothing") {
   const test_util::Fixture f = test_util::load_fixture("layers_and_loss");

@@ -1,5 +1,5 @@
-// Pointwise math and activations (ops/math.cpp, ops/activation.cpp, nn/activation.h):
-// PyTorch 1.13's values at special inputs (tests/pointwise_specials.h), gradients at
+// Pointwise math and activations (ops/unary.cpp, ops/binary.cpp, ops/activation.cpp,
+// nn/activation.h): PyTorch 1.13's values at special inputs (tests/ops/pointwise_specials.h), gradients at
 // kinks, binary ops' special cases, errors, and the nn modules.
 #include <doctest/doctest.h>
 
@@ -57,8 +57,8 @@ int64_t ulps(T a, T b) {
 
 using UnaryFn = std::function<Tensor(const Tensor&)>;
 // The ops of pointwise_specials.h by name; `exact` ones must match bit for bit.
-// `known` marks ops defined in ops/elementwise.cpp and kernels/unary.cpp, checked in their
-// own case: sign (torch gives 0 for -0 and NaN) and gelu (erf is std::erf, as torch's).
+// `known` marks the ops checked in a case of their own: sign (torch gives 0 for -0 and
+// NaN) and gelu (erf is std::erf, as torch's).
 struct SpecialOp {
   UnaryFn fn;
   bool exact = false;
@@ -177,7 +177,7 @@ TEST_CASE("pointwise gradients match torch 1.13 at the special values") {
   }
 }
 
-// sign and gelu live in ops/elementwise.cpp and kernels/unary.cpp (see SpecialOp).
+// sign and gelu, the `known` ops of SpecialOp.
 TEST_CASE("sign and gelu (erf) match torch 1.13 at special values") {
   check_all_specials(true);
 }

@@ -1,7 +1,7 @@
 // Type promotion against PyTorch 1.13: for every pair of operands from {bool, i32, i64,
 // f32, f64} x {dimensioned tensor (3,), 0-d tensor} plus Python-like bool / int / float
 // scalars, the result dtype and values of add, mul, div, eq, lt and where, from the table
-// tools/type_promotion_reference.py generated (tests/type_promotion_table.inc). Then
+// tools/type_promotion_reference.py generated (tests/ops/type_promotion_table.inc). Then
 // gradients of mixed-dtype ops come back in each input's own dtype.
 #include <doctest/doctest.h>
 

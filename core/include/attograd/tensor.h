@@ -225,7 +225,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t);
 /// torch.allclose: a and b broadcast (ShapeError otherwise) and everywhere a == b or
 /// |a - b| <= atol + rtol * |b| with |a - b| finite (so infinities equal only themselves);
 /// NaNs are equal only with equal_nan. Mixed or integer dtypes compare in f64 (PyTorch
-/// requires one dtype). Defined in ops/math.cpp beside isclose.
+/// requires one dtype). Defined in ops/comparison.cpp beside isclose.
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
               bool equal_nan = false);
 

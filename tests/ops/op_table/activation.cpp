@@ -6,6 +6,9 @@
 namespace op_table {
 AG_OP_TABLE(activation) {
   return {
+      {"relu", {{3, 4}}, [](auto& x) { return relu(x[0]); }, distinct},
+      {"relu strided", {{3, 4}}, [](auto& x) { return relu(x[0]); }, strided},
+      {"sigmoid", {{3, 4}}, [](auto& x) { return sigmoid(x[0]); }},
       {"silu", {{3, 4}}, [](auto& x) { return silu(x[0]); }},
       {"silu transposed", {{3, 4}}, [](auto& x) { return silu(x[0]); }, transposed},
       {"softplus", {{3, 4}}, [](auto& x) { return softplus(x[0]); }},
@@ -27,8 +30,14 @@ AG_OP_TABLE(activation) {
       {"logsigmoid", {{3, 4}}, [](auto& x) { return logsigmoid(x[0]); }},
       {"logsigmoid large values", {{3, 4}}, [](auto& x) { return logsigmoid(x[0] * 50.0); }},
       {"softsign", {{3, 4}}, [](auto& x) { return softsign(x[0]); }, distinct},
-      {"softmin dim", {{3, 4}}, [](auto& x) { return softmin(x[0], 1); }},
-      {"softmin negative dim", {{2, 3, 4}}, [](auto& x) { return softmin(x[0], -2); }},
+
+      // ---- GELU ----
+      {"gelu none", {{3, 4}}, [](auto& x) { return gelu(x[0]); }},
+      {"gelu tanh", {{3, 4}}, [](auto& x) { return gelu(x[0], GeluApprox::tanh); }},
+      {"gelu non-contiguous", {{3, 4}}, [](auto& x) { return gelu(x[0]); }, transposed},
+      {"gelu_backward none", {{3, 4}, {3, 4}}, [](auto& x) { return gelu_backward(x[0], x[1]); }},
+      {"gelu_backward tanh", {{3, 4}, {3, 4}},
+       [](auto& x) { return gelu_backward(x[0], x[1], GeluApprox::tanh); }},
       {"gelu string tanh", {{3, 4}}, [](auto& x) { return gelu(x[0], std::string("tanh")); }},
   };
 }

@@ -1,11 +1,26 @@
-// Op table lines: scatter family, masked indexing and one_hot (ops/scatter.cpp).
-// Scatter lines use indices that do not repeat within a column (dim 0) or row (dim 1):
-// with repeats, scatter's result is PyTorch-undefined and not differentiable in src.
+// Op table lines: indexing (ops/indexing.cpp): gathers, embedding, the scatter family,
+// masked indexing and one_hot. Scatter lines use indices that do not repeat within a
+// column (dim 0) or row (dim 1): with repeats, scatter's result is PyTorch-undefined and
+// not differentiable in src.
 #include "op_table.h"
 
 namespace op_table {
 AG_OP_TABLE(indexing) {
   return {
+      {"index_select repeated ids", {{4, 3}},
+       [](auto& x) { return index_select(x[0], 0, i64({2, 0, 2}, {3})); }},
+      {"index_select negative dim non-contiguous", {{3, 4}},
+       [](auto& x) { return index_select(x[0], -1, i64({3, 1, 1, 0, 3}, {5})); }, transposed},
+      {"gather dim 1 repeated", {{3, 4}},
+       [](auto& x) { return gather(x[0], 1, i64({0, 0, 3, 2, 1, 2}, {3, 2})); }},
+      {"gather dim 0 non-contiguous", {{3, 4}},
+       [](auto& x) { return gather(x[0], 0, i64({2, 0, 1, 1, 0, 0, 2, 2}, {2, 4})); }, transposed},
+      {"embedding repeated ids", {{5, 3}},
+       [](auto& x) { return embedding(i64({1, 4, 1, 0, 1, 2}, {2, 3}), x[0]); }},
+      {"embedding i32 ids non-contiguous weight", {{5, 3}},
+       [](auto& x) { return embedding(i64({3, 3, 0}, {3}).to(DType::i32), x[0]); }, transposed},
+      {"embedding padding_idx (not among the ids)", {{5, 3}},
+       [](auto& x) { return embedding(i64({1, 4, 1}, {3}), x[0], 2); }},
       {"scatter dim 0 src", {{3, 4}, {2, 4}},
        [](auto& x) { return scatter(x[0], 0, i64({0, 2, 1, 2, 2, 0, 0, 1}, {2, 4}), x[1]); }},
       {"scatter dim 1 src larger than index", {{3, 4}, {3, 5}},
@@ -47,6 +62,8 @@ AG_OP_TABLE(indexing) {
        [](auto& x) { return mul(x[0], one_hot(i64({0, 3, 1, 2, 2, 3}, {2, 3})).to(DType::f64)); }},
       {"sum of x times one_hot with num_classes", {{4, 5}},
        [](auto& x) { return sum(x[0] * one_hot(i64({4, 0, 2, 2}, {4}), 5).to(DType::f64), {1}); }},
+      {"masked_fill broadcast mask", {{3, 4}},
+       [](auto& x) { return masked_fill(x[0], bools({0, 1, 0, 1}, {4}), -7.0); }},
   };
 }
 

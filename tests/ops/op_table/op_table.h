@@ -1,7 +1,8 @@
 #pragma once
-// The op table: one line per differentiable op (or per interesting case of one). Each
-// family file in tests/op_table/ registers its lines with AG_OP_TABLE; test_ops.cpp runs
-// every line: the forward on seeded float64 inputs that require grad, a central-
+// The op table: one line per differentiable op (or per interesting case of one). It
+// mirrors the op families (ops/README.md): tests/ops/op_table/<family>.cpp registers the
+// lines of the ops in attograd/ops/<family>.h with AG_OP_TABLE(<family>). test_ops.cpp
+// runs every line: the forward on seeded float64 inputs that require grad, a central-
 // difference gradcheck, and a gradgradcheck (double backward) unless the line opts out.
 // Adding an op adds one line to its family's file.
 #include <attograd/attograd.h>
@@ -77,13 +78,15 @@ struct OpCase {
   Init init = normal;
   // false where the op has no second derivative to check (say why beside the line).
   bool gradgrad = true;
+  // The family that registered the line (set by the registry, not by the line).
+  const char* family = "";
 };
 
 // Registers a family's lines; test_ops runs all of them.
 struct Family {
   Family(const char* name, std::vector<OpCase> (*make)());
 };
-// AG_OP_TABLE(shape) { return {...lines...}; } in a family file.
+// AG_OP_TABLE(shape) { return {...lines...}; } in tests/ops/op_table/shape.cpp.
 #define AG_OP_TABLE(family)                                          \
   static std::vector<op_table::OpCase> op_table_##family();         \
   static const op_table::Family op_table_family_##family(#family, \

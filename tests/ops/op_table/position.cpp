@@ -1,8 +1,7 @@
-// Op table lines: rotary position embedding (with its table builder) and RMS norm.
+// Op table lines: rotary position embedding with its table builder (ops/position.cpp).
 #include "op_table.h"
 
 namespace op_table {
-
 AG_OP_TABLE(position) {
   return {
       // x (B, h, L, d) with the HF tables for positions 0 .. L-1 (d 4: two frequencies).
@@ -32,17 +31,6 @@ AG_OP_TABLE(position) {
          auto [c, s] = rotary_cos_sin(3, 4, 10000.0, 1, DType::f64);
          return rotary_embedding(x[0], c, s);
        },
-       transposed},
-  };
-}
-
-AG_OP_TABLE(rms_norm) {
-  return {
-      {"rms_norm (default eps: finfo eps)", {{3, 4}}, [](auto& x) { return rms_norm(x[0], {4}); }},
-      {"rms_norm weight eps 1e-6", {{3, 4}, {4}}, [](auto& x) { return rms_norm(x[0], {4}, x[1], 1e-6); }},
-      {"rms_norm 2-D normalized_shape", {{2, 2, 3}, {2, 3}},
-       [](auto& x) { return rms_norm(x[0], {2, 3}, x[1], 1e-5); }},
-      {"rms_norm non-contiguous", {{3, 4}, {4}}, [](auto& x) { return rms_norm(x[0], {4}, x[1]); },
        transposed},
   };
 }

@@ -1,12 +1,20 @@
-// Op table lines: sampling (ops/random.cpp). multinomial has no gradient (its indices
-// are discrete); the line differentiates through it the way a sampler does: the
-// probabilities gathered at the drawn classes. The generator is seeded inside the line,
-// so every gradcheck evaluation draws the same classes.
+// Op table lines: dropout and sampling (ops/random.cpp). The generators are seeded inside
+// the lines, so every gradcheck evaluation draws the same mask and classes. multinomial
+// has no gradient (its indices are discrete); its line differentiates through it the way
+// a sampler does: the probabilities gathered at the drawn classes.
 #include "op_table.h"
 
 namespace op_table {
 AG_OP_TABLE(random) {
   return {
+      {"dropout p=0.3", {{3, 4}},
+       [](auto& x) {
+         static Generator gen;
+         gen.manual_seed(7);  // the same mask on every evaluation
+         return dropout(x[0], 0.3, true, &gen);
+       }},
+      {"dropout eval (identity)", {{3, 4}}, [](auto& x) { return dropout(x[0], 0.3, false); }},
+      {"dropout p=1", {{3, 4}}, [](auto& x) { return dropout(x[0], 1.0, true); }},
       {"multinomial (gather of softmax probs at 2 classes drawn without replacement)",
        {{3, 5}},
        [](auto& x) {

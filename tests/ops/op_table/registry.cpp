@@ -18,7 +18,10 @@ const std::vector<OpCase>& all() {
   static const std::vector<OpCase> table = [] {
     std::vector<OpCase> t;
     for (auto& [name, make] : families())
-      for (OpCase& c : make()) t.push_back(std::move(c));
+      for (OpCase& c : make()) {
+        c.family = name.c_str();
+        t.push_back(std::move(c));
+      }
     return t;
   }();
   return table;

@@ -1,14 +1,17 @@
 #pragma once
 /// \file
 /// Activation modules (nn::SiLU, nn::Softplus, ...), each a thin holder over its
-/// functional form in <attograd/ops/pointwise.h> (LibTorch's names and options).
+/// functional form in <attograd/ops/activation.h> and <attograd/ops/softmax.h> (LibTorch's
+/// names and options), also under nn::functional.
 /// Example: nn::Softplus sp(nn::SoftplusOptions().beta(2).threshold(10));  Tensor y = sp(x);
 #include <cstdint>
 #include <ostream>
 
+#include "attograd/nn/functional.h"
 #include "attograd/nn/module.h"
-#include "attograd/nn_ops.h"
-#include "attograd/ops/pointwise.h"
+#include "attograd/ops/activation.h"
+#include "attograd/ops/softmax.h"
+#include "attograd/ops/unary.h"
 
 namespace ag::nn {
 
@@ -279,21 +282,3 @@ class LogSoftmaxImpl : public Module {
 AG_MODULE(LogSoftmax);
 
 }  // namespace ag::nn
-
-// The functional forms, also under nn::functional (LibTorch's layout).
-namespace ag::nn::functional {
-using ag::celu;
-using ag::elu;
-using ag::hardsigmoid;
-using ag::hardswish;
-using ag::hardtanh;
-using ag::leaky_relu;
-using ag::logsigmoid;
-using ag::mish;
-using ag::relu6;
-using ag::selu;
-using ag::silu;
-using ag::softmin;
-using ag::softplus;
-using ag::softsign;
-}  // namespace ag::nn::functional

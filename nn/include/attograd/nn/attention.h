@@ -17,7 +17,7 @@ struct AttentionArgs {
   Tensor key_padding_mask;    ///< bool (B, S): true = IGNORE this key (torch.nn.MultiheadAttention's
                               /// meaning); the negation of padding_mask. Give one or the other.
   bool causal = false;        ///< also apply causal_mask(L, S, causal_variant)
-  CausalVariant causal_variant = CausalVariant::upper_left;  ///< see attograd/nn_ops.h
+  CausalVariant causal_variant = CausalVariant::upper_left;  ///< see attograd/ops/attention.h
   bool need_weights = false;  ///< also return per-head weights (B, h, L, S)
 };
 

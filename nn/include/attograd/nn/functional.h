@@ -1,34 +1,28 @@
 #pragma once
 /// \file
-/// nn::functional: the stateless forms the modules delegate to (LibTorch's layout).
-#include "attograd/nn_ops.h"
-#include "attograd/ops/loss.h"
+/// nn::functional: the stateless forms the modules delegate to (LibTorch's layout:
+/// `namespace F = ag::nn::functional; F::gelu(x, "tanh")`).
+///
+/// Complete by construction: the namespace nominates all of ag, so every op reaches it
+/// as ag::nn::functional::NAME the moment it is declared in its family header, with no
+/// list to keep in step by hand (the lists it replaces, spread over three headers, had
+/// missed sigmoid, one_hot, the attention masks, SdpaOptions and GeluApprox). A qualified
+/// F::name finds the ag declaration through the using-directive. The price is that F::
+/// also reaches ag's non-functional names (F::add, F::Tensor), which LibTorch's does not;
+/// that is harmless.
+///
+/// A functional-only name (one that ag itself lacks) is declared here as usual. A
+/// functional-only overload of a name that ag has, though, would hide ag's overloads from
+/// F::name (a declaration in this namespace stops qualified lookup before the directive),
+/// so it must come with `using ag::NAME;` beside it.
+///
+/// test_ops checks the promise: a source generated from the op family headers whose ops
+/// are functional forms (activation, attention, loss, norm, position, softmax) and from
+/// the functional ops of other families (dropout, embedding, linear, one_hot, pad; see
+/// tests/functional_names.cmake) names each op and option type as
+/// ag::nn::functional::NAME, so test_ops stops compiling if one is not reachable.
+#include "attograd/ops.h"
 
 namespace ag::nn::functional {
-
-using ag::binary_cross_entropy;
-using ag::binary_cross_entropy_with_logits;
-using ag::cosine_similarity;
-using ag::cross_entropy;
-using ag::CrossEntropyOptions;
-using ag::dropout;
-using ag::embedding;
-using ag::gelu;
-using ag::huber_loss;
-using ag::kl_div;
-using ag::KLDivReduction;
-using ag::l1_loss;
-using ag::layer_norm;
-using ag::linear;
-using ag::log_softmax;
-using ag::mse_loss;
-using ag::nll_loss;
-using ag::NLLOptions;
-using ag::normalize;
-using ag::Reduction;
-using ag::relu;
-using ag::scaled_dot_product_attention;
-using ag::smooth_l1_loss;
-using ag::softmax;
-
+using namespace ag;  // NOLINT(google-build-using-namespace): the point of this header
 }  // namespace ag::nn::functional

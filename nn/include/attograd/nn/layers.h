@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "attograd/nn/module.h"
-#include "attograd/nn_ops.h"
+#include "attograd/ops.h"
 
 namespace ag::nn {
 

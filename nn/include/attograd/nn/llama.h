@@ -9,9 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "attograd/nn/functional.h"
 #include "attograd/nn/layers.h"
 #include "attograd/nn/module.h"
-#include "attograd/nn_ops.h"
+#include "attograd/ops/norm.h"
 #include "attograd/ops/position.h"
 
 namespace ag::nn {
@@ -118,9 +119,3 @@ class SwiGLUImpl : public Module {
 AG_MODULE(SwiGLU);
 
 }  // namespace ag::nn
-
-namespace ag::nn::functional {
-using ag::rms_norm;
-using ag::rotary_cos_sin;
-using ag::rotary_embedding;
-}  // namespace ag::nn::functional

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Loss modules (LibTorch's names and options), each a thin holder over its functional
-/// form in <attograd/ops/loss.h> / <attograd/nn_ops.h>:
+/// form in <attograd/ops/loss.h> (also under nn::functional):
 ///   nn::CrossEntropyLoss ce(nn::CrossEntropyLossOptions().ignore_index(0).label_smoothing(0.1));
 ///   Tensor loss = ce(logits, targets);
 /// Class weights (and BCEWithLogitsLoss's pos_weight) are buffers named as in PyTorch

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// Differentiable collectives, for model parallelism across the ranks of ag::dist
-/// (attograd/dist.h). In a world of one process each is the identity.
+/// Differentiable collectives (ops/distributed.cpp), for model parallelism across the
+/// ranks of ag::dist (attograd/dist.h). In a world of one process each is the identity.
 ///
 /// Which backward is right depends on what the ranks hold downstream, so there are two
 /// families, named as where they come from:

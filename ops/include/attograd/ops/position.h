@@ -1,17 +1,18 @@
 #pragma once
 /// \file
-/// Rotary position embedding (RoPE; Su et al. 2021), in the layout of Hugging Face's
-/// LLaMA ("rotate_half"): the head dim d is split into halves x = [x1, x2], and pair
-/// (x1[i], x2[i]) is rotated by the angle pos * inv_freq[i], inv_freq[i] = base^(-2i/d),
-/// i < d/2. With cos/sin tables whose two halves repeat the same d/2 angles,
+/// Rotary position embedding (RoPE; Su et al. 2021) (ops/position.cpp), in the layout of
+/// Hugging Face's LLaMA ("rotate_half"): the head dim d is split into halves x = [x1, x2],
+/// and pair (x1[i], x2[i]) is rotated by the angle pos * inv_freq[i],
+/// inv_freq[i] = base^(-2i/d), i < d/2. With cos/sin tables whose two halves repeat the same d/2 angles,
 ///   out = x * cos + rotate_half(x) * sin,   rotate_half([x1, x2]) = [-x2, x1].
 /// Because a rotation by pos_q applied to q and by pos_k applied to k leaves
 /// q . k depending on pos_q - pos_k only, attention scores see relative positions.
 /// Shape legend: B batch, h heads, L positions (query or key length), d head dim.
+#include <cstdint>
 #include <optional>
 #include <utility>
 
-#include "attograd/ops.h"
+#include "attograd/tensor.h"
 
 namespace ag {
 

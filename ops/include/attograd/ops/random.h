@@ -1,12 +1,18 @@
 #pragma once
 /// \file
-/// Sampling from tensors (ops/random.cpp). Draws come from `gen`, or the default
-/// generator when it is null, so a seeded Generator repeats them exactly.
+/// Ops that draw random numbers (ops/random.cpp): dropout and sampling. Draws come from
+/// `gen`, or the default generator when it is null, so a seeded Generator repeats them
+/// exactly.
 #include <cstdint>
 
-#include "attograd/ops.h"
+#include "attograd/generator.h"
+#include "attograd/tensor.h"
 
 namespace ag {
+
+/// Zeroes each element with probability p and scales the rest by 1/(1-p) when training.
+/// Its backward (g * saved mask) is differentiable, so double backward works as is.
+Tensor dropout(const Tensor& x, double p, bool training, Generator* gen = nullptr);
 
 /// torch.multinomial: probs (C) or (N, C), non-negative and finite weights (rows need not
 /// sum to 1, but must not sum to 0) -> i64 class indices (num_samples) or (N, num_samples).

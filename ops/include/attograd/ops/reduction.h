@@ -1,22 +1,28 @@
 #pragma once
 /// \file
-/// Reductions, scans and sorting beyond ops.h's core set (ops/reduce_more.cpp, ops/scan.cpp,
-/// ops/sort.cpp). PyTorch 1.13's names, defaults and gradients, ties and NaN included.
-/// Ops returning (values, indices) return std::pair, like max(x, dim) in ops.h (LibTorch
-/// returns std::tuple); indices are i64.
+/// Reductions (ops/reduction.cpp): dims may be negative; {} with keepdim = false reduces
+/// every dim. PyTorch 1.13's names, defaults and gradients, ties and NaN included. Ops
+/// returning (values, indices) return std::pair (LibTorch returns std::tuple); indices
+/// are i64.
 #include <cstdint>
 #include <utility>
 #include <vector>
 
-#include "attograd/ops.h"
+#include "attograd/tensor.h"
 
 namespace ag {
 
-// ---- reductions (ops/reduce_more.cpp); dims may be negative; {} = all dims ----
-/// Max (min) over dims; NaN propagates. The gradient is split evenly among the elements
-/// equal to the result (a NaN result gives NaN gradients along its reduced dims, as PyTorch).
-Tensor amax(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
-Tensor amin(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);  ///< as amax, the minimum
+// ---- sums and moments ----
+Tensor sum(const Tensor& x);  ///< shape []: every element; bool and integers sum in i64
+/// Over dims (each dim dropped, or kept as 1 with keepdim); {} = every dim.
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
+Tensor mean(const Tensor& x);  ///< shape []: every element; floating dtypes only
+/// Over dims (each dim dropped, or kept as 1 with keepdim); {} = every dim.
+Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
+/// var with `correction` (1 = unbiased, the default as in PyTorch; 0 = biased).
+Tensor var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction = 1,
+           bool keepdim = false);
+Tensor var(const Tensor& x);  ///< over all elements, unbiased (var(x, {}, 0) for biased)
 /// sqrt(var(x, dims, correction)); the gradient is 0 where the result is 0 (PyTorch).
 /// Call it as ag::std (like torch::std): a bare std(...) is ambiguous with namespace std.
 Tensor std(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction = 1, bool keepdim = false);
@@ -27,6 +33,25 @@ std::pair<Tensor, Tensor> var_mean(const Tensor& x, const std::vector<int64_t>& 
 /// (std, mean) over dims, as torch.std_mean.
 std::pair<Tensor, Tensor> std_mean(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction = 1,
                                    bool keepdim = false);
+/// log(sum(exp(x))) over dims, shifted by the max so that large inputs do not overflow.
+Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
+/// Sums g down to `shape` (undoes broadcasting): the one helper every backward uses.
+Tensor sum_to(const Tensor& g, const Shape& shape);
+
+// ---- extremes ----
+/// Values and indices (i64) along dim; the gradient goes to the arg element.
+std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);
+std::pair<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim = false);  ///< as max
+Tensor max(const Tensor& x);  ///< over all elements
+Tensor min(const Tensor& x);  ///< over all elements
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);  ///< i64 indices, dim removed
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim = false);  ///< i64 indices, dim removed
+/// Max (min) over dims; NaN propagates. The gradient is split evenly among the elements
+/// equal to the result (a NaN result gives NaN gradients along its reduced dims, as PyTorch).
+Tensor amax(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);  ///< as amax, the minimum
+
+// ---- products and logic ----
 /// Product over all elements (0-d) or along dim; empty -> 1. The gradient is the product
 /// of the other elements (exact with one zero; zero with two or more).
 Tensor prod(const Tensor& x);
@@ -37,23 +62,5 @@ Tensor any(const Tensor& x);
 Tensor any(const Tensor& x, int64_t dim, bool keepdim = false);  ///< along dim
 Tensor all(const Tensor& x);  ///< 0-d: every element nonzero
 Tensor all(const Tensor& x, int64_t dim, bool keepdim = false);  ///< along dim
-
-// ---- scans along dim (ops/scan.cpp); same shape as x ----
-/// Running sum / product; integer and bool inputs give i64 (no gradient). cumprod's
-/// gradient is exact with zeros in x (PyTorch's cumprod_backward).
-Tensor cumsum(const Tensor& x, int64_t dim);
-Tensor cumprod(const Tensor& x, int64_t dim);  ///< running product along dim, same shape
-/// log(cumsum(exp(x))) computed stably; -inf entries allowed (float only).
-Tensor logcumsumexp(const Tensor& x, int64_t dim);
-
-// ---- sorting (ops/sort.cpp) ----
-/// (values, indices) sorted along dim; always stable (equal values keep their order, so
-/// `stable` changes nothing); NaN sorts as the largest value. Gradient routes to indices.
-std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descending = false, bool stable = false);
-/// sort's indices alone (i64, x's shape).
-Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false, bool stable = false);
-/// The k largest (smallest) along dim as (values, indices), in PyTorch 1.13's CPU order on
-/// ties; unsorted (PyTorch's selection order) when !sorted. k in [0, size of dim].
-std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
 
 }  // namespace ag

@@ -19,11 +19,10 @@ Tensor contiguous(const Tensor& x);  // x itself when already contiguous
 Tensor convert(const Tensor& x, DType dtype);
 void fill(const Tensor& dst, double value);
 
-// ---- elementwise (unary.cpp, binary.cpp) ----
-enum class Unary { neg, exp, log, sqrt, rsqrt, abs, sign, tanh, sigmoid, relu, erf, sin, cos,
-                   square, step /* 1 where x > 0 */ };
-Tensor unary(Unary op, const Tensor& x);
-Tensor pow_scalar(const Tensor& x, double exponent);
+// ---- elementwise (clamp.cpp, binary.cpp) ----
+// Functions of one tensor (exp, sin, relu, ...) have no kernel here: each op hands its
+// elementwise function to the loops of kernels/pointwise.h from its family source.
+// clamp takes any numeric dtype; in_range, its 0/1 gradient mask, f32 or f64.
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
 Tensor in_range(const Tensor& x, std::optional<double> lo, std::optional<double> hi);  // 0/1 mask
 

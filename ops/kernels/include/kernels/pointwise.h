@@ -1,10 +1,27 @@
 #pragma once
-// Scalar elementwise loops for ops/math.cpp and ops/activation.cpp (internal). Each op
-// hands in its scalar formula, written with std:: math so that results equal PyTorch's
-// scalar path (ATen's CPU kernels use the same formulas); the loops are the strided,
-// broadcasting, thread-pooled rows of strided.h. No SIMD here on purpose: xsimd's
-// transcendental functions may differ from std:: by an ulp.
+// Elementwise loops for the ops written in their family sources (ops/unary.cpp,
+// ops/activation.cpp, ops/binary.cpp, ...; internal). Each op hands in its scalar formula,
+// written with std:: math so that results equal PyTorch's scalar path (ATen's CPU
+// kernels use the same formulas); the loops are the strided, broadcasting, thread-pooled
+// rows of strided.h.
+//
+// map() also takes a vector form of a one-tensor function (Vectorized below): contiguous
+// rows then go through xtensor, whose xsimd transcendental functions may differ from
+// std:: by a few ulp (measured: exp <= 1; sin, cos <= 2; sigmoid <= 4;
+// tests/test_kernel_special_values.cpp). Strided rows (and 0-d tensors) take the scalar
+// form of the same function. A function whose vector form is wrong rather than an ulp off
+// on some inputs names them (`redo`); those lanes are recomputed in scalar form after the
+// vector pass. A function without a vector form runs its scalar form everywhere.
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xmath.hpp>
+#include <xtensor/xnoalias.hpp>
+#include <xtensor/xoperation.hpp>
+
 #include <array>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <type_traits>
 
 #include "attograd/tensor.h"
 #include "kernels/kernels.h"
@@ -20,6 +37,49 @@ inline void check_float(const Tensor& t, const char* op) {
 inline void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
   AG_CHECK(a.dtype() == b.dtype(), DTypeError, op, ": dtypes ", a.dtype(), " and ", b.dtype(),
            " differ (shapes ", a.shape(), " and ", b.shape(), "); convert one with .to()");
+}
+
+// A one-tensor function with a vector form, for map():
+//   scalar  []<class T>(T v) -> T: strided rows, 0-d tensors and the redone lanes;
+//   vector  []<class T>(const auto& row) -> an xtensor expression of the row, the same
+//           function on contiguous rows (xt::exp(row), row * row, ...);
+//   redo    (optional) []<class T>() -> a predicate on T values: the inputs whose vector
+//           result is wrong rather than inexact. It is called once per map() call, so the
+//           predicate can hold constants of T computed once.
+// Example: PW::Vectorized{[]<class T>(T v) { return std::sqrt(v); },
+//                         []<class T>(const auto& v) { return xt::sqrt(v); }}
+template <class S, class V, class R = std::nullptr_t>
+struct Vectorized {
+  S scalar;
+  V vector;
+  R redo = nullptr;
+};
+template <class S, class V>
+Vectorized(S, V) -> Vectorized<S, V>;
+template <class S, class V, class R>
+Vectorized(S, V, R) -> Vectorized<S, V, R>;
+
+// The redo predicate of functions built on xsimd's exp (exp, sigmoid): exp(v) is denormal
+// (or 0) below log(smallest normal), -87.3 (f32) / -708.4 (f64), and near overflow above
+// log(max) - 1, 87.7 / 708.8; there xsimd's exp is wrong, not inexact (it flushes
+// denormal results to 0 and reaches inf ~1 early).
+template <class T>
+auto exp_edge() {
+  const T lo = std::log(std::numeric_limits<T>::min());
+  const T hi = std::log(std::numeric_limits<T>::max()) - T(1);
+  return [lo, hi](T v) { return v < lo || v > hi; };
+}
+
+template <class F>
+inline constexpr bool is_vectorized = false;
+template <class S, class V, class R>
+inline constexpr bool is_vectorized<Vectorized<S, V, R>> = true;
+
+// xtensor over one contiguous row of raw memory.
+template <class T>
+auto xrow(T* p, int64_t n) {
+  auto len = static_cast<std::size_t>(n);
+  return xt::adapt(p, len, xt::no_ownership(), std::array<std::size_t, 1>{len});
 }
 
 // out[i] = f(a[i], ...) over the broadcast shape of the operands. O is the output type
@@ -47,12 +107,36 @@ Tensor zip_n(const std::array<const Tensor*, N>& in, const Shape& shape, F&& f) 
   return out;
 }
 
-// y = f(x) in x's float dtype; f is a generic lambda `[]<class T>(T v) -> T`.
+// y = f(x) in x's float dtype (DTypeError naming `op` for other dtypes); f is a generic
+// lambda []<class T>(T v) -> T, or a Vectorized function.
 template <class F>
 Tensor map(const Tensor& x, const char* op, F&& f) {
-  check_float(x, op);
-  return dispatch_float(x.dtype(), op, [&]<class T>() {
-    return zip_n<T, T, 1>({&x}, x.shape(), [&](T v) { return f(v); });
+  return dispatch_float(x.dtype(), op, [&]<class T>() -> Tensor {
+    if constexpr (!is_vectorized<std::decay_t<F>>) {
+      return zip_n<T, T, 1>({&x}, x.shape(), [&](T v) { return f(v); });
+    } else {
+      Tensor out = kernels::empty(x.shape(), x.dtype());
+      std::array<Strides, 2> st{out.strides(), x.strides()};
+      T* o = out.data<T>();
+      const T* a = x.data<T>();
+      auto redo = [&] {
+        if constexpr (std::is_null_pointer_v<decltype(f.redo)>) return nullptr;
+        else return f.redo.template operator()<T>();
+      }();
+      for_each_row_parallel<2>(x.shape(), st, [&](const auto& off, int64_t n, const auto& inc) {
+        if (inc[0] == 1 && inc[1] == 1) {
+          auto xo = xrow(o + off[0], n);
+          auto xa = xrow(a + off[1], n);
+          xt::noalias(xo) = f.vector.template operator()<T>(xa);
+          if constexpr (!std::is_null_pointer_v<decltype(redo)>)
+            for (int64_t i = 0; i < n; ++i)
+              if (redo(a[off[1] + i])) o[off[0] + i] = f.scalar(a[off[1] + i]);
+        } else {
+          for (int64_t i = 0; i < n; ++i) o[off[0] + i * inc[0]] = f.scalar(a[off[1] + i * inc[1]]);
+        }
+      });
+      return out;
+    }
   });
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Raw kernels behind ops/scatter.cpp (internal): assignment scatter, masked select /
+// Raw kernels behind ops/indexing.cpp (internal): assignment scatter, masked select /
 // scatter and one-hot. No graph work; every index is checked before it is used.
 #include "attograd/tensor.h"
 

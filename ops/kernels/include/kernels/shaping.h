@@ -1,5 +1,5 @@
 #pragma once
-// Raw kernels of the shaping ops (ops/shaping.cpp); no graph work.
+// Raw kernels of the shape ops (ops/shape.cpp); no graph work.
 #include "attograd/tensor.h"
 
 namespace ag::kernels {

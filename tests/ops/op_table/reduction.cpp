@@ -1,8 +1,8 @@
-// Op table lines: Reductions.
+// Op table lines: reductions (ops/reduction.cpp).
 #include "op_table.h"
 
 namespace op_table {
-AG_OP_TABLE(reduce) {
+AG_OP_TABLE(reduction) {
   return {
       {"sum all", {{3, 4}}, [](auto& x) { return sum(x[0]); }},
       {"sum dim", {{2, 3, 4}}, [](auto& x) { return sum(x[0], {1}); }},
@@ -31,7 +31,7 @@ AG_OP_TABLE(reduce) {
       {"logsumexp dim", {{3, 4}}, [](auto& x) { return logsumexp(x[0], {1}); }},
       {"logsumexp dims keepdim", {{2, 3, 4}}, [](auto& x) { return logsumexp(x[0], {0, -1}, true); }},
       {"logsumexp large values", {{3, 4}}, [](auto& x) { return logsumexp(x[0] * 300.0, {1}); }},
-      // ---- amax / amin, std, var_mean / std_mean, prod, any / all (ops/reduce_more.cpp) ----
+      // ---- amax / amin, std, var_mean / std_mean, prod, any / all ----
       {"amax dims", {{2, 3, 4}}, [](auto& x) { return amax(x[0], {0, 2}); }, distinct},
       {"amax all", {{3, 4}}, [](auto& x) { return amax(x[0]); }, distinct},
       {"amax keepdim negative dim non-contiguous", {{3, 4}},

@@ -1,4 +1,5 @@
-// Op table lines: Network ops: softmax family, attention with its mask builders, normalization, dropout.
+// Op table lines: scaled dot-product attention with its mask builders
+// (ops/attention.cpp).
 #include "op_table.h"
 
 namespace op_table {
@@ -27,18 +28,8 @@ SdpaOptions gqa(bool fused, bool lower_right_causal = false, const Tensor& m = {
 }
 }  // namespace
 
-AG_OP_TABLE(nn) {
+AG_OP_TABLE(attention) {
   return {
-      // ---- softmax family ----
-      {"softmax dim -1", {{2, 3, 4}}, [](auto& x) { return softmax(x[0], -1); }},
-      {"softmax dim 0", {{2, 3, 4}}, [](auto& x) { return softmax(x[0], 0); }},
-      {"softmax dim 1 non-contiguous", {{2, 3, 4}}, [](auto& x) { return softmax(x[0], 1); }, transposed},
-      {"log_softmax dim -1", {{2, 3, 4}}, [](auto& x) { return log_softmax(x[0], -1); }},
-      {"log_softmax dim 0", {{2, 3, 4}}, [](auto& x) { return log_softmax(x[0], 0); }},
-      {"log_softmax dim 1 non-contiguous", {{2, 3, 4}}, [](auto& x) { return log_softmax(x[0], 1); },
-       transposed},
-
-      // ---- attention (with causal_mask / padding_mask / additive_mask) ----
       {"scaled_dot_product_attention", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
        [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2]).first; }},
       {"scaled_dot_product_attention bool mask", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
@@ -105,26 +96,6 @@ AG_OP_TABLE(nn) {
        [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], gqa(true, true)).first; }},
       {"scaled_dot_product_attention causal lower_right composite, float mask", {{2, 2, 2}, {2, 3, 2}, {2, 3, 2}, {2, 3}},
        [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], gqa(false, true, x[3])).first; }},
-
-      // ---- normalization and dropout ----
-      {"layer_norm", {{3, 4}}, [](auto& x) { return layer_norm(x[0], {4}); }},
-      {"layer_norm weight and bias", {{3, 4}, {4}, {4}},
-       [](auto& x) { return layer_norm(x[0], {4}, x[1], x[2]); }},
-      {"layer_norm weight only", {{3, 4}, {4}}, [](auto& x) { return layer_norm(x[0], {4}, x[1]); }},
-      {"layer_norm bias only", {{3, 4}, {4}}, [](auto& x) { return layer_norm(x[0], {4}, {}, x[1]); }},
-      {"layer_norm 2-D normalized_shape", {{2, 2, 3}, {2, 3}, {2, 3}},
-       [](auto& x) { return layer_norm(x[0], {2, 3}, x[1], x[2]); }},
-      {"layer_norm non-contiguous", {{3, 4}, {4}, {4}},
-       [](auto& x) { return layer_norm(x[0], {4}, x[1], x[2]); },
-       transposed},
-      {"dropout p=0.3", {{3, 4}},
-       [](auto& x) {
-         static Generator gen;
-         gen.manual_seed(7);  // the same mask on every evaluation
-         return dropout(x[0], 0.3, true, &gen);
-       }},
-      {"dropout eval (identity)", {{3, 4}}, [](auto& x) { return dropout(x[0], 0.3, false); }},
-      {"dropout p=1", {{3, 4}}, [](auto& x) { return dropout(x[0], 1.0, true); }},
   };
 }
 

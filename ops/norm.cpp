@@ -1,0 +1,131 @@
+// Normalization: layer_norm and rms_norm are fused primitives (kernels/fused.cpp,
+// kernels/rms_norm.cpp) with the composite formula as their create_graph backward;
+// normalize is a composite.
+#include "attograd/ops/norm.h"
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/fused.h"
+#include "kernels/rms_norm.h"
+#include "op_util.h"
+
+namespace ag {
+namespace {
+
+// y = x * rsqrt(mean(x^2 over the last n dims) + eps) [* w], from primitives: the fused
+// kernel's definition, differentiated under create_graph.
+Tensor rms_norm_composite(const Tensor& x, const Tensor& w, int64_t n, double eps) {
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < n; ++i) dims.push_back(-1 - i);
+  Tensor y = x * rsqrt(mean(square(x), dims, true) + eps);
+  return w.defined() ? y * w : y;
+}
+
+// The p-norm along dim (keepdim) with a zero gradient at a zero row (as PyTorch's
+// norm backward masks), instead of the composite's 0 * inf.
+Tensor safe_norm(const Tensor& x, double p, int64_t dim) {
+  if (std::isinf(p)) return max(abs(x), dim, true).first;
+  if (p == 1.0) return sum(abs(x), {dim}, true);
+  Tensor s;
+  if (p == 2.0) {
+    s = sum(square(x), {dim}, true);
+  } else {
+    Tensor a = abs(x);
+    Tensor za = eq(a, 0.0);
+    s = sum(where(za, 0.0, pow(where(za, 1.0, a), p)), {dim}, true);
+  }
+  Tensor z = eq(s, 0.0);
+  Tensor safe = where(z, 1.0, s);
+  return where(z, 0.0, p == 2.0 ? sqrt(safe) : pow(safe, 1.0 / p));
+}
+
+}  // namespace
+
+// ---- layer_norm -------------------------------------------------------------------
+// y = (x - mean) / sqrt(var + eps) * weight + bias over the trailing normalized dims
+// (biased variance, as PyTorch).
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
+                  const Tensor& bias, double eps) {
+  check_float(x, "layer_norm");
+  const int64_t n = normalized_shape.size();
+  bool ok = n >= 1 && x.dim() >= n;
+  for (int64_t i = 0; ok && i < n; ++i) ok = x.shape()[x.dim() - n + i] == normalized_shape[i];
+  AG_CHECK(ok, ShapeError, "layer_norm: input shape ", x.shape(), " does not end with normalized_shape ",
+           normalized_shape);
+  if (weight.defined())
+    AG_CHECK(weight.shape() == normalized_shape, ShapeError, "layer_norm: weight shape ", weight.shape(),
+             " differs from normalized_shape ", normalized_shape);
+  if (bias.defined())
+    AG_CHECK(bias.shape() == normalized_shape, ShapeError, "layer_norm: bias shape ", bias.shape(),
+             " differs from normalized_shape ", normalized_shape);
+  // Fused primitive (kernels/fused.cpp); it equals the composite
+  //   xc = x - mean(x);  y = xc * rsqrt(mean(xc^2) + eps) * weight + bias
+  // (tests/test_fused.cpp checks both values and gradients against it).
+  const int64_t len = numel(normalized_shape);
+  K::LayerNormForward f = K::layer_norm_forward(x, weight, bias, len, eps);
+  bool need = wants_grad(x) || wants_grad(weight) || wants_grad(bias);
+  // The composite, differentiated instead of the fused backward under create_graph.
+  auto composite = [normalized_shape, eps](const std::vector<Tensor>& in) {
+    std::vector<int64_t> dims;
+    for (int64_t i = 0; i < normalized_shape.size(); ++i) dims.push_back(-1 - i);
+    Tensor xc = in[0] - mean(in[0], dims, true);
+    Tensor y = xc * rsqrt(mean(square(xc), dims, true) + eps);
+    if (in[1].defined()) y = y * in[1];
+    return in[2].defined() ? y + in[2] : y;
+  };
+  return record(
+      "layer_norm", f.y, {x, weight, bias},
+      [sx = save_if(need, x), sm = save_if(need, f.mean), sr = save_if(need, f.rstd), sw = save_if(need, weight),
+       normalized_shape](const Tensor& g, NeedsGrad needs) {
+        K::LayerNormGrads gr = K::layer_norm_backward(sx.get(), sm.get(), sr.get(), sw.get(), g, normalized_shape,
+                                                      needs[0], needs[1], needs[2]);
+        return Grads{gr.dx, gr.dw, gr.db};
+      },
+      Composite{composite, {save_if(need, x), save_if(need, weight), save_if(need, bias)}});
+}
+
+// ---- rms_norm (LLaMA's norm) --------------------------------------------------------
+Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, std::optional<double> eps_in) {
+  check_float(x, "rms_norm");
+  const int64_t n = normalized_shape.size();
+  bool ok = n >= 1 && x.dim() >= n;
+  for (int64_t i = 0; ok && i < n; ++i) ok = x.shape()[x.dim() - n + i] == normalized_shape[i];
+  AG_CHECK(ok, ShapeError, "rms_norm: input shape ", x.shape(), " does not end with normalized_shape ",
+           normalized_shape);
+  if (weight.defined()) {
+    AG_CHECK(weight.shape() == normalized_shape, ShapeError, "rms_norm: weight shape ", weight.shape(),
+             " differs from normalized_shape ", normalized_shape);
+    AG_CHECK(weight.dtype() == x.dtype(), DTypeError, "rms_norm: weight dtype ", weight.dtype(),
+             " differs from input dtype ", x.dtype(), " (input shape ", x.shape(), ")");
+  }
+  const double eps = eps_in ? *eps_in
+                            : (x.dtype() == DType::f64 ? std::numeric_limits<double>::epsilon()
+                                                       : static_cast<double>(std::numeric_limits<float>::epsilon()));
+  AG_CHECK(eps >= 0, ValueError, "rms_norm: eps must be >= 0, got ", eps);
+  const int64_t len = numel(normalized_shape);
+  K::RmsNormForward f = K::rms_norm_forward(x, weight, len, eps);
+  bool need = wants_grad(x) || wants_grad(weight);
+  const int64_t nd = normalized_shape.size();
+  auto composite = [nd, eps](const std::vector<Tensor>& in) { return rms_norm_composite(in[0], in[1], nd, eps); };
+  return record(
+      "rms_norm", f.y, {x, weight},
+      [sx = save_if(need, x), sr = save_if(need, f.rstd), sw = save_if(need, weight), normalized_shape](
+          const Tensor& g, NeedsGrad needs) {
+        K::RmsNormGrads gr = K::rms_norm_backward(sx.get(), sr.get(), sw.get(), g, normalized_shape, needs[0], needs[1]);
+        return Grads{gr.dx, gr.dw};
+      },
+      Composite{composite, {save_if(need, x), save_if(need, weight)}});
+}
+
+// ---- normalize ----------------------------------------------------------------------
+Tensor normalize(const Tensor& x, double p, int64_t dim, double eps) {
+  check_float(x, "normalize");
+  AG_CHECK(p > 0, ValueError, "normalize: p must be positive (or infinity), got ", p);
+  const int64_t d = wrap_dim(dim, x.dim(), "normalize");
+  Tensor denom = clamp(safe_norm(x, p, d), eps, std::nullopt);  // x's shape with dim d = 1
+  return x / denom;
+}
+
+
+}  // namespace ag
