@@ -22,7 +22,7 @@ endif()
 # ag_add_doctest(<name> <source> LABEL <label>
 #                [SOURCES <file>...] [LIBRARIES <target>...] [INCLUDE_DIRS <dir>...])
 #   The executable <name> from <source> (+ SOURCES), linked with the library, its
-#   internal view (ag_internal: "kernels/kernels.h", "kernels/simd.h"), doctest's main and
+#   internal view (ag_internal: "kernels/kernels.h", "kernels/dispatch.h"), doctest's main and
 #   LIBRARIES, and the CTest test <name> labelled <label> (its layer, or `examples`):
 #   `ctest -L <label>` runs one layer. It sees tests/ (test_util.h, tensor_checks.h),
 #   AG_FIXTURES_DIR (tests/fixtures) and AG_TMP_DIR (<build>/tests/tmp).

@@ -5,7 +5,7 @@
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
 #include "attograd/log.h"
-#include "kernels/simd.h"
+#include "kernels/adam.h"
 
 namespace ag::optim {
 
@@ -19,7 +19,7 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, doubl
     dispatch_float(g.dtype(), "clip_grad_norm_", [&]<class T>() {
       const T* p = g.data<T>();
       if (norm_type == 2.0) {  // the common case, in double vector lanes
-        acc += kernels::elt_ops<T>().sum_sq(p, g.numel());
+        acc += kernels::sum_sq.of<T>()(p, g.numel());
         return;
       }
       for (int64_t i = 0, n = g.numel(); i < n; ++i) {

@@ -7,7 +7,7 @@
 
 #include "attograd/autograd.h"
 #include "attograd/factory.h"
-#include "kernels/simd.h"
+#include "kernels/adam.h"
 
 namespace ag::optim {
 
@@ -212,11 +212,11 @@ void adam_update(const Tensor& p, ParamState& st, const AdamHyper& h) {
   const double step_size = h.lr / (1 - std::pow(h.b1, static_cast<double>(t)));
   const double bc2_sqrt = std::sqrt(1 - std::pow(h.b2, static_cast<double>(t)));
   dispatch_float(p.dtype(), "Adam", [&]<class T>() {
-    const typename kernels::EltOps<T>::AdamStep hs{h.decoupled, T(h.weight_decay), T(1 - h.lr * h.weight_decay),
-                                             T(h.b1), T(h.b2), T(1 - h.b1), T(1 - h.b2), T(h.eps), T(step_size),
-                                             T(bc2_sqrt)};
-    kernels::elt_ops<T>().adam(p.data<T>(), g.data<T>(), m.data<T>(), v.data<T>(),
-                               vmax.defined() ? vmax.data<T>() : nullptr, p.numel(), hs);
+    const kernels::AdamStep<T> hs{h.decoupled, T(h.weight_decay), T(1 - h.lr * h.weight_decay),
+                                  T(h.b1), T(h.b2), T(1 - h.b1), T(1 - h.b2), T(h.eps), T(step_size),
+                                  T(bc2_sqrt)};
+    kernels::adam_update.of<T>()(p.data<T>(), g.data<T>(), m.data<T>(), v.data<T>(),
+                                 vmax.defined() ? vmax.data<T>() : nullptr, p.numel(), hs);
   });
   p.storage()->bump_version();
 }

@@ -1,11 +1,11 @@
 // Binary elementwise kernels with broadcasting, comparisons, logic and where.
-// (Arithmetic rows use the run-time width's EltOps (simd.h) directly: rows here are
-// often short, e.g. a bias row of 64, where an xtensor adaptor per row cost more than
-// the math.)
+// (Arithmetic and where rows call the dispatched vector rows (elementwise_rows.h)
+// directly: rows here are often short, e.g. a bias row of 64, where an xtensor adaptor
+// per row cost more than the math.)
 #include <cmath>
 
 #include "kernels/kernels.h"
-#include "kernels/simd.h"
+#include "kernels/elementwise_rows.h"
 #include "kernels/strided.h"
 
 namespace ag::kernels {
@@ -16,12 +16,12 @@ void check_same_dtype(const Tensor& a, const Tensor& b, const char* name) {
            " differ (shapes ", a.shape(), " and ", b.shape(), "); convert one with .to()");
 }
 
-// out = f(a, b) over the broadcast shape. With `rows` (EltOps::arith[op] at the
-// run-time width), rows where the output and both inputs are contiguous, or one input
-// is constant along the row (a bias, a scalar), run in SIMD registers; other rows use f.
+// out = f(a, b) over the broadcast shape. With `rows` (arith_row at the run-time level,
+// for op), rows where the output and both inputs are contiguous, or one input is
+// constant along the row (a bias, a scalar), run in SIMD registers; other rows use f.
 template <class T, class O, class F>
-Tensor zip_rows(const Tensor& a, const Tensor& b, const char* name, F&& f,
-                const typename EltOps<T>::Arith* rows = nullptr) {
+Tensor zip_rows(const Tensor& a, const Tensor& b, const char* name, F&& f, ArithRowFn<T> rows = nullptr,
+                int op = 0) {
   Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   Tensor out = empty(shape, dtype_v<O>, name);
   std::array<Strides, 3> st{out.strides(), broadcast_strides(a, shape), broadcast_strides(b, shape)};
@@ -33,7 +33,7 @@ Tensor zip_rows(const Tensor& a, const Tensor& b, const char* name, F&& f,
       if (rows && inc[0] == 1) {
         const int layout = inc[1] == 1 && inc[2] == 1 ? 0 : inc[1] == 1 && inc[2] == 0 ? 1
                                                         : inc[1] == 0 && inc[2] == 1 ? 2 : -1;
-        if (layout >= 0) return rows[layout](o + off[0], pa + off[1], pb + off[2], n);
+        if (layout >= 0) return rows(op, layout, o + off[0], pa + off[1], pb + off[2], n);
       }
     }
     for (int64_t i = 0; i < n; ++i) o[off[0] + i * inc[0]] = f(pa[off[1] + i * inc[1]], pb[off[2] + i * inc[2]]);
@@ -46,7 +46,7 @@ Tensor zip_rows(const Tensor& a, const Tensor& b, const char* name, F&& f,
 template <class T, class F>
 Tensor arith(Binary op, const Tensor& a, const Tensor& b, const char* name, F&& f) {
   if constexpr (std::is_floating_point_v<T>)
-    return zip_rows<T, T>(a, b, name, std::forward<F>(f), elt_ops<T>().arith[static_cast<int>(op)]);
+    return zip_rows<T, T>(a, b, name, std::forward<F>(f), arith_row.of<T>().get(), static_cast<int>(op));
   else
     return zip_rows<T, T>(a, b, name, std::forward<F>(f));
 }
@@ -181,11 +181,11 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     const bool* c = cond.data<bool>();
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
-    const typename EltOps<T>::Where(*rows)[2] = nullptr;
-    if constexpr (std::is_floating_point_v<T>) rows = elt_ops<T>().where_row;
+    WhereRowFn<T> rows = nullptr;
+    if constexpr (std::is_floating_point_v<T>) rows = where_row.of<T>().get();
     for_each_row_parallel<4>(shape, st, [&](const auto& off, int64_t n, const auto& inc) {
       if (rows && inc[0] == 1 && inc[1] == 1 && inc[2] <= 1 && inc[3] <= 1 && inc[2] >= 0 && inc[3] >= 0)
-        return rows[inc[2]][inc[3]](o + off[0], c + off[1], pa + off[2], pb + off[3], n);
+        return rows(o + off[0], c + off[1], pa + off[2], pb + off[3], n, inc[2] == 1, inc[3] == 1);
       for (int64_t i = 0; i < n; ++i)
         o[off[0] + i * inc[0]] = c[off[1] + i * inc[1]] ? pa[off[2] + i * inc[2]] : pb[off[3] + i * inc[3]];
     });

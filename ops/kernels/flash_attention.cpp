@@ -13,7 +13,8 @@
 
 #include "kernels/flash_attention.h"
 #include "gemm.h"
-#include "kernels/simd.h"
+#include "kernels/attention_rows.h"
+#include "kernels/dropout_rows.h"
 #include "kernels/strided.h"
 #include "attograd/detail/parallel.h"
 
@@ -22,6 +23,22 @@ namespace {
 
 constexpr int64_t Br = 64, Bc = 64;
 
+// The row operations at the run-time level (attention_rows.h, dropout_rows.h), looked
+// up once per batch slice.
+template <class T>
+struct Rows {
+  SimdLevel level = simd_level();
+  RowMaxFn<T> max = row_max.of<T>().get(level);
+  RowExpSubSumFn<T> exp_sub_sum = row_exp_sub_sum.of<T>().get(level);
+  RowExpSubFn<T> exp_sub = row_exp_sub.of<T>().get(level);
+  RowScaleFn<T> scale = row_scale.of<T>().get(level);
+  RowMulFn<T> mul = row_mul.of<T>().get(level);
+  RowMulIntoFn<T> mul_into = row_mul_into.of<T>().get(level);
+  RowDsFn<T> ds = row_ds.of<T>().get(level);
+  RowDotFn<T> dot = row_dot.of<T>().get(level);
+  HashRowFn hash_row = kernels::hash_row.get(level);
+  KeepMaskFn<T> keep_mask = kernels::keep_mask.of<T>().get(level);
+};
 
 // One batch slice's operands: row pointers with row strides (unit column stride).
 template <class T>
@@ -87,9 +104,9 @@ struct Scratch {
 };
 
 // Dropout factors Z of one tile (0 or 1/(1-p)), a pure function of (seed, slice, i, j):
-// a keyed 32-bit integer hash of the element's flat index (RowOps::hash_row).
+// a keyed 32-bit integer hash of the element's flat index (hash_row, dropout_rows.h).
 template <class T>
-void dropout_tile(const FlashConfig& cfg, const RowOps<T>& R, uint64_t slice, int64_t L, int64_t S, int64_t i0,
+void dropout_tile(const FlashConfig& cfg, const Rows<T>& R, uint64_t slice, int64_t L, int64_t S, int64_t i0,
                   int64_t rows, int64_t j0, int64_t cols, T* z) {
   const uint32_t k0 = static_cast<uint32_t>(cfg.seed), k1 = static_cast<uint32_t>(cfg.seed >> 32);
   const uint64_t keep = static_cast<uint64_t>((1.0 - cfg.dropout_p) * 4294967296.0);
@@ -133,7 +150,7 @@ void forward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int
                    T* lse, Scratch<T>& sc, uint64_t slice) {
   transpose_kv(s, L, S, d, dv, false, sc);
   const T ninf = -std::numeric_limits<T>::infinity();
-  const RowOps<T>& R = row_ops<T>();
+  const Rows<T> R;
   std::vector<T>&tile = sc.tile, &m = sc.m, &l = sc.l;
   for (int64_t i0 = 0; i0 < L; i0 += Br) {
     const int64_t rows = std::min(Br, L - i0);
@@ -177,7 +194,7 @@ void backward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, in
                     uint64_t slice) {  // adds this query slice's dK, dV into dk, dvv
   transpose_kv(s, L, S, d, dv, true, sc);
   std::vector<T>&tile = sc.tile, &dp = sc.dp, &D = sc.D;
-  const RowOps<T>& R = row_ops<T>();
+  const Rows<T> R;
   D.resize(static_cast<std::size_t>(L));
   for (int64_t i = 0; i < L; ++i) D[i] = R.dot(dout + i * dv, out + i * dv, dv);  // D_i = dO_i . O_i
   std::fill(dq, dq + L * d, T(0));  // dk, dvv accumulate: the caller zeroes them once per K/V head

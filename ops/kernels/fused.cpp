@@ -1,13 +1,15 @@
 // Fused kernels for the ops that training calls most after GEMM: layer norm (one pass
 // forward, one pass backward, instead of ~10 and ~20 elementwise ops; the row work is
-// EltOps at the run-time width, simd.h) and dropout (mask drawn and applied in one
-// pass). Rows are the normalized trailing dims.
+// layer_norm_rows.h at the run-time level) and dropout (mask drawn and applied in one
+// pass, dropout_rows.h). Rows are the normalized trailing dims.
 #include <algorithm>
 #include <cmath>
 
 #include "attograd/generator.h"
+#include "kernels/attention_rows.h"
+#include "kernels/dropout_rows.h"
 #include "kernels/fused.h"
-#include "kernels/simd.h"
+#include "kernels/layer_norm_rows.h"
 #include "attograd/detail/parallel.h"
 #include "kernels/strided.h"
 
@@ -22,10 +24,10 @@ LayerNormForward layer_norm_forward(const Tensor& x_in, const Tensor& weight, co
   dispatch_float(x.dtype(), "layer_norm", [&]<class T>() {
     const T* w = wc.defined() ? wc.data<T>() : nullptr;
     const T* b = bc.defined() ? bc.data<T>() : nullptr;
-    const EltOps<T>& E = elt_ops<T>();
+    const auto forward_rows = layer_norm_rows.of<T>().get();
     const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1));
     detail::parallel_for(rows, grain, [&](int64_t i0, int64_t i1) {
-      E.layer_norm(x.data<T>() + i0 * n, w, b, r.y.data<T>() + i0 * n, r.mean.data<T>() + i0, r.rstd.data<T>() + i0,
+      forward_rows(x.data<T>() + i0 * n, w, b, r.y.data<T>() + i0 * n, r.mean.data<T>() + i0, r.rstd.data<T>() + i0,
                    i1 - i0, n, eps);
     });
   });
@@ -52,12 +54,12 @@ LayerNormGrads layer_norm_backward(const Tensor& x_in, const Tensor& mean, const
     const std::size_t part = static_cast<std::size_t>(blocks * n);
     std::vector<double> dw(need_w ? part : 0, 0.0), db(need_b ? part : 0, 0.0);
     T* dx = need_x ? r.dx.data<T>() : nullptr;
-    const EltOps<T>& E = elt_ops<T>();
+    const auto backward_rows = layer_norm_backward_rows.of<T>().get();
     const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n * kBlock, 1));
     detail::parallel_for(blocks, grain, [&](int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k) {
         const int64_t i0 = k * kBlock, len = std::min(kBlock, rows - i0);
-        E.layer_norm_backward(px + i0 * n, pg + i0 * n, w, pm + i0, pr + i0, dx ? dx + i0 * n : nullptr,
+        backward_rows(px + i0 * n, pg + i0 * n, w, pm + i0, pr + i0, dx ? dx + i0 * n : nullptr,
                               need_w ? dw.data() + k * n : nullptr, need_b ? db.data() + k * n : nullptr, len, n);
       }
     });
@@ -91,16 +93,18 @@ DropoutForward dropout_forward(const Tensor& x_in, double p, Generator& gen) {
     const T scale = static_cast<T>(1.0 / (1.0 - p));
     const T* px = x.data<T>();
     T *py = r.y.data<T>(), *pm = r.mask.data<T>();
-    const RowOps<T>& R = row_ops<T>();
+    const auto philox = philox_blocks.get();
+    const auto mask = keep_mask.of<T>().get();
+    const auto mul_into = row_mul_into.of<T>().get();
     constexpr int64_t kChunk = 1024;  // elements per Philox call: a multiple of 4
     const int64_t n = x.numel(), chunks = (n + kChunk - 1) / kChunk;
     detail::parallel_for(chunks, 64, [&](int64_t c0, int64_t c1) {
       uint32_t bits[kChunk];
       for (int64_t c = c0; c < c1; ++c) {
         const int64_t i0 = c * kChunk, len = std::min(kChunk, n - i0);
-        R.philox_blocks(bits, (len + 3) / 4, static_cast<uint64_t>(i0 / 4), k0, k1);
-        R.keep_mask(pm + i0, bits, len, threshold, scale);
-        R.mul_into(py + i0, px + i0, pm + i0, len);
+        philox(bits, (len + 3) / 4, static_cast<uint64_t>(i0 / 4), k0, k1);
+        mask(pm + i0, bits, len, threshold, scale);
+        mul_into(py + i0, px + i0, pm + i0, len);
       }
     });
   });

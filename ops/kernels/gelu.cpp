@@ -1,5 +1,5 @@
-// GELU forward and backward in one pass each. float runs the dispatched EltOps rows
-// (simd.h: computed in double lanes, rounded once); double runs the scalar libm
+// GELU forward and backward in one pass each. float runs the dispatched rows
+// (gelu_rows.h: computed in double lanes, rounded once); double runs the scalar libm
 // formulas of PyTorch's float64 kernel, in the order ops/elementwise.cpp derives them:
 //   none:  y = x/2 (1 + erf(x / sqrt 2)),      y' = cdf + x pdf
 //   tanh:  y = x/2 (1 + tanh(k (x + c x^3))),  y' = (1 + t)/2 + x/2 (1 - t^2) k (1 + 3 c x^2)
@@ -7,7 +7,7 @@
 #include <numbers>
 
 #include "kernels/kernels.h"
-#include "kernels/simd.h"
+#include "kernels/gelu_rows.h"
 #include "kernels/strided.h"
 
 namespace ag::kernels {
@@ -52,7 +52,7 @@ Tensor run(const Tensor& x, const Tensor& g, const char* name, Row row) {
 Tensor gelu(const Tensor& x, bool tanh) {
   return dispatch_float(x.dtype(), "gelu", [&]<class T>() {
     return run<T>(x, Tensor{}, "gelu", [&](T* o, const T*, const T* a, int64_t n) {
-      if constexpr (std::is_same_v<T, float>) elt_ops<float>().gelu(o, a, n, tanh);
+      if constexpr (std::is_same_v<T, float>) gelu_row(o, a, n, tanh);
       else for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(gelu_scalar(a[i], tanh));
     });
   });
@@ -64,7 +64,7 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) {
            x.dtype());
   return dispatch_float(x.dtype(), "gelu_backward", [&]<class T>() {
     return run<T>(x, g, "gelu_backward", [&](T* o, const T* pg, const T* a, int64_t n) {
-      if constexpr (std::is_same_v<T, float>) elt_ops<float>().gelu_backward(o, pg, a, n, tanh);
+      if constexpr (std::is_same_v<T, float>) gelu_backward_row(o, pg, a, n, tanh);
       else for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(pg[i] * dgelu_scalar(a[i], tanh));
     });
   });

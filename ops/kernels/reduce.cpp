@@ -5,12 +5,12 @@
 #include <limits>
 
 #include "kernels/kernels.h"
-#include "kernels/simd.h"
+#include "kernels/sum_rows.h"
 
 namespace ag::kernels {
 namespace {
 
-// float rows sum in double vector lanes at the run-time width (EltOps, simd.h); double
+// float rows sum in double vector lanes at the run-time level (sum_rows.h); double
 // and integer rows in order, one element after the other (float64 sums stay what they
 // were, to the bit).
 template <class T, class Acc>
@@ -18,7 +18,7 @@ void sum_rows(const T* x, int64_t outer, int64_t len, Acc* out) {
   for (int64_t o = 0; o < outer; ++o) {
     const T* row = x + o * len;
     if constexpr (std::is_same_v<T, float>) {
-      out[o] = elt_ops<float>().sum(row, len);
+      out[o] = sum_row(row, len);
     } else {
       Acc acc = 0;
       for (int64_t i = 0; i < len; ++i) acc += static_cast<Acc>(row[i]);
@@ -33,7 +33,7 @@ void sum_leading(const T* x, int64_t n, int64_t k, Acc* out) {
   for (int64_t j = 0; j < k; ++j) out[j] = 0;
   for (int64_t i = 0; i < n; ++i) {
     if constexpr (std::is_same_v<T, float> && std::is_same_v<Acc, double>) {
-      elt_ops<float>().add_to(out, x + i * k, k);
+      accumulate_row(out, x + i * k, k);
     } else {
       for (int64_t j = 0; j < k; ++j) out[j] += static_cast<Acc>(x[i * k + j]);
     }

@@ -1,13 +1,15 @@
 // softmax / log_softmax along one dim, forward and backward, one row at a time after
-// moving `dim` last; exp runs in the run-time width's vector rows (simd.h), tails too. Rows are stabilized by their max; a row that is all -inf (every
-// key masked) gives softmax 0 and log_softmax -inf, and a zero gradient in both.
+// moving `dim` last; exp runs in the run-time level's vector rows (row_exp_sub,
+// attention_rows.h), tails too. Rows are stabilized by their max; a row that is all
+// -inf (every key masked) gives softmax 0 and log_softmax -inf, and a zero gradient in
+// both.
 #include <cmath>
 #include <limits>
 
 #include <algorithm>
 
 #include "kernels/kernels.h"
-#include "kernels/simd.h"
+#include "kernels/attention_rows.h"
 #include "kernels/strided.h"
 
 namespace ag::kernels {
@@ -37,7 +39,7 @@ Tensor dim_back(const Tensor& y, const Shape& shape, int64_t dim) {
 template <class T>
 void softmax_rows(const T* px, T* py, int64_t r0, int64_t r1, int64_t n, bool log) {
   const T ninf = -std::numeric_limits<T>::infinity();
-  const RowOps<T>& R = row_ops<T>();
+  const auto exp_sub = row_exp_sub.of<T>().get();
   for (int64_t r = r0; r < r1; ++r) {
     const T* in = px + r * n;
     T* out = py + r * n;
@@ -48,7 +50,7 @@ void softmax_rows(const T* px, T* py, int64_t r0, int64_t r1, int64_t n, bool lo
       continue;
     }
     std::copy(in, in + n, out);
-    R.exp_sub(out, n, m);
+    exp_sub(out, n, m);
     double s = 0;
     for (int64_t i = 0; i < n; ++i) s += out[i];
     if (log) {
@@ -65,7 +67,7 @@ void softmax_rows(const T* px, T* py, int64_t r0, int64_t r1, int64_t n, bool lo
 template <class T>
 void softmax_backward_rows(const T* py, const T* pg, T* px, int64_t r0, int64_t r1, int64_t n, bool log) {
   const T ninf = -std::numeric_limits<T>::infinity();
-  const RowOps<T>& R = row_ops<T>();
+  const auto exp_sub = row_exp_sub.of<T>().get();
   for (int64_t r = r0; r < r1; ++r) {
     const T* yr = py + r * n;
     const T* gr = pg + r * n;
@@ -83,7 +85,7 @@ void softmax_backward_rows(const T* py, const T* pg, T* px, int64_t r0, int64_t 
     const T d = static_cast<T>(dot);
     if (log) {  // exp(y) = softmax, through the same vector exp as the forward
       std::copy(yr, yr + n, xr);
-      R.exp_sub(xr, n, T(0));
+      exp_sub(xr, n, T(0));
       for (int64_t i = 0; i < n; ++i) xr[i] = gr[i] - xr[i] * d;
     } else {
       for (int64_t i = 0; i < n; ++i) xr[i] = yr[i] * (gr[i] - d);

@@ -1,9 +1,10 @@
-// The dispatched elementwise rows (EltOps, ops/kernels/simd.h) at every vector width
-// this CPU has: arithmetic and where must equal IEEE's scalar answer bit for bit (body
-// and tail, broadcast rows, special values); the fused GELU forward and backward must
-// equal the formulas they replace (PyTorch's float arithmetic around a correctly
-// rounded erf / tanh for float, libm's float64 formulas for double); softmax rows run
-// one vector exp. Layer norm, Adam and sums: test_simd_norm_optim.cpp.
+// The dispatched elementwise rows (elementwise_rows.h, gelu_rows.h; one StubCheck per
+// registered stub, simd_checks.h) at every level this CPU has, and the ops on them:
+// arithmetic and where must equal IEEE's scalar answer bit for bit (body and tail,
+// broadcast rows, special values); the fused GELU forward and backward must equal the
+// formulas they replace (PyTorch's float arithmetic around a correctly rounded erf /
+// tanh for float, libm's float64 formulas for double); softmax rows run one vector
+// exp. Layer norm, Adam and sums: test_simd_norm_optim.cpp.
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>
@@ -11,9 +12,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <numbers>
 #include <vector>
 
+#include "kernels/elementwise_rows.h"
+#include "kernels/gelu_rows.h"
 #include "simd_checks.h"
 #include "tensor_checks.h"
 #include "test_util.h"
@@ -34,10 +38,10 @@ T apply(int op, T a, T b) {
 }
 
 template <class T>
-void check_arith_rows() {
+void check_arith_row() {
   for (K level : kernels::available_simd_levels()) {
     CAPTURE(kernels::to_string(level));
-    const auto& E = kernels::elt_ops<T>(level);
+    const auto arith = kernels::arith_row.of<T>().get(level);
     for (int op = 0; op < 4; ++op)
       for (int layout = 0; layout < 3; ++layout)
         for (int64_t n : kLengths) {
@@ -46,12 +50,39 @@ void check_arith_rows() {
           CAPTURE(n);
           const std::vector<T> a = values<T>(n + 1, 3 + uint64_t(n)), b = values<T>(n + 1, 50 + uint64_t(n));
           std::vector<T> out(static_cast<std::size_t>(n + 1), T(7));
-          E.arith[op][layout](out.data(), a.data(), b.data(), n);
+          arith(op, layout, out.data(), a.data(), b.data(), n);
           int bad = 0;
           for (int64_t i = 0; i < n; ++i) {
             const T x = layout == 2 ? a[0] : a[size_t(i)], y = layout == 1 ? b[0] : b[size_t(i)];
             bad += !same_bits(out[size_t(i)], apply(op, x, y));
           }
+          CHECK(bad == 0);
+          CHECK(out[size_t(n)] == T(7));  // nothing written past n
+        }
+  }
+}
+
+// c ? a : b with a and b rows or single values: the chosen bits, NaN and -0 included.
+template <class T>
+void check_where_row() {
+  for (K level : kernels::available_simd_levels()) {
+    CAPTURE(kernels::to_string(level));
+    const auto where = kernels::where_row.of<T>().get(level);
+    for (int64_t n : kLengths)
+      for (bool a_row : {false, true})
+        for (bool b_row : {false, true}) {
+          CAPTURE(n);
+          CAPTURE(a_row);
+          CAPTURE(b_row);
+          const std::vector<T> a = values<T>(n + 1, 5 + uint64_t(n)), b = values<T>(n + 1, 60 + uint64_t(n));
+          std::unique_ptr<bool[]> c(new bool[size_t(n + 1)]);
+          Generator gen(static_cast<uint64_t>(n));
+          for (int64_t i = 0; i <= n; ++i) c[size_t(i)] = gen.uniform() < 0.5;
+          std::vector<T> out(static_cast<std::size_t>(n + 1), T(7));
+          where(out.data(), c.get(), a.data(), b.data(), n, a_row, b_row);
+          int bad = 0;
+          for (int64_t i = 0; i < n; ++i)
+            bad += !same_bits(out[size_t(i)], c[size_t(i)] ? a[a_row ? size_t(i) : 0] : b[b_row ? size_t(i) : 0]);
           CHECK(bad == 0);
           CHECK(out[size_t(n)] == T(7));  // nothing written past n
         }
@@ -79,11 +110,73 @@ double dgelu_ref(double x, bool tanh_form) {
   return 0.5 * std::erfc(-x / std::numbers::sqrt2) + x * std::exp(-0.5 * x * x) * std::numbers::inv_sqrtpi / std::numbers::sqrt2;
 }
 
+// Elements of y = gelu(x) further than the erf / tanh rounding allows from PyTorch's
+// float answer: exact but for an erf / tanh that rounds the other way (xsimd's double
+// is a few double ulps off libm's): one float ulp of erf, times x / 2.
+int gelu_mismatches(const std::vector<float>& x, const std::vector<float>& y, bool tanh_form) {
+  int bad = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float want = gelu_ref(x[i], tanh_form), got = y[i];
+    const bool ok = same_bits(got, want) || std::abs(got - want) <= std::abs(x[i]) * 0.5f * 6e-8f + 1e-37f;
+    if (!ok) INFO("x = ", x[i], ": got ", got, ", want ", want);
+    bad += !ok;
+  }
+  return bad;
+}
+
+// The largest distance in float ulps of dx = g gelu'(x) from the float64 gradient.
+int gelu_backward_worst_ulps(const std::vector<float>& g, const std::vector<float>& x, const std::vector<float>& dx,
+                             bool tanh_form) {
+  int worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float want = static_cast<float>(double(g[i]) * dgelu_ref(x[i], tanh_form));
+    worst = std::max(worst, std::abs(want) < 1e-30f ? 0 : ulps_apart(dx[i], want));
+  }
+  return worst;
+}
+
+void check_gelu_row() {
+  for (K level : kernels::available_simd_levels())
+    for (bool tanh_form : {false, true})
+      for (int64_t n : kLengths) {
+        CAPTURE(kernels::to_string(level));
+        CAPTURE(tanh_form);
+        CAPTURE(n);
+        const std::vector<float> x = values<float>(n, 11 + uint64_t(n));
+        std::vector<float> y(x.size() + 1, 7.0f);
+        kernels::gelu_row.get(level)(y.data(), x.data(), n, tanh_form);
+        CHECK(y.back() == 7.0f);  // nothing written past n
+        y.pop_back();
+        CHECK(gelu_mismatches(x, y, tanh_form) == 0);
+      }
+}
+
+void check_gelu_backward_row() {
+  for (K level : kernels::available_simd_levels())
+    for (bool tanh_form : {false, true})
+      for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{255}, int64_t{256}, int64_t{1000}}) {
+        CAPTURE(kernels::to_string(level));
+        CAPTURE(tanh_form);
+        CAPTURE(n);
+        const std::vector<float> x = values<float>(n, 5, false), g = values<float>(n, 6);
+        std::vector<float> dx(x.size() + 1, 7.0f);
+        kernels::gelu_backward_row.get(level)(dx.data(), g.data(), x.data(), n, tanh_form);
+        CHECK(dx.back() == 7.0f);
+        dx.pop_back();
+        CHECK(gelu_backward_worst_ulps(g, x, dx, tanh_form) <= 1);
+      }
+}
+
+const std::vector<StubCheck> kChecks{
+    {"arith_row_f32", check_arith_row<float>}, {"arith_row_f64", check_arith_row<double>},
+    {"where_row_f32", check_where_row<float>}, {"where_row_f64", check_where_row<double>},
+    {"gelu_row", check_gelu_row},              {"gelu_backward_row", check_gelu_backward_row},
+};
+
 }  // namespace
 
-TEST_CASE("simd elementwise: add, sub, mul, div rows equal IEEE's scalar answer at every width") {
-  check_arith_rows<float>();
-  check_arith_rows<double>();
+TEST_CASE("simd elementwise: every elementwise and GELU stub has a check, and each level passes it") {
+  run_stub_checks("test_simd_elementwise", kChecks);
 }
 
 TEST_CASE("simd elementwise: tensor arithmetic (bias rows, scalars, strided) is the same at every width") {
@@ -119,17 +212,7 @@ TEST_CASE("simd elementwise: float GELU is PyTorch's float arithmetic around a c
         const std::vector<float> xv = values<float>(n, 11 + uint64_t(n));
         const std::vector<float> y =
             gelu(Tensor::from_vector(xv), tanh_form ? GeluApprox::tanh : GeluApprox::none).to_vector<float>();
-        int bad = 0;
-        for (int64_t i = 0; i < n; ++i) {
-          // Exact but for an erf / tanh that rounds the other way (xsimd's double is a few
-          // double ulps off libm's): one float ulp of erf, times x / 2.
-          const float want = gelu_ref(xv[size_t(i)], tanh_form), got = y[size_t(i)];
-          const bool ok = same_bits(got, want) ||
-                          std::abs(got - want) <= std::abs(xv[size_t(i)]) * 0.5f * 6e-8f + 1e-37f;
-          if (!ok) INFO("x = ", xv[size_t(i)], ": got ", got, ", want ", want);
-          bad += !ok;
-        }
-        CHECK(bad == 0);
+        CHECK(gelu_mismatches(xv, y, tanh_form) == 0);
       }
     }
   }
@@ -147,12 +230,7 @@ TEST_CASE("simd elementwise: float GELU backward is the float64 gradient rounded
       const std::vector<float> dx = gelu_backward(Tensor::from_vector(gv), Tensor::from_vector(xv),
                                                   tanh_form ? GeluApprox::tanh : GeluApprox::none)
                                         .to_vector<float>();
-      int worst = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const float want = static_cast<float>(double(gv[size_t(i)]) * dgelu_ref(xv[size_t(i)], tanh_form));
-        worst = std::max(worst, std::abs(want) < 1e-30f ? 0 : ulps_apart(dx[size_t(i)], want));
-      }
-      CHECK(worst <= 1);
+      CHECK(gelu_backward_worst_ulps(gv, xv, dx, tanh_form) <= 1);
     }
   }
   // Special values: NaN and infinities where the float64 formula has them.

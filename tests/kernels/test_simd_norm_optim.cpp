@@ -1,6 +1,7 @@
-// The dispatched rows of layer norm, the Adam update and float sums (EltOps,
-// ops/kernels/simd.h) at every vector width this CPU has, against the float64 formulas
-// written out here (Adam: torch's scalar update, bit for bit).
+// The dispatched rows of layer norm, the Adam update and float sums (layer_norm_rows.h,
+// adam.h, sum_rows.h; one StubCheck per registered stub, simd_checks.h) at every level
+// this CPU has, against the float64 formulas written out here (Adam: torch's scalar
+// update, bit for bit).
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>
@@ -8,6 +9,9 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/adam.h"
+#include "kernels/layer_norm_rows.h"
+#include "kernels/sum_rows.h"
 #include "simd_checks.h"
 
 using namespace ag;
@@ -15,13 +19,14 @@ using namespace simd_checks;
 
 namespace {
 
-// Layer norm written out in double, summing in order: what EltOps::layer_norm must give
-// to float rounding (its sums run in WD double lanes, so the last double bits differ).
+// Layer norm written out in double, summing in order: what layer_norm_rows must give to
+// T's rounding (its sums run in WD double lanes, so the last double bits differ).
 struct LnRef {
   std::vector<double> y, dx, dw, db;
 };
-LnRef layer_norm_ref(const std::vector<float>& x, const std::vector<float>& g, const std::vector<float>& w,
-                     const std::vector<float>& b, int64_t rows, int64_t n, double eps) {
+template <class T>
+LnRef layer_norm_ref(const std::vector<T>& x, const std::vector<T>& g, const std::vector<T>& w,
+                     const std::vector<T>& b, int64_t rows, int64_t n, double eps) {
   LnRef r{std::vector<double>(x.size()), std::vector<double>(x.size()), std::vector<double>(size_t(n)),
           std::vector<double>(size_t(n))};
   for (int64_t i = 0; i < rows; ++i) {
@@ -48,45 +53,191 @@ LnRef layer_norm_ref(const std::vector<float>& x, const std::vector<float>& g, c
 
 // |got - want| <= rtol * (|want| + scale): relative, with a floor at the row's scale
 // (a cancelled dx element of 1e-9 against values of 1 is not a relative error).
-int count_far(const std::vector<float>& got, const std::vector<double>& want, double rtol, double scale) {
+template <class T>
+int count_far(const std::vector<T>& got, const std::vector<double>& want, double rtol, double scale) {
   int bad = 0;
   for (std::size_t i = 0; i < got.size(); ++i)
     bad += !(std::abs(double(got[i]) - want[i]) <= rtol * (std::abs(want[i]) + scale));
   return bad;
 }
 
-}  // namespace
+// Rows of x (rows, n) with w, b (n) and g (rows, n) for the checks below; tolerances
+// relative to T's rounding (float: its ulp; double: the order of the double sums).
+template <class T>
+struct LnCase {
+  static constexpr int64_t rows = 5;
+  static constexpr double tol = std::is_same_v<T, float> ? 1e-6 : 1e-12;
+  int64_t n;
+  std::vector<T> x, g, w, b;
+  LnRef ref;
+  explicit LnCase(int64_t n_)
+      : n(n_), x(values<T>(rows * n, 21 + uint64_t(n), false)), g(values<T>(rows * n, 22, false)),
+        w(values<T>(n, 23, false)), b(values<T>(n, 24, false)), ref(layer_norm_ref(x, g, w, b, rows, n, 1e-5)) {}
+};
 
-TEST_CASE("simd elementwise: layer norm rows at every width match the float64 formulas") {
-  for (int64_t n : {1, 3, 8, 17, 64, 128, 129}) {
+const std::vector<int64_t> kLnLengths{1, 3, 8, 17, 64, 128, 129};
+
+template <class T>
+void check_layer_norm_rows() {
+  for (int64_t n : kLnLengths) {
     CAPTURE(n);
-    const int64_t rows = 5;
-    const std::vector<float> x = values<float>(rows * n, 21 + uint64_t(n), false), g = values<float>(rows * n, 22, false),
-                             w = values<float>(n, 23, false), b = values<float>(n, 24, false);
-    const LnRef ref = layer_norm_ref(x, g, w, b, rows, n, 1e-5);
+    const LnCase<T> c(n);
     for (K level : kernels::available_simd_levels()) {
       CAPTURE(kernels::to_string(level));
-      const auto& E = kernels::elt_ops<float>(level);
-      std::vector<float> y(x.size()), mean(static_cast<std::size_t>(rows)), rstd(static_cast<std::size_t>(rows)),
-          dx(x.size());
-      std::vector<double> dw(size_t(n), 0.0), db(size_t(n), 0.0);
-      E.layer_norm(x.data(), w.data(), b.data(), y.data(), mean.data(), rstd.data(), rows, n, 1e-5);
-      E.layer_norm_backward(x.data(), g.data(), w.data(), mean.data(), rstd.data(), dx.data(), dw.data(), db.data(),
-                            rows, n);
-      CHECK(count_far(y, ref.y, 1e-6, 1) == 0);
-      CHECK(count_far(dx, ref.dx, 1e-5, 1) == 0);
-      const std::vector<float> dwf(dw.begin(), dw.end()), dbf(db.begin(), db.end());
-      CHECK(count_far(dwf, ref.dw, 1e-6, 1) == 0);
-      CHECK(count_far(dbf, ref.db, 1e-6, 1) == 0);
+      const auto forward = kernels::layer_norm_rows.of<T>().get(level);
+      std::vector<T> y(c.x.size()), mean(size_t(c.rows)), rstd(size_t(c.rows));
+      forward(c.x.data(), c.w.data(), c.b.data(), y.data(), mean.data(), rstd.data(), c.rows, n, 1e-5);
+      CHECK(count_far(y, c.ref.y, c.tol, 1) == 0);
       // No weight or bias: y is xhat itself.
-      std::vector<float> y0(x.size());
-      E.layer_norm(x.data(), nullptr, nullptr, y0.data(), mean.data(), rstd.data(), rows, n, 1e-5);
+      std::vector<T> y0(c.x.size());
+      forward(c.x.data(), nullptr, nullptr, y0.data(), mean.data(), rstd.data(), c.rows, n, 1e-5);
       int bad = 0;
       for (std::size_t i = 0; i < y0.size(); ++i)
-        bad += !(std::abs(y0[i] * w[i % size_t(n)] + b[i % size_t(n)] - ref.y[i]) <= 1e-5 * (std::abs(ref.y[i]) + 1));
+        bad += !(std::abs(y0[i] * c.w[i % size_t(n)] + c.b[i % size_t(n)] - c.ref.y[i]) <=
+                 10 * c.tol * (std::abs(c.ref.y[i]) + 1));
       CHECK(bad == 0);
     }
   }
+}
+
+// From the same level's mean and rstd: dx, and dw, db accumulated onto zeros.
+template <class T>
+void check_layer_norm_backward_rows() {
+  for (int64_t n : kLnLengths) {
+    CAPTURE(n);
+    const LnCase<T> c(n);
+    for (K level : kernels::available_simd_levels()) {
+      CAPTURE(kernels::to_string(level));
+      std::vector<T> y(c.x.size()), mean(size_t(c.rows)), rstd(size_t(c.rows)), dx(c.x.size());
+      std::vector<double> dw(size_t(n), 0.0), db(size_t(n), 0.0);
+      kernels::layer_norm_rows.of<T>().get(level)(c.x.data(), c.w.data(), c.b.data(), y.data(), mean.data(),
+                                                  rstd.data(), c.rows, n, 1e-5);
+      kernels::layer_norm_backward_rows.of<T>().get(level)(c.x.data(), c.g.data(), c.w.data(), mean.data(),
+                                                           rstd.data(), dx.data(), dw.data(), db.data(), c.rows, n);
+      CHECK(count_far(dx, c.ref.dx, 10 * c.tol, 1) == 0);
+      CHECK(count_far(dw, c.ref.dw, c.tol, 1) == 0);
+      CHECK(count_far(db, c.ref.db, c.tol, 1) == 0);
+      // dx not wanted: only dw, db (added again onto the first pass's).
+      kernels::layer_norm_backward_rows.of<T>().get(level)(c.x.data(), c.g.data(), c.w.data(), mean.data(),
+                                                           rstd.data(), nullptr, dw.data(), db.data(), c.rows, n);
+      std::vector<double> ref_dw2(c.ref.dw), ref_db2(c.ref.db);
+      for (auto& e : ref_dw2) e *= 2;
+      for (auto& e : ref_db2) e *= 2;
+      CHECK(count_far(dw, ref_dw2, c.tol, 2) == 0);
+      CHECK(count_far(db, ref_db2, c.tol, 2) == 0);
+    }
+  }
+}
+
+// AdamW (decoupled), Adam with L2 weight decay, plain Adam; step 3's bias corrections.
+template <class T>
+std::vector<kernels::AdamStep<T>> adam_steps() {
+  return {{true, T(0.01), T(1 - 1e-3 * 0.01), T(0.9), T(0.999), T(0.1), T(1 - 0.999), T(1e-8), T(1e-3 / (1 - 0.729)),
+           T(0.05)},
+          {false, T(0.01), T(1), T(0.9), T(0.999), T(0.1), T(1 - 0.999), T(1e-8), T(2e-3), T(0.03)},
+          {false, T(0), T(1), T(0.8), T(0.99), T(0.2), T(0.01), T(1e-6), T(1e-2), T(0.5)}};
+}
+
+// Bit for bit torch's scalar update in T, with and without AMSGrad (NaN and infinities
+// among the parameters, gradients and max_exp_avg_sq).
+template <class T>
+void check_adam_update() {
+  for (int64_t n : kLengths) {
+    CAPTURE(n);
+    const std::vector<T> w0 = values<T>(n, 61), g = values<T>(n, 62), m0 = values<T>(n, 63, false);
+    std::vector<T> v0 = values<T>(n, 64, false), x0 = values<T>(n, 65);
+    for (auto& e : v0) e = e * e;
+    for (const kernels::AdamStep<T>& h : adam_steps<T>())
+      for (bool ams : {false, true})
+        for (K level : kernels::available_simd_levels()) {
+          CAPTURE(kernels::to_string(level));
+          CAPTURE(ams);
+          std::vector<T> w = w0, m = m0, v = v0, x = x0;
+          kernels::adam_update.of<T>().get(level)(w.data(), g.data(), m.data(), v.data(), ams ? x.data() : nullptr, n,
+                                                  h);
+          int bad = 0;
+          for (std::size_t i = 0; i < std::size_t(n); ++i) {
+            T wi = w0[i], gi = g[i], mi = m0[i], vi = v0[i], xi = x0[i];
+            if (h.decoupled) wi = wi * h.decay;
+            else if (h.wd != 0) gi = gi + h.wd * wi;
+            mi = mi * h.b1 + h.c1 * gi;
+            vi = vi * h.b2 + h.c2 * gi * gi;
+            T vv = vi;
+            if (ams) vv = xi = std::isnan(xi) || std::isnan(vi) ? T(NAN) : std::max(xi, vi);
+            wi = wi - h.ss * (mi / (std::sqrt(vv) / h.bc + h.eps));
+            bad += !same_bits(w[i], wi) + !same_bits(m[i], mi) + !same_bits(v[i], vi) + (ams && !same_bits(x[i], xi));
+          }
+          CHECK(bad == 0);
+        }
+  }
+}
+
+template <class T>
+void check_sum_sq() {
+  for (int64_t n : kLengths) {
+    CAPTURE(n);
+    const std::vector<T> x = values<T>(n, 63, false);
+    double want = 0;
+    for (T e : x) want += double(e) * e;
+    for (K level : kernels::available_simd_levels()) {
+      CAPTURE(kernels::to_string(level));
+      CHECK(std::abs(kernels::sum_sq.of<T>().get(level)(x.data(), n) - want) <= 1e-12 * want);
+    }
+  }
+}
+
+// Against the ordered double sum: x plain, s with inf, -inf and NaN inside.
+void check_sum_row() {
+  for (int64_t n : kLengths) {
+    CAPTURE(n);
+    const std::vector<float> x = values<float>(n, 71, false), s = values<float>(n, 72);
+    double want = 0, want_s = 0;
+    for (float e : x) want += e;
+    for (float e : s) want_s += e;
+    for (K level : kernels::available_simd_levels()) {
+      CAPTURE(kernels::to_string(level));
+      const auto sum = kernels::sum_row.get(level);
+      CHECK(std::abs(sum(x.data(), n) - want) <= 1e-12 * (1 + std::abs(want)));
+      const double got_s = sum(s.data(), n);
+      CHECK(((std::isnan(got_s) && std::isnan(want_s)) || got_s == want_s || got_s == doctest::Approx(want_s)));
+    }
+  }
+}
+
+// acc + x in double, bit for bit, special values included; nothing past n.
+void check_accumulate_row() {
+  for (int64_t n : kLengths) {
+    CAPTURE(n);
+    const std::vector<float> s = values<float>(n, 72);
+    for (K level : kernels::available_simd_levels()) {
+      CAPTURE(kernels::to_string(level));
+      std::vector<double> acc(static_cast<std::size_t>(n + 1), 1.0);
+      kernels::accumulate_row.get(level)(acc.data(), s.data(), n);
+      int bad = 0;
+      for (std::size_t j = 0; j < std::size_t(n); ++j) bad += !same_bits(acc[j], 1.0 + double(s[j]));
+      CHECK(bad == 0);
+      CHECK(acc.back() == 1.0);
+    }
+  }
+}
+
+const std::vector<StubCheck> kChecks{
+    {"layer_norm_rows_f32", check_layer_norm_rows<float>},
+    {"layer_norm_rows_f64", check_layer_norm_rows<double>},
+    {"layer_norm_backward_rows_f32", check_layer_norm_backward_rows<float>},
+    {"layer_norm_backward_rows_f64", check_layer_norm_backward_rows<double>},
+    {"adam_update_f32", check_adam_update<float>},
+    {"adam_update_f64", check_adam_update<double>},
+    {"sum_sq_f32", check_sum_sq<float>},
+    {"sum_sq_f64", check_sum_sq<double>},
+    {"sum_row", check_sum_row},
+    {"accumulate_row", check_accumulate_row},
+};
+
+}  // namespace
+
+TEST_CASE("simd: every layer-norm, Adam and sum stub has a check, and each level passes it") {
+  run_stub_checks("test_simd_norm_optim", kChecks);
 }
 
 TEST_CASE("layer_norm: weight and bias gradients do not depend on the thread count") {
@@ -104,82 +255,27 @@ TEST_CASE("layer_norm: weight and bias gradients do not depend on the thread cou
   CHECK(grads[0] == grads[1]);
 }
 
-TEST_CASE("simd elementwise: Adam rows are torch's scalar update bit for bit at every width; sum_sq") {
-  using Step = kernels::EltOps<float>::AdamStep;
-  // AdamW (decoupled), Adam with L2 weight decay, plain Adam; step 3's bias corrections.
-  const Step steps[] = {{true, 0.01f, 1 - 1e-3f * 0.01f, 0.9f, 0.999f, 0.1f, 1 - 0.999f, 1e-8f, 1e-3f / (1 - 0.729f), 0.05f},
-                        {false, 0.01f, 1, 0.9f, 0.999f, 0.1f, 1 - 0.999f, 1e-8f, 2e-3f, 0.03f},
-                        {false, 0.0f, 1, 0.8f, 0.99f, 0.2f, 0.01f, 1e-6f, 1e-2f, 0.5f}};
-  for (int64_t n : kLengths) {
-    CAPTURE(n);
-    const std::vector<float> w0 = values<float>(n, 61), g = values<float>(n, 62), m0 = values<float>(n, 63, false);
-    std::vector<float> v0 = values<float>(n, 64, false), x0 = values<float>(n, 65);
-    for (auto& e : v0) e = e * e;
-    for (const Step& h : steps)
-      for (bool ams : {false, true})
-        for (K level : kernels::available_simd_levels()) {
-          CAPTURE(kernels::to_string(level));
-          CAPTURE(ams);
-          std::vector<float> w = w0, m = m0, v = v0, x = x0;
-          kernels::elt_ops<float>(level).adam(w.data(), g.data(), m.data(), v.data(), ams ? x.data() : nullptr, n, h);
-          int bad = 0;
-          for (std::size_t i = 0; i < std::size_t(n); ++i) {
-            float wi = w0[i], gi = g[i], mi = m0[i], vi = v0[i], xi = x0[i];
-            if (h.decoupled) wi = wi * h.decay;
-            else if (h.wd != 0) gi = gi + h.wd * wi;
-            mi = mi * h.b1 + h.c1 * gi;
-            vi = vi * h.b2 + h.c2 * gi * gi;
-            float vv = vi;
-            if (ams) vv = xi = std::isnan(xi) || std::isnan(vi) ? NAN : std::max(xi, vi);
-            wi = wi - h.ss * (mi / (std::sqrt(vv) / h.bc + h.eps));
-            bad += !same_bits(w[i], wi) + !same_bits(m[i], mi) + !same_bits(v[i], vi) + (ams && !same_bits(x[i], xi));
-          }
-          CHECK(bad == 0);
-        }
-    for (K level : kernels::available_simd_levels()) {
-      double want = 0;
-      for (float e : m0) want += double(e) * e;
-      const double got = kernels::elt_ops<float>(level).sum_sq(m0.data(), n);
-      CHECK(std::abs(got - want) <= 1e-12 * want);
-    }
-  }
-}
-
-TEST_CASE("simd elementwise: float sums (rows and leading dims) at every width equal the ordered double sum") {
-  for (int64_t n : kLengths) {
-    CAPTURE(n);
-    const std::vector<float> x = values<float>(n, 71, false), s = values<float>(n, 72);  // s: inf, -inf, NaN inside
-    double want = 0, want_s = 0;
-    for (float e : x) want += e;
-    for (float e : s) want_s += e;
-    for (K level : kernels::available_simd_levels()) {
-      CAPTURE(kernels::to_string(level));
-      const auto& E = kernels::elt_ops<float>(level);
-      CHECK(std::abs(E.sum(x.data(), n) - want) <= 1e-12 * (1 + std::abs(want)));
-      const double got_s = E.sum(s.data(), n);
-      CHECK(((std::isnan(got_s) && std::isnan(want_s)) || got_s == want_s || got_s == doctest::Approx(want_s)));
-      std::vector<double> acc(static_cast<std::size_t>(n), 1.0);
-      E.add_to(acc.data(), s.data(), n);
-      int bad = 0;
-      for (std::size_t j = 0; j < acc.size(); ++j) bad += !same_bits(acc[j], 1.0 + double(s[j]));
-      CHECK(bad == 0);
-    }
-  }
-  // Through the op: a (300, 37) bias-gradient sum and row sums against the ordered sums.
+TEST_CASE("sum: float sums through the op (rows and leading dims) at every level equal the ordered double sum") {
+  // A (300, 37) bias-gradient sum and row sums against the ordered sums.
+  LevelGuard guard;
   const std::vector<float> v = values<float>(300 * 37, 73, false);
   Tensor t = Tensor::from_vector(v).reshape({300, 37});
-  const std::vector<float> cols = t.sum({0}).to_vector<float>(), rows = t.sum({1}).to_vector<float>();
-  int bad = 0;
-  for (int64_t j = 0; j < 37; ++j) {
-    double c = 0;
-    for (int64_t i = 0; i < 300; ++i) c += v[size_t(i * 37 + j)];
-    bad += cols[size_t(j)] != static_cast<float>(c);
+  for (K level : kernels::available_simd_levels()) {
+    CAPTURE(kernels::to_string(level));
+    kernels::set_simd_level(level);
+    const std::vector<float> cols = t.sum({0}).to_vector<float>(), rows = t.sum({1}).to_vector<float>();
+    int bad = 0;
+    for (int64_t j = 0; j < 37; ++j) {
+      double c = 0;
+      for (int64_t i = 0; i < 300; ++i) c += v[size_t(i * 37 + j)];
+      bad += cols[size_t(j)] != static_cast<float>(c);
+    }
+    for (int64_t i = 0; i < 300; ++i) {
+      double r = 0;
+      for (int64_t j = 0; j < 37; ++j) r += v[size_t(i * 37 + j)];
+      bad += std::abs(rows[size_t(i)] - static_cast<float>(r)) > 1e-6f * (1 + std::abs(float(r)));
+    }
+    CHECK(bad == 0);
   }
-  for (int64_t i = 0; i < 300; ++i) {
-    double r = 0;
-    for (int64_t j = 0; j < 37; ++j) r += v[size_t(i * 37 + j)];
-    bad += std::abs(rows[size_t(i)] - static_cast<float>(r)) > 1e-6f * (1 + std::abs(float(r)));
-  }
-  CHECK(bad == 0);
 }
 

@@ -1,94 +1,17 @@
-#pragma once
-// The fused attention kernel's row operations for one xsimd architecture A. Included
-// only by simd.cpp (SSE2), simd_avx2.cpp and simd_avx512.cpp, each compiled for its
-// instruction set. Everything here has internal linkage (the anonymous namespace) and
-// calls only templates on A, so no function compiled with wide instructions can be
-// picked by the linker for a caller built for the baseline.
-#include <immintrin.h>
-#include <xsimd/xsimd.hpp>
+// The dropout hash, the Philox stream and the keep mask of dropout_rows.h for one level
+// (isa.h: compiled once per level, Arch its xsimd arch).
+#include "isa.h"
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 
-#include "kernels/simd.h"
+#include "kernels/dropout_rows.h"
 
 namespace ag::kernels {
 namespace {
 
-template <class T, class A>
-struct Rows {
-  using V = xsimd::batch<T, A>;
-  static constexpr int64_t W = static_cast<int64_t>(V::size);
-
-  static T max(const T* x, int64_t n) {
-    T out = -std::numeric_limits<T>::infinity();
-    int64_t i = 0;
-    if (n >= W) {
-      V acc = V::load_unaligned(x);
-      for (i = W; i + W <= n; i += W) acc = xsimd::max(acc, V::load_unaligned(x + i));
-      alignas(64) T lanes[W];
-      acc.store_aligned(lanes);
-      for (int64_t k = 0; k < W; ++k) out = lanes[k] > out ? lanes[k] : out;
-    }
-    for (; i < n; ++i) out = x[i] > out ? x[i] : out;
-    return out;
-  }
-
-  static T exp_sub_sum(T* x, int64_t n, T m) {
-    const V vm(m);
-    V acc(T(0));
-    int64_t i = 0;
-    for (; i + W <= n; i += W) {
-      V e = xsimd::exp(V::load_unaligned(x + i) - vm);
-      e.store_unaligned(x + i);
-      acc += e;
-    }
-    T sum = xsimd::hadd(acc);
-    if (i < n) {  // the tail through the same vector exp, so every element rounds alike
-      alignas(64) T buf[W];
-      for (int64_t k = 0; k < W; ++k) buf[k] = i + k < n ? x[i + k] : -std::numeric_limits<T>::infinity();
-      V e = xsimd::exp(V::load_aligned(buf) - vm);
-      e.store_aligned(buf);
-      for (int64_t k = 0; i + k < n; ++k) sum += x[i + k] = buf[k];
-    }
-    return sum;
-  }
-
-  static void exp_sub(T* x, int64_t n, T m) { exp_sub_sum(x, n, m); }
-
-  static void scale(T* x, int64_t n, T a) {
-    const V va(a);
-    int64_t i = 0;
-    for (; i + W <= n; i += W) (V::load_unaligned(x + i) * va).store_unaligned(x + i);
-    for (; i < n; ++i) x[i] *= a;
-  }
-
-  static void mul(T* x, const T* z, int64_t n) { mul_into(x, x, z, n); }
-
-  static void mul_into(T* out, const T* x, const T* z, int64_t n) {
-    int64_t i = 0;
-    for (; i + W <= n; i += W) (V::load_unaligned(x + i) * V::load_unaligned(z + i)).store_unaligned(out + i);
-    for (; i < n; ++i) out[i] = x[i] * z[i];
-  }
-
-  static void ds(T* dp, const T* p, int64_t n, T D) {
-    const V vd(D);
-    int64_t i = 0;
-    for (; i + W <= n; i += W)
-      (V::load_unaligned(p + i) * (V::load_unaligned(dp + i) - vd)).store_unaligned(dp + i);
-    for (; i < n; ++i) dp[i] = p[i] * (dp[i] - D);
-  }
-
-  static T dot(const T* a, const T* b, int64_t n) {
-    V acc(T(0));
-    int64_t i = 0;
-    for (; i + W <= n; i += W) acc = xsimd::fma(V::load_unaligned(a + i), V::load_unaligned(b + i), acc);
-    T sum = xsimd::hadd(acc);
-    for (; i < n; ++i) sum += a[i] * b[i];
-    return sum;
-  }
-
+template <class A>
+struct Dropout {
   using U = xsimd::batch<uint32_t, A>;
   static constexpr int64_t WU = static_cast<int64_t>(U::size);
 
@@ -184,7 +107,10 @@ struct Rows {
     }
   }
 
+  template <class T>
   static void keep_mask(T* z, const uint32_t* h, int64_t n, uint64_t keep, T scale) {
+    using V = xsimd::batch<T, A>;
+    constexpr int64_t W = static_cast<int64_t>(V::size);
     int64_t c = 0;
     if (keep > 0xffffffffull) {
       std::fill(z, z + n, scale);
@@ -199,12 +125,13 @@ struct Rows {
     }
     for (; c < n; ++c) z[c] = h[c] < keep ? scale : T(0);
   }
-
-  static RowOps<T> ops() {
-    return RowOps<T>{&max, &exp_sub_sum, &exp_sub, &scale, &mul, &mul_into, &ds, &dot, &hash_row, &philox_blocks,
-                     &keep_mask};
-  }
 };
 
 }  // namespace
+
+AG_ISA_KERNEL(hash_row, &Dropout<Arch>::hash_row);
+AG_ISA_KERNEL(philox_blocks, &Dropout<Arch>::philox_blocks);
+AG_ISA_KERNEL(keep_mask_f32, &Dropout<Arch>::keep_mask<float>);
+AG_ISA_KERNEL(keep_mask_f64, &Dropout<Arch>::keep_mask<double>);
+
 }  // namespace ag::kernels
