@@ -62,7 +62,7 @@ for name, fn in OPS:
 import sys
 for k, v in sorted(worst.items()): print("torch vector/scalar differ:", k, v, file=sys.stderr)
 with open(sys.argv[1], "w") as f:
-    f.write("#pragma once\n// Generated once by tools/gen_pointwise_specials.py (/usr/bin/python3, torch 1.13; the\n"
+    f.write("#pragma once\n// clang-format off\n// (clang-format leaves this generated table as written: one row per line.)\n// Generated once by tools/gen_pointwise_specials.py (/usr/bin/python3, torch 1.13; the\n"
             "// tests never run it). Values of each op at kSpecials,\n"
             "// computed on 1-element tensors (PyTorch's scalar path), as f64 and as f32 (widened).\n"
             "#include <limits>\n\nnamespace pointwise_specials {\n"

@@ -1,4 +1,6 @@
 #pragma once
+// clang-format off
+// (clang-format leaves this generated table as written: one row per line.)
 // Generated once by tools/gen_pointwise_specials.py (/usr/bin/python3, torch 1.13; the
 // tests never run it). Values of each op at kSpecials,
 // computed on 1-element tensors (PyTorch's scalar path), as f64 and as f32 (widened).
