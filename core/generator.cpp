@@ -34,9 +34,7 @@ void Generator::reseed(uint64_t seed) {
   has_spare_ = false;
 }
 
-double Generator::uniform() {
-  return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
-}
+double Generator::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
 
 double Generator::normal() {
   if (has_spare_) {

@@ -122,10 +122,10 @@ class Pool {
   std::mutex mu_;
   std::condition_variable wake_, done_;
   const std::function<void(int)>* job_ = nullptr;  // guarded by mu_
-  int parts_ = 0;                                   // guarded by mu_
-  uint32_t generation_ = 0;                         // guarded by mu_
+  int parts_ = 0;                                  // guarded by mu_
+  uint32_t generation_ = 0;                        // guarded by mu_
   bool stop_ = false;
-  std::exception_ptr error_;                        // guarded by mu_
+  std::exception_ptr error_;  // guarded by mu_
   std::atomic<uint64_t> claim_{0};
   std::atomic<int> pending_{0};
 };

@@ -23,16 +23,22 @@ std::string format_value(double v, const Format& f) {
     case Format::boolean: os << (v != 0 ? "True" : "False"); break;
     case Format::integral: os << static_cast<int64_t>(v); break;
     case Format::integer_valued:
-      if (std::isfinite(v)) os << std::fixed << std::setprecision(0) << v << '.';
-      else os << (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+      if (std::isfinite(v))
+        os << std::fixed << std::setprecision(0) << v << '.';
+      else
+        os << (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
       break;
     case Format::fixed:
-      if (std::isfinite(v)) os << std::fixed << std::setprecision(4) << v;
-      else os << (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+      if (std::isfinite(v))
+        os << std::fixed << std::setprecision(4) << v;
+      else
+        os << (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
       break;
     case Format::scientific:
-      if (std::isfinite(v)) os << std::scientific << std::setprecision(4) << v;
-      else os << (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+      if (std::isfinite(v))
+        os << std::scientific << std::setprecision(4) << v;
+      else
+        os << (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
       break;
   }
   return os.str();
@@ -40,8 +46,10 @@ std::string format_value(double v, const Format& f) {
 
 Format choose_format(const std::vector<double>& vals, DType dt) {
   Format f;
-  if (dt == DType::b8) f.kind = Format::boolean;
-  else if (!is_floating(dt)) f.kind = Format::integral;
+  if (dt == DType::b8)
+    f.kind = Format::boolean;
+  else if (!is_floating(dt))
+    f.kind = Format::integral;
   else {
     bool whole = true;
     double max_abs = 0, min_abs = INFINITY;
@@ -54,7 +62,8 @@ Format choose_format(const std::vector<double>& vals, DType dt) {
     }
     if (max_abs >= 1e8 || (min_abs < 1e-4) || (min_abs < INFINITY && max_abs / min_abs > 1e3))
       f.kind = whole && max_abs < 1e8 ? Format::integer_valued : Format::scientific;
-    else f.kind = whole ? Format::integer_valued : Format::fixed;
+    else
+      f.kind = whole ? Format::integer_valued : Format::fixed;
   }
   for (double v : vals) f.width = std::max<int>(f.width, format_value(v, f).size());
   return f;
@@ -91,11 +100,15 @@ struct Printer {
     for (std::size_t j = 0; j < idx.size(); ++j) {
       if (j) {
         os << ',';
-        if (d + 1 == shape.size()) os << ' ';
-        else os << std::string(shape.size() - d - 1, '\n') << std::string(indent + 1, ' ');
+        if (d + 1 == shape.size())
+          os << ' ';
+        else
+          os << std::string(shape.size() - d - 1, '\n') << std::string(indent + 1, ' ');
       }
-      if (idx[j] < 0) os << "...";
-      else print(os, d + 1, base + idx[j] * st[d], indent + 1);
+      if (idx[j] < 0)
+        os << "...";
+      else
+        print(os, d + 1, base + idx[j] * st[d], indent + 1);
     }
     os << ']';
   }
@@ -117,15 +130,16 @@ std::string Tensor::to_string() const {
     std::vector<double> sample;  // format from the values that will be shown
     if (summarize) {
       for (std::size_t i = 0; i < all.size() && i < 500; ++i) sample.push_back(all[i]);
-      for (std::size_t i = all.size() > 500 ? all.size() - 500 : 0; i < all.size(); ++i)
-        sample.push_back(all[i]);
+      for (std::size_t i = all.size() > 500 ? all.size() - 500 : 0; i < all.size(); ++i) sample.push_back(all[i]);
     }
     p.fmt = choose_format(summarize ? sample : all, dtype());
     p.print(os, 0, 0, 7);
   }
   if (dtype() == DType::f64 || dtype() == DType::i32) os << ", dtype=" << dtype();
-  if (grad_fn()) os << ", grad_fn=<" << grad_fn()->name << '>';
-  else if (requires_grad()) os << ", requires_grad=True";
+  if (grad_fn())
+    os << ", grad_fn=<" << grad_fn()->name << '>';
+  else if (requires_grad())
+    os << ", requires_grad=True";
   os << ')';
   return os.str();
 }

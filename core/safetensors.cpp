@@ -143,8 +143,7 @@ class Reader {
   Entry parse_entry(const std::string& name, const json& info, uint64_t data_size) const {
     const std::string tn = "tensor " + squoted(name);
     if (name.empty()) fail("a tensor has an empty name");
-    if (!info.is_object())
-      fail(tn, ": expected an object with dtype, shape and data_offsets, got ", describe(info));
+    if (!info.is_object()) fail(tn, ": expected an object with dtype, shape and data_offsets, got ", describe(info));
     for (const char* key : {"dtype", "shape", "data_offsets"})
       if (!info.contains(key)) fail(tn, ": missing \"", key, "\"");
 
@@ -159,7 +158,8 @@ class Reader {
 
     const json& sh = info["shape"];
     if (!sh.is_array()) fail(tn, ": shape must be an array of non-negative integers, got ", describe(sh));
-    if (sh.size() > size_t(kMaxDims)) fail(tn, ": shape has ", sh.size(), " dims; attograd supports at most ", kMaxDims);
+    if (sh.size() > size_t(kMaxDims))
+      fail(tn, ": shape has ", sh.size(), " dims; attograd supports at most ", kMaxDims);
     // The product of the non-zero dims bounds every stride, so it must fit in int64 even
     // when a zero dim makes the tensor empty.
     int64_t span = 1;
@@ -173,7 +173,8 @@ class Reader {
 
     const json& off = info["data_offsets"];
     if (!off.is_array() || off.size() != 2)
-      fail(tn, ": data_offsets must be [begin, end], got ", off.is_array() ? "an array of " + std::to_string(off.size()) : describe(off));
+      fail(tn, ": data_offsets must be [begin, end], got ",
+           off.is_array() ? "an array of " + std::to_string(off.size()) : describe(off));
     e.begin = to_u64(off[0], tn + ": data_offsets begin");
     e.end = to_u64(off[1], tn + ": data_offsets end");
     if (e.begin > e.end) fail(tn, ": data_offsets [", e.begin, ", ", e.end, "] has begin > end");
@@ -217,7 +218,8 @@ class Reader {
     read_at(f.fd, len_bytes, 8, 0, "the header length");
     uint64_t n = 0;
     for (int i = 7; i >= 0; --i) n = (n << 8) | len_bytes[i];
-    if (n > kMaxHeaderBytes) fail("header length ", n, " exceeds the 100 MB limit; the file is corrupt or not safetensors");
+    if (n > kMaxHeaderBytes)
+      fail("header length ", n, " exceeds the 100 MB limit; the file is corrupt or not safetensors");
     if (n > file_size - 8)
       fail("header length ", n, " is larger than the rest of the file (", file_size - 8,
            " bytes); the file is truncated or not safetensors");
@@ -237,9 +239,7 @@ class Reader {
     json header;
     try {
       header = json::parse(text, on_event);
-    } catch (const json::exception& e) {
-      fail("header is not valid JSON: ", e.what());
-    }
+    } catch (const json::exception& e) { fail("header is not valid JSON: ", e.what()); }
     if (!header.is_object()) fail("header must be a JSON object, got ", describe(header));
     if (!duplicate.empty()) fail("header names ", squoted(duplicate), " twice");
 
@@ -252,8 +252,7 @@ class Reader {
         entries.push_back(parse_entry(name, info, data_size));
     }
     // File order; ties (empty tensors) keep name order since json objects are sorted.
-    std::stable_sort(entries.begin(), entries.end(),
-                     [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
+    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
     uint64_t covered = 0;
     for (size_t i = 0; i < entries.size(); ++i) {
       const Entry& e = entries[i];
@@ -265,8 +264,7 @@ class Reader {
              " of the data buffer");
       covered = e.end;
     }
-    if (covered != data_size)
-      fail("the data buffer has ", data_size, " bytes but the tensors cover only ", covered);
+    if (covered != data_size) fail("the data buffer has ", data_size, " bytes but the tensors cover only ", covered);
 
     for (const Entry& e : entries) {
       const uint64_t nbytes = e.end - e.begin;  // checked against the file size above

@@ -8,8 +8,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   for (int64_t i = 0; i < n; ++i) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    AG_CHECK(da == db || da == 1 || db == 1, ShapeError, op, ": shapes ", a, " and ", b,
-             " cannot be broadcast (dim ", i - n, ": ", da, " vs ", db, ")");
+    AG_CHECK(da == db || da == 1 || db == 1, ShapeError, op, ": shapes ", a, " and ", b, " cannot be broadcast (dim ",
+             i - n, ": ", da, " vs ", db, ")");
     out[i] = da == 1 ? db : da;
   }
   return out;

@@ -57,19 +57,19 @@ Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs, B
     node->input_shapes[i] = t.shape();
     node->input_dtypes[i] = t.dtype();
     if (!t.requires_grad()) continue;
-    if (t.grad_fn()) node->inputs[i].node = t.grad_fn();
-    else node->inputs[i].leaf = t.impl_ptr();
+    if (t.grad_fn())
+      node->inputs[i].node = t.grad_fn();
+    else
+      node->inputs[i].leaf = t.impl_ptr();
   }
   node->backward = std::move(fn);
-  if (detail::g_anomaly_enabled.load(std::memory_order_relaxed))
-    node->anomaly = detail::capture_trace(g_current_node);
+  if (detail::g_anomaly_enabled.load(std::memory_order_relaxed)) node->anomaly = detail::capture_trace(g_current_node);
   out.impl()->grad_fn = std::move(node);
   out.impl()->requires_grad = true;
   return out;
 }
 
-Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs, BackwardFn fn,
-              Composite composite) {
+Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs, BackwardFn fn, Composite composite) {
   out = record(name, std::move(out), inputs, std::move(fn));
   if (out.grad_fn()) out.grad_fn()->composite = std::make_unique<Composite>(std::move(composite));
   return out;
@@ -79,8 +79,10 @@ Saved::Saved(const Tensor& t) {
   if (!t.defined()) return;
   t_ = t.detach();
   version_ = t.storage()->version();
-  if (t.grad_fn()) fn_ = t.grad_fn();
-  else if (t.requires_grad()) leaf_ = t.impl_ptr();
+  if (t.grad_fn())
+    fn_ = t.grad_fn();
+  else if (t.requires_grad())
+    leaf_ = t.impl_ptr();
 }
 
 Saved Saved::output(const Tensor& y) {
@@ -94,9 +96,10 @@ Saved Saved::output(const Tensor& y) {
 
 Tensor Saved::get() const {
   if (t_.defined() && t_.storage()->version() != version_)
-    throw VersionError(detail::cat("a tensor of shape ", t_.shape(), " saved for backward was "
-                                   "modified in place afterwards (version ", t_.storage()->version(),
-                                   ", saved at ", version_, ")"));
+    throw VersionError(detail::cat("a tensor of shape ", t_.shape(),
+                                   " saved for backward was "
+                                   "modified in place afterwards (version ",
+                                   t_.storage()->version(), ", saved at ", version_, ")"));
   if (!grad_enabled() || !t_.defined()) return t_;
   if (leaf_) return Tensor(leaf_);
   std::shared_ptr<Node> fn = fn_;

@@ -22,9 +22,7 @@ Tensor::Tensor(StoragePtr storage, Shape shape, Strides strides, int64_t offset,
   impl_->dtype = dtype;
 }
 
-void Tensor::throw_undefined() {
-  throw ValueError("Tensor: the tensor is undefined (default-constructed)");
-}
+void Tensor::throw_undefined() { throw ValueError("Tensor: the tensor is undefined (default-constructed)"); }
 
 int64_t Tensor::size(int64_t d) const { return shape()[wrap_dim(d, dim(), "size")]; }
 
@@ -41,8 +39,7 @@ bool Tensor::is_contiguous() const {
 
 template <class T>
 T* Tensor::data() const {
-  AG_CHECK(dtype() == dtype_v<T>, DTypeError, "data: tensor has dtype ", dtype(),
-           ", requested ", dtype_v<T>);
+  AG_CHECK(dtype() == dtype_v<T>, DTypeError, "data: tensor has dtype ", dtype(), ", requested ", dtype_v<T>);
   return static_cast<T*>(raw_data());
 }
 
@@ -57,14 +54,13 @@ AG_INSTANTIATE(bool)
 // ---- autograd fields ----
 
 Tensor& Tensor::requires_grad_(bool on) {
-  AG_CHECK(!on || is_floating_point(), DTypeError,
-           "requires_grad_: only floating tensors can require grad, got dtype ", dtype());
+  AG_CHECK(!on || is_floating_point(), DTypeError, "requires_grad_: only floating tensors can require grad, got dtype ",
+           dtype());
   AG_CHECK(is_leaf() || on, AutogradError,
            "requires_grad_: cannot turn off requires_grad of a non-leaf tensor; use detach()");
   impl_->requires_grad = on;
   return *this;
 }
-
 
 Tensor Tensor::grad() const {
   const auto& g = checked().grad;
@@ -74,8 +70,8 @@ Tensor Tensor::grad() const {
 void Tensor::set_grad(const Tensor& g) {
   checked();
   if (g.defined())
-    AG_CHECK(g.shape() == shape() && g.dtype() == dtype(), ShapeError, "set_grad: gradient ",
-             g.shape(), " ", g.dtype(), " does not match tensor ", shape(), " ", dtype());
+    AG_CHECK(g.shape() == shape() && g.dtype() == dtype(), ShapeError, "set_grad: gradient ", g.shape(), " ", g.dtype(),
+             " does not match tensor ", shape(), " ", dtype());
   impl_->grad = g.impl_ptr();
 }
 
@@ -83,8 +79,10 @@ void Tensor::zero_grad() { checked(), impl_->grad.reset(); }
 
 RemovableHandle Tensor::register_post_accumulate_grad_hook(PostAccumulateGradHook hook) {
   checked();
-  AG_CHECK(is_leaf() && requires_grad(), AutogradError, "register_post_accumulate_grad_hook: the tensor of "
-           "shape ", shape(), " is not a leaf that requires grad");
+  AG_CHECK(is_leaf() && requires_grad(), AutogradError,
+           "register_post_accumulate_grad_hook: the tensor of "
+           "shape ",
+           shape(), " is not a leaf that requires grad");
   AG_CHECK(hook != nullptr, ValueError, "register_post_accumulate_grad_hook: empty hook");
   static std::atomic<int64_t> next_id{0};  // threads may register hooks on their own models
   const int64_t id = ++next_id;

@@ -90,10 +90,13 @@ int main(int argc, char** argv) {
   app.add_option("--out", out, "output folder");
   app.add_flag("--resume", resume, "continue from <out>/checkpoint.safetensors");
   app.add_flag("--ddp", ddp, "data parallel over the mpirun ranks (nn::DistributedDataParallel)");
-  app.add_option("--fail-at-step", fail_at_step, "fault test: the last rank throws after this step "
+  app.add_option("--fail-at-step", fail_at_step,
+                 "fault test: the last rank throws after this step "
                  "(the job must end, naming it, and --resume must continue from the last checkpoint)");
-  app.add_option("--tp", tp, "tensor parallel: split every layer's heads and feed-forward over this many ranks "
-                 "(all of mpirun's)")->check(CLI::PositiveNumber);
+  app.add_option("--tp", tp,
+                 "tensor parallel: split every layer's heads and feed-forward over this many ranks "
+                 "(all of mpirun's)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--preset", preset, "annotated: d_model 512, d_ff 2048, 8 heads, 400 steps")
       ->check(CLI::IsMember({"annotated"}));
   CLI11_PARSE(app, argc, argv);
@@ -127,10 +130,12 @@ int main(int argc, char** argv) {
                                                       : "/checkpoint.safetensors");
     const bool writes_checkpoint = lead || c.tensor_parallel;
     Run run(c, ddp);
-    if (ddp) log().info("data parallel: {} ranks, {} sequences each per step", dist::world_size(),
-                        c.batch / dist::world_size());
-    if (c.tensor_parallel) log().info("tensor parallel: {} ranks, {} of {} heads and {} of {} feed-forward units each",
-                                      tp, c.heads / tp, c.heads, c.d_ff / tp, c.d_ff);
+    if (ddp)
+      log().info("data parallel: {} ranks, {} sequences each per step", dist::world_size(),
+                 c.batch / dist::world_size());
+    if (c.tensor_parallel)
+      log().info("tensor parallel: {} ranks, {} of {} heads and {} of {} feed-forward units each", tp, c.heads / tp,
+                 c.heads, c.d_ff / tp, c.d_ff);
     std::vector<double> loss_x, loss_y;
     if (resume) {
       Metadata extra = load_checkpoint(ckpt, *run.model, &run.opt, &run.sched);
@@ -138,8 +143,11 @@ int main(int argc, char** argv) {
       log().info("resumed from {} at step {}", ckpt, run.sched.last_step());
     }
     log().info("{} task: d_model {}, {} heads, {}+{} layers, d_ff {}, batch {}, {} steps, {} parameters",
-               task_name(c.task), c.d_model, c.heads, c.layers, c.layers, c.d_ff, c.batch, c.steps,
-               [&] { int64_t n = 0; for (auto& p : run.model->parameters()) n += p.numel(); return n; }());
+               task_name(c.task), c.d_model, c.heads, c.layers, c.layers, c.d_ff, c.batch, c.steps, [&] {
+                 int64_t n = 0;
+                 for (auto& p : run.model->parameters()) n += p.numel();
+                 return n;
+               }());
 
     const bool tty = isatty(STDERR_FILENO);
     auto t0 = Clock::now();
@@ -155,14 +163,16 @@ int main(int argc, char** argv) {
       double tps = tokens / std::max(secs, 1e-9);
       double eta = secs / static_cast<double>(s.step - first) * static_cast<double>(c.steps - s.step);
       if (tty && lead) {
-        std::fprintf(stderr, "\rstep %5lld/%lld  loss %.4f  lr %.2e  %6.0f tok/s  ETA %4.0fs ", static_cast<long long>(s.step),
-                     static_cast<long long>(c.steps), smooth, s.lr, tps, eta);
+        std::fprintf(stderr, "\rstep %5lld/%lld  loss %.4f  lr %.2e  %6.0f tok/s  ETA %4.0fs ",
+                     static_cast<long long>(s.step), static_cast<long long>(c.steps), smooth, s.lr, tps, eta);
         if (s.step == c.steps) std::fprintf(stderr, "\n");
       } else if (s.step % 50 == 0 || s.step == c.steps) {
-        log().info("step {}/{} loss {:.4f} lr {:.2e} {:.0f} tok/s ETA {:.0f}s", s.step, c.steps, smooth, s.lr, tps, eta);
+        log().info("step {}/{} loss {:.4f} lr {:.2e} {:.0f} tok/s ETA {:.0f}s", s.step, c.steps, smooth, s.lr, tps,
+                   eta);
       }
       if (checkpoint_every > 0 && (s.step % checkpoint_every == 0 || s.step == c.steps)) {
-        if (writes_checkpoint) save_checkpoint(ckpt, *run.model, &run.opt, &run.sched, {{"data_gen", run.data_gen.state()}});
+        if (writes_checkpoint)
+          save_checkpoint(ckpt, *run.model, &run.opt, &run.sched, {{"data_gen", run.data_gen.state()}});
         dist::barrier();
       }
       if (s.step == fail_at_step && dist::rank() == dist::world_size() - 1)
@@ -186,7 +196,8 @@ int main(int argc, char** argv) {
     auto te = Clock::now();
     EvalResult ev = evaluate(run.model, c, c.eval);
     double eval_secs = std::chrono::duration<double>(Clock::now() - te).count();
-    std::cout << "\n" << task_name(c.task) << " task, " << c.eval << " held-out sequences (greedy decoding, KV cache):\n"
+    std::cout << "\n"
+              << task_name(c.task) << " task, " << c.eval << " held-out sequences (greedy decoding, KV cache):\n"
               << "  exact-sequence accuracy " << plot::fmt(100 * ev.exact, 1) << "%\n"
               << "  per-token accuracy      " << plot::fmt(100 * ev.token, 2) << "%\n"
               << "  training " << plot::fmt(train_secs, 1) << " s, evaluation " << plot::fmt(eval_secs, 1) << " s\n\n";
@@ -194,7 +205,8 @@ int main(int argc, char** argv) {
          got = ev.decoded.to_vector<int64_t>();
     for (int64_t i = 0; i < 4; ++i)
       std::cout << "  source  " << row_text(src, i, c.len) << "\n  decoded 1 " << row_text(got, i, c.len - 1)
-                << (row_text(got, i, c.len - 1) == row_text(want, i, c.len - 1) ? "   (correct)" : "   (WRONG)") << "\n";
+                << (row_text(got, i, c.len - 1) == row_text(want, i, c.len - 1) ? "   (correct)" : "   (WRONG)")
+                << "\n";
 
     nn::save(*run.model, out + "/model.safetensors");
     // The held-out set and our decodes, for tools/check_copy_model.py to compare with PyTorch.
@@ -203,16 +215,31 @@ int main(int argc, char** argv) {
     eval_set.insert("target", ev.batch.tgt_out);
     eval_set.insert("decoded", ev.decoded);
     save_safetensors(out + "/eval.safetensors", eval_set,
-                     {{"d_model", std::to_string(c.d_model)}, {"heads", std::to_string(c.heads)},
-                      {"layers", std::to_string(c.layers)}, {"d_ff", std::to_string(c.d_ff)},
+                     {{"d_model", std::to_string(c.d_model)},
+                      {"heads", std::to_string(c.heads)},
+                      {"layers", std::to_string(c.layers)},
+                      {"d_ff", std::to_string(c.d_ff)},
                       {"vocab", std::to_string(c.vocab)}});
-    nlohmann::json metrics = {
-        {"task", task_name(c.task)}, {"exact_sequence_accuracy", ev.exact}, {"token_accuracy", ev.token},
-        {"eval_sequences", c.eval}, {"steps", c.steps}, {"train_seconds", train_secs},
-        {"final_loss", loss_y.empty() ? 0.0 : loss_y.back()},
-        {"config", {{"d_model", c.d_model}, {"heads", c.heads}, {"layers", c.layers}, {"d_ff", c.d_ff},
-                    {"dropout", c.dropout}, {"batch", c.batch}, {"warmup", c.warmup}, {"lr_factor", c.lr_factor},
-                    {"seq_len", c.len}, {"min_len", c.min_len}, {"seed", c.seed}, {"threads", threads}}}};
+    nlohmann::json metrics = {{"task", task_name(c.task)},
+                              {"exact_sequence_accuracy", ev.exact},
+                              {"token_accuracy", ev.token},
+                              {"eval_sequences", c.eval},
+                              {"steps", c.steps},
+                              {"train_seconds", train_secs},
+                              {"final_loss", loss_y.empty() ? 0.0 : loss_y.back()},
+                              {"config",
+                               {{"d_model", c.d_model},
+                                {"heads", c.heads},
+                                {"layers", c.layers},
+                                {"d_ff", c.d_ff},
+                                {"dropout", c.dropout},
+                                {"batch", c.batch},
+                                {"warmup", c.warmup},
+                                {"lr_factor", c.lr_factor},
+                                {"seq_len", c.len},
+                                {"min_len", c.min_len},
+                                {"seed", c.seed},
+                                {"threads", threads}}}};
     std::ofstream(out + "/metrics.json") << metrics.dump(2) << "\n";
     // Pictures last: a drawing failure (it throws) leaves the model and metrics written.
     if (!loss_x.empty())

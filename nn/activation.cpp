@@ -8,8 +8,8 @@ CELUImpl::CELUImpl(const CELUOptions& o) : Module("CELU"), options(o) {
 }
 
 HardtanhImpl::HardtanhImpl(const HardtanhOptions& o) : Module("Hardtanh"), options(o) {
-  AG_CHECK(o.max_val() > o.min_val(), ValueError, "Hardtanh: max_val must be greater than min_val, got min_val=",
-           o.min_val(), ", max_val=", o.max_val());
+  AG_CHECK(o.max_val() > o.min_val(), ValueError,
+           "Hardtanh: max_val must be greater than min_val, got min_val=", o.min_val(), ", max_val=", o.max_val());
 }
 
 void SoftplusImpl::pretty_print(std::ostream& os) const {

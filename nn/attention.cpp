@@ -13,12 +13,11 @@ namespace {
 void check_inputs(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, int64_t E, int64_t kdim,
                   int64_t vdim) {
   AG_CHECK(q.dim() == 3 && k.dim() == 3 && v.dim() == 3, ShapeError, op,
-           ": query, key and value must be 3-D (B, len, width); got ", q.shape(), ", ", k.shape(), ", ",
-           v.shape());
-  AG_CHECK(q.size(2) == E && k.size(2) == kdim && v.size(2) == vdim, ShapeError, op, ": query ", q.shape(),
-           ", key ", k.shape(), ", value ", v.shape(), " must end in widths ", E, ", ", kdim, ", ", vdim);
-  AG_CHECK(q.size(0) == k.size(0) && k.size(0) == v.size(0), ShapeError, op, ": batch sizes of query ",
-           q.shape(), ", key ", k.shape(), ", value ", v.shape(), " differ");
+           ": query, key and value must be 3-D (B, len, width); got ", q.shape(), ", ", k.shape(), ", ", v.shape());
+  AG_CHECK(q.size(2) == E && k.size(2) == kdim && v.size(2) == vdim, ShapeError, op, ": query ", q.shape(), ", key ",
+           k.shape(), ", value ", v.shape(), " must end in widths ", E, ", ", kdim, ", ", vdim);
+  AG_CHECK(q.size(0) == k.size(0) && k.size(0) == v.size(0), ShapeError, op, ": batch sizes of query ", q.shape(),
+           ", key ", k.shape(), ", value ", v.shape(), " differ");
   AG_CHECK(k.size(1) == v.size(1), ShapeError, op, ": key ", k.shape(), " and value ", v.shape(),
            " differ in length S");
 }
@@ -34,8 +33,10 @@ Tensor combine_masks(const char* op, const AttentionArgs& args, int64_t B, int64
   Shape full_shape{B, h, L, S};
   Tensor mask;
   auto merge = [&](const Tensor& m) {
-    if (!mask.defined()) mask = m;
-    else if (mask.dtype() == DType::b8 && m.dtype() == DType::b8) mask = logical_and(mask, m);
+    if (!mask.defined())
+      mask = m;
+    else if (mask.dtype() == DType::b8 && m.dtype() == DType::b8)
+      mask = logical_and(mask, m);
     else
       mask = (mask.dtype() == DType::b8 ? additive_mask(mask, dtype) : mask) +
              (m.dtype() == DType::b8 ? additive_mask(m, dtype) : m);
@@ -47,10 +48,10 @@ Tensor combine_masks(const char* op, const AttentionArgs& args, int64_t B, int64
       int64_t want = full_shape[4 - m.dim() + i];
       ok = m.shape()[i] == want || m.shape()[i] == 1;
     }
-    AG_CHECK(ok, ShapeError, op, ": attn_mask shape ", m.shape(), " cannot be broadcast to (B, h, L, S) = ",
-             full_shape);
-    AG_CHECK(m.dtype() == DType::b8 || m.dtype() == dtype, DTypeError, op, ": attn_mask must be bool or ",
-             dtype, ", got ", m.dtype());
+    AG_CHECK(ok, ShapeError, op, ": attn_mask shape ", m.shape(),
+             " cannot be broadcast to (B, h, L, S) = ", full_shape);
+    AG_CHECK(m.dtype() == DType::b8 || m.dtype() == dtype, DTypeError, op, ": attn_mask must be bool or ", dtype,
+             ", got ", m.dtype());
     merge(m);
   }
   if (args.causal) merge(causal_mask(L, S, args.causal_variant));
@@ -58,8 +59,7 @@ Tensor combine_masks(const char* op, const AttentionArgs& args, int64_t B, int64
            ": give padding_mask (true = real key) or key_padding_mask (true = ignore), not both");
   if (args.padding_mask.defined()) {
     const Tensor& p = args.padding_mask;
-    AG_CHECK(p.dtype() == DType::b8, DTypeError, op, ": padding_mask must be bool (true = real key), got ",
-             p.dtype());
+    AG_CHECK(p.dtype() == DType::b8, DTypeError, op, ": padding_mask must be bool (true = real key), got ", p.dtype());
     AG_CHECK(p.shape() == Shape({B, S}), ShapeError, op, ": padding_mask shape ", p.shape(),
              " must be (B, S) = ", Shape({B, S}));
     merge(p.view({B, 1, 1, S}));
@@ -115,9 +115,7 @@ std::pair<Tensor, Tensor> AttentionImpl::forward(const Tensor& query, const Tens
   return {out_proj(o.squeeze(1)), w};
 }
 
-void AttentionImpl::pretty_print(std::ostream& os) const {
-  os << "Attention(embed_dim=" << options.embed_dim() << ')';
-}
+void AttentionImpl::pretty_print(std::ostream& os) const { os << "Attention(embed_dim=" << options.embed_dim() << ')'; }
 
 // ---- MultiheadAttention ---------------------------------------------------------------
 MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& o)
@@ -180,11 +178,10 @@ std::pair<Tensor, Tensor> MultiheadAttentionImpl::project_kv(const Tensor& key, 
           linear(value, packed() ? in_proj_weight.narrow(0, 2 * E, E) : v_proj_weight, bias(2))};
 }
 
-std::pair<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, const Tensor& key,
-                                                          const Tensor& value, const AttentionArgs& args) {
+std::pair<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                          const AttentionArgs& args) {
   const int64_t E = options.embed_dim();
-  check_inputs("MultiheadAttention", query, key, value, E, options.kdim().value_or(E),
-               options.vdim().value_or(E));
+  check_inputs("MultiheadAttention", query, key, value, E, options.kdim().value_or(E), options.vdim().value_or(E));
   Tensor q, k, v;  // (B, L, E), (B, S, E), (B, S, E)
   if (packed() && query.impl() == key.impl() && key.impl() == value.impl()) {
     // Self-attention: one fused GEMM (B, L, 3E) for q, k and v (nn/ATTENTION.md).

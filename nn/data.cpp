@@ -120,9 +120,7 @@ void DataLoader::produce() {
     Item item;
     try {
       item.batch = build(b);
-    } catch (...) {
-      item.error = std::current_exception();
-    }
+    } catch (...) { item.error = std::current_exception(); }
     const bool failed = item.error != nullptr;
     std::unique_lock<std::mutex> lk(mu_);
     cv_.wait(lk, [&] { return stop_ || static_cast<int64_t>(queue_.size()) < options_.prefetch(); });

@@ -77,8 +77,8 @@ GroupedQueryAttentionImpl::GroupedQueryAttentionImpl(const GroupedQueryAttention
            " must be divisible by num_heads ", h);
   AG_CHECK(g > 0 && h % g == 0, ShapeError, "GroupedQueryAttention: num_heads ", h,
            " must be divisible by num_kv_heads ", g);
-  AG_CHECK(o.dropout() >= 0 && o.dropout() <= 1, ValueError,
-           "GroupedQueryAttention: dropout must be in [0, 1], got ", o.dropout());
+  AG_CHECK(o.dropout() >= 0 && o.dropout() <= 1, ValueError, "GroupedQueryAttention: dropout must be in [0, 1], got ",
+           o.dropout());
   const int64_t kv = g * head_dim();
   q_proj = register_module("q_proj", Linear(LinearOptions(E, E).bias(o.bias())));
   k_proj = register_module("k_proj", Linear(LinearOptions(E, kv).bias(o.bias())));
@@ -95,8 +95,8 @@ Tensor split_heads(const Tensor& x, int64_t heads) {
 }
 
 void check_width(const char* op, const char* name, const Tensor& x, int64_t E) {
-  AG_CHECK(x.dim() == 3 && x.size(2) == E, ShapeError, op, ": ", name, " must be (B, len, E) with E = ", E,
-           ", got ", x.shape());
+  AG_CHECK(x.dim() == 3 && x.size(2) == E, ShapeError, op, ": ", name, " must be (B, len, E) with E = ", E, ", got ",
+           x.shape());
 }
 
 }  // namespace
@@ -109,8 +109,8 @@ Tensor GroupedQueryAttentionImpl::project_q(const Tensor& query) const {
 std::pair<Tensor, Tensor> GroupedQueryAttentionImpl::project_kv(const Tensor& key, const Tensor& value) const {
   check_width("GroupedQueryAttention", "key", key, options.embed_dim());
   check_width("GroupedQueryAttention", "value", value, options.embed_dim());
-  AG_CHECK(key.size(0) == value.size(0) && key.size(1) == value.size(1), ShapeError,
-           "GroupedQueryAttention: key ", key.shape(), " and value ", value.shape(), " differ in (B, S)");
+  AG_CHECK(key.size(0) == value.size(0) && key.size(1) == value.size(1), ShapeError, "GroupedQueryAttention: key ",
+           key.shape(), " and value ", value.shape(), " differ in (B, S)");
   return {split_heads(k_proj(key), num_kv_heads()), split_heads(v_proj(value), num_kv_heads())};  // (B, g, S, d)
 }
 

@@ -25,8 +25,7 @@ void zeros_(Tensor& t) { constant_(t, 0.0); }
 void ones_(Tensor& t) { constant_(t, 1.0); }
 
 std::pair<int64_t, int64_t> fans(const Tensor& t) {
-  AG_CHECK(t.dim() >= 2, ShapeError, "init: fan in and fan out need at least 2 dims, got shape ",
-           t.shape());
+  AG_CHECK(t.dim() >= 2, ShapeError, "init: fan in and fan out need at least 2 dims, got shape ", t.shape());
   int64_t receptive = 1;
   for (int64_t d = 2; d < t.dim(); ++d) receptive *= t.shape()[d];
   return {t.shape()[1] * receptive, t.shape()[0] * receptive};

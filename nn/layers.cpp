@@ -37,8 +37,8 @@ void LinearImpl::pretty_print(std::ostream& os) const {
 
 // ---- Embedding ----
 EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& o) : Module("Embedding"), options(o) {
-  AG_CHECK(o.num_embeddings() > 0 && o.embedding_dim() > 0, ValueError,
-           "Embedding: sizes must be positive, got (", o.num_embeddings(), ", ", o.embedding_dim(), ")");
+  AG_CHECK(o.num_embeddings() > 0 && o.embedding_dim() > 0, ValueError, "Embedding: sizes must be positive, got (",
+           o.num_embeddings(), ", ", o.embedding_dim(), ")");
   if (o.padding_idx()) {
     int64_t p = *o.padding_idx();
     AG_CHECK(p >= -o.num_embeddings() && p < o.num_embeddings(), IndexError, "Embedding: padding_idx ", p,

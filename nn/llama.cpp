@@ -54,8 +54,7 @@ std::pair<Tensor, Tensor> RotaryEmbeddingImpl::cos_sin(int64_t length, int64_t o
            length, " and offset ", offset);
   const DType dt = dtype ? *dtype : get_default_dtype();
   if (offset + length > cached_length_ || dt != cached_dtype_)
-    build(std::max({offset + length, options.max_position(), dt == cached_dtype_ ? cached_length_ : int64_t{0}}),
-          dt);
+    build(std::max({offset + length, options.max_position(), dt == cached_dtype_ ? cached_length_ : int64_t{0}}), dt);
   return {narrow(cos_, 0, offset, length), narrow(sin_, 0, offset, length)};
 }
 
@@ -73,8 +72,8 @@ void RotaryEmbeddingImpl::pretty_print(std::ostream& os) const {
 
 // ---- SwiGLU ----
 SwiGLUImpl::SwiGLUImpl(const SwiGLUOptions& o) : Module("SwiGLU"), options(o) {
-  AG_CHECK(o.dim() > 0 && o.hidden_dim() > 0, ValueError, "SwiGLU: dim and hidden_dim must be positive, got (",
-           o.dim(), ", ", o.hidden_dim(), ")");
+  AG_CHECK(o.dim() > 0 && o.hidden_dim() > 0, ValueError, "SwiGLU: dim and hidden_dim must be positive, got (", o.dim(),
+           ", ", o.hidden_dim(), ")");
   w1 = register_module("w1", Linear(LinearOptions(o.dim(), o.hidden_dim()).bias(o.bias())));
   w2 = register_module("w2", Linear(LinearOptions(o.hidden_dim(), o.dim()).bias(o.bias())));
   w3 = register_module("w3", Linear(LinearOptions(o.dim(), o.hidden_dim()).bias(o.bias())));

@@ -24,15 +24,15 @@ Tensor BCEWithLogitsLossImpl::forward(const Tensor& input, const Tensor& target)
   return binary_cross_entropy_with_logits(input, target, weight, pos_weight, options.reduction());
 }
 
-CrossEntropyLossImpl::CrossEntropyLossImpl(const CrossEntropyLossOptions& o)
-    : Module("CrossEntropyLoss"), options(o) {
+CrossEntropyLossImpl::CrossEntropyLossImpl(const CrossEntropyLossOptions& o) : Module("CrossEntropyLoss"), options(o) {
   AG_CHECK(o.label_smoothing() >= 0 && o.label_smoothing() <= 1, ValueError,
            "CrossEntropyLoss: label_smoothing must be in [0, 1], got ", o.label_smoothing());
   weight = buffer_if_defined(*this, "weight", o.weight());
 }
 Tensor CrossEntropyLossImpl::forward(const Tensor& input, const Tensor& target) {
-  return cross_entropy(input, target,
-                       CrossEntropyOptions{options.ignore_index(), options.label_smoothing(), options.reduction(), weight});
+  return cross_entropy(
+      input, target,
+      CrossEntropyOptions{options.ignore_index(), options.label_smoothing(), options.reduction(), weight});
 }
 void CrossEntropyLossImpl::pretty_print(std::ostream& os) const {
   os << "CrossEntropyLoss(ignore_index=" << options.ignore_index() << ", label_smoothing=" << options.label_smoothing()

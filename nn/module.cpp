@@ -11,10 +11,9 @@ namespace ag::nn {
 namespace {
 using Registry = std::vector<std::pair<std::string, Tensor*>>;
 void check_new(const std::string& owner, const char* what, const std::string& name, const Registry& reg) {
-  AG_CHECK(!name.empty() && name.find('.') == std::string::npos, ValueError, owner, ": ", what, " name '",
-           name, "' must be non-empty and contain no '.'");
-  for (auto& [n, t] : reg)
-    AG_CHECK(n != name, ValueError, owner, ": ", what, " '", name, "' is already registered");
+  AG_CHECK(!name.empty() && name.find('.') == std::string::npos, ValueError, owner, ": ", what, " name '", name,
+           "' must be non-empty and contain no '.'");
+  for (auto& [n, t] : reg) AG_CHECK(n != name, ValueError, owner, ": ", what, " '", name, "' is already registered");
 }
 }  // namespace
 
@@ -27,8 +26,7 @@ Tensor& Module::register_parameter(const std::string& name, Tensor t, bool requi
 
 Tensor& Module::register_parameter(const std::string& name, Tensor* member, bool requires_grad) {
   check_new(type_name_, "parameter", name, params_);
-  AG_CHECK(member != nullptr && member->defined(), ValueError, type_name_, ": parameter '", name,
-           "' is undefined");
+  AG_CHECK(member != nullptr && member->defined(), ValueError, type_name_, ": parameter '", name, "' is undefined");
   if (requires_grad) member->requires_grad_(true);
   params_.emplace_back(name, member);
   return *member;
@@ -49,8 +47,8 @@ Tensor& Module::register_buffer(const std::string& name, Tensor* member) {
 
 void Module::add_child(const std::string& name, std::shared_ptr<Module> m) {
   AG_CHECK(m != nullptr, ValueError, type_name_, ": submodule '", name, "' is empty");
-  AG_CHECK(!name.empty() && name.find('.') == std::string::npos, ValueError, type_name_,
-           ": submodule name '", name, "' must be non-empty and contain no '.'");
+  AG_CHECK(!name.empty() && name.find('.') == std::string::npos, ValueError, type_name_, ": submodule name '", name,
+           "' must be non-empty and contain no '.'");
   for (auto& [n, c] : children_)
     AG_CHECK(n != name, ValueError, type_name_, ": submodule '", name, "' is already registered");
   children_.emplace_back(name, std::move(m));
@@ -101,8 +99,7 @@ std::vector<std::shared_ptr<Module>> Module::children() const {
 
 namespace {
 void walk(const std::string& name, const std::shared_ptr<Module>& m, bool remove_duplicate,
-          std::unordered_set<const Module*>& seen,
-          std::vector<std::pair<std::string, std::shared_ptr<Module>>>& out) {
+          std::unordered_set<const Module*>& seen, std::vector<std::pair<std::string, std::shared_ptr<Module>>>& out) {
   if (remove_duplicate && !seen.insert(m.get()).second) return;
   out.emplace_back(name, m);
   for (auto& [n, c] : m->named_children()) walk(name.empty() ? n : name + "." + n, c, remove_duplicate, seen, out);
@@ -110,7 +107,7 @@ void walk(const std::string& name, const std::shared_ptr<Module>& m, bool remove
 }  // namespace
 
 std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules(const std::string& prefix,
-                                                                                  bool remove_duplicate) const {
+                                                                                   bool remove_duplicate) const {
   // Children are handed out as shared_ptr<Module> from a const module already.
   auto self = std::const_pointer_cast<Module>(weak_from_this().lock());
   AG_CHECK(self != nullptr, ValueError, type_name_,
@@ -156,8 +153,7 @@ void Module::zero_grad() {
 }
 
 void Module::to(DType dtype) {
-  AG_CHECK(is_floating(dtype), DTypeError, type_name_, ".to: modules convert to floating dtypes only, got ",
-           dtype);
+  AG_CHECK(is_floating(dtype), DTypeError, type_name_, ".to: modules convert to floating dtypes only, got ", dtype);
   NoGradGuard no_grad;
   auto convert = [dtype](Tensor& t) {
     if (!t.is_floating_point() || t.dtype() == dtype) return;
@@ -196,11 +192,9 @@ void Module::load_state_dict(const TensorMap& state, bool strict) {
     }
     const Tensor& src = state.at(n);
     if (!(src.shape() == t.shape()))
-      mismatched.push_back(detail::cat("'", n, "': checkpoint shape ", src.shape(), ", module shape ",
-                                       t.shape()));
+      mismatched.push_back(detail::cat("'", n, "': checkpoint shape ", src.shape(), ", module shape ", t.shape()));
     else if (t.is_floating_point() != src.is_floating_point())
-      mismatched.push_back(detail::cat("'", n, "': checkpoint dtype ", src.dtype(), ", module dtype ",
-                                       t.dtype()));
+      mismatched.push_back(detail::cat("'", n, "': checkpoint dtype ", src.dtype(), ", module dtype ", t.dtype()));
   }
   for (auto& entry : state) {
     // Not a structured binding: clang before 16 cannot capture one in a lambda.
@@ -215,8 +209,7 @@ void Module::load_state_dict(const TensorMap& state, bool strict) {
   };
   AG_CHECK(mismatched.empty(), ShapeError, type_name_, ".load_state_dict: ", join(mismatched));
   AG_CHECK(!strict || (missing.empty() && unexpected.empty()), ValueError, type_name_,
-           ".load_state_dict: missing keys: [", join(missing), "]; unexpected keys: [", join(unexpected),
-           "]");
+           ".load_state_dict: missing keys: [", join(missing), "]; unexpected keys: [", join(unexpected), "]");
   NoGradGuard no_grad;
   for (auto& [n, t] : own)
     if (state.contains(n)) t.copy_(state.at(n));
@@ -245,8 +238,6 @@ std::ostream& operator<<(std::ostream& os, const Module& m) {
 
 void save(const Module& m, const std::string& path) { save_safetensors(path, m.state_dict()); }
 
-void load(Module& m, const std::string& path, bool strict) {
-  m.load_state_dict(load_safetensors(path), strict);
-}
+void load(Module& m, const std::string& path, bool strict) { m.load_state_dict(load_safetensors(path), strict); }
 
 }  // namespace ag::nn

@@ -63,14 +63,14 @@ Tensor TensorParallelTransformerImpl::decode(const Tensor& tgt, const Tensor& me
 Tensor TensorParallelTransformerImpl::forward(const Tensor& src, const Tensor& tgt, const TransformerMasks& masks) {
   AG_CHECK(src.dim() == 3 && tgt.dim() == 3 && src.size(0) == tgt.size(0) && src.size(2) == options.d_model() &&
                tgt.size(2) == options.d_model(),
-           ShapeError, "TensorParallelTransformer: src ", src.shape(), " and tgt ", tgt.shape(),
-           " must be (B, S, ", options.d_model(), ") and (B, T, ", options.d_model(), ")");
+           ShapeError, "TensorParallelTransformer: src ", src.shape(), " and tgt ", tgt.shape(), " must be (B, S, ",
+           options.d_model(), ") and (B, T, ", options.d_model(), ")");
   return decode(tgt, encode(src, masks.src_mask, masks.src_padding_mask), masks);
 }
 
 double clip_grad_norm_tensor_parallel_(const Module& model, double max_norm) {
-  AG_CHECK(max_norm >= 0 && std::isfinite(max_norm), ValueError, "clip_grad_norm_tensor_parallel_: max_norm ",
-           max_norm, " must be finite and >= 0");
+  AG_CHECK(max_norm >= 0 && std::isfinite(max_norm), ValueError, "clip_grad_norm_tensor_parallel_: max_norm ", max_norm,
+           " must be finite and >= 0");
   std::unordered_set<const TensorImpl*> sharded;
   for (const auto& [name, m] : model.named_modules()) {
     (void)name;

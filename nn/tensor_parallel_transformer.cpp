@@ -13,7 +13,6 @@ using detail::replica;
 using detail::residual;
 namespace {
 
-
 // Dropout inside the parallel region: each rank's features draw their own mask.
 Dropout parallel_dropout(double p) {
   Dropout d(p);

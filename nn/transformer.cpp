@@ -9,16 +9,14 @@ using detail::activate;
 using detail::residual;
 namespace {
 
-
 LayerNormOptions norm_options(const TransformerLayerOptions& o) {
   return LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps());
 }
 
 void check_layer_options(const TransformerLayerOptions& o, const char* op) {
-  AG_CHECK(o.d_model() > 0 && o.nhead() > 0 && o.d_model() % o.nhead() == 0, ShapeError, op, ": d_model ",
-           o.d_model(), " must be divisible by nhead ", o.nhead());
-  AG_CHECK(o.dim_feedforward() > 0, ValueError, op, ": dim_feedforward must be positive, got ",
-           o.dim_feedforward());
+  AG_CHECK(o.d_model() > 0 && o.nhead() > 0 && o.d_model() % o.nhead() == 0, ShapeError, op, ": d_model ", o.d_model(),
+           " must be divisible by nhead ", o.nhead());
+  AG_CHECK(o.dim_feedforward() > 0, ValueError, op, ": dim_feedforward must be positive, got ", o.dim_feedforward());
 }
 
 }  // namespace
@@ -27,8 +25,8 @@ void check_layer_options(const TransformerLayerOptions& o, const char* op) {
 TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerLayerOptions& o)
     : Module("TransformerEncoderLayer"), options(o) {
   check_layer_options(o, "TransformerEncoderLayer");
-  self_attn = register_module("self_attn", MultiheadAttention(MultiheadAttentionOptions(o.d_model(), o.nhead())
-                                                                  .dropout(o.dropout())));
+  self_attn = register_module(
+      "self_attn", MultiheadAttention(MultiheadAttentionOptions(o.d_model(), o.nhead()).dropout(o.dropout())));
   linear1 = register_module("linear1", Linear(o.d_model(), o.dim_feedforward()));
   dropout = register_module("dropout", Dropout(o.dropout()));
   linear2 = register_module("linear2", Linear(o.dim_feedforward(), o.d_model()));
@@ -42,8 +40,7 @@ Tensor TransformerEncoderLayerImpl::feed_forward(const Tensor& x) {
   return dropout2(linear2(dropout(activate(linear1(x), options.activation()))));
 }
 
-Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask,
-                                            const Tensor& src_padding_mask) {
+Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask, const Tensor& src_padding_mask) {
   return detail::encoder_layer_forward(*this, src, src_mask, src_padding_mask,
                                        [&](const Tensor& h) { return feed_forward(h); });
 }
@@ -110,8 +107,8 @@ Tensor TransformerDecoderLayerImpl::forward_step(const Tensor& tgt, const Tensor
 
 // ---- KV cache ------------------------------------------------------------------------------
 void KVCache::Layer::reorder(const Tensor& index) {
-  AG_CHECK(index.dim() == 1 && index.dtype() == DType::i64, ValueError,
-           "KVCache.reorder: index must be 1-D i64, got ", index.shape(), " ", index.dtype());
+  AG_CHECK(index.dim() == 1 && index.dtype() == DType::i64, ValueError, "KVCache.reorder: index must be 1-D i64, got ",
+           index.shape(), " ", index.dtype());
   for (Tensor* t : {&self_k, &self_v, &cross_k, &cross_v})
     if (t->defined()) *t = index_select(*t, 0, index);  // IndexError on rows out of range
 }

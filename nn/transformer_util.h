@@ -54,7 +54,8 @@ std::pair<Tensor, Tensor> decoder_layer_forward(Layer& l, const Tensor& tgt, con
   const AttentionArgs& cross_args = args.cross;
   const bool nf = l.options.norm_first();
   Tensor weights;
-  Tensor x = residual(tgt, l.norm1, nf, [&](const Tensor& h) { return l.dropout1(l.self_attn(h, h, h, self_args).first); });
+  Tensor x =
+      residual(tgt, l.norm1, nf, [&](const Tensor& h) { return l.dropout1(l.self_attn(h, h, h, self_args).first); });
   x = residual(x, l.norm2, nf, [&](const Tensor& h) {
     auto [o, w] = l.multihead_attn(h, memory, memory, cross_args);
     weights = w;

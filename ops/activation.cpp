@@ -20,9 +20,8 @@ namespace PW = K::pw;
 // Records y with dx = d(g, x) (x saved).
 template <class D>
 Tensor with_input(const char* name, Tensor y, const Tensor& x, D d) {
-  return record(name, std::move(y), {x}, [sx = save_if(wants_grad(x), x), d](const Tensor& g, NeedsGrad) {
-    return Grads{d(g, sx.get())};
-  });
+  return record(name, std::move(y), {x},
+                [sx = save_if(wants_grad(x), x), d](const Tensor& g, NeedsGrad) { return Grads{d(g, sx.get())}; });
 }
 
 // Records y with dx = g * factor, a constant piecewise factor made from x (no graph).
@@ -43,12 +42,13 @@ Tensor elu_general(const char* name, const Tensor& x, double alpha, double scale
     return v <= T(0) ? std::expm1(v * in) * neg + T(0) : v * pos;
   });
   Tensor nonpos = wants_grad(x) ? PW::map_bool(x, name, []<class T>(T v) { return v <= T(0); }) : Tensor{};
-  return record(name, y, {x}, [sx = save_if(wants_grad(x), x), sm = Saved(nonpos), alpha, scale,
-                               input_scale](const Tensor& g, NeedsGrad) {
-    // min(x, 0) keeps exp finite on the branch where(...) drops (a NaN-free double backward).
-    Tensor neg_branch = g * exp(clamp(sx.get(), std::nullopt, 0.0) * input_scale) * (input_scale * alpha * scale);
-    return Grads{where(sm.get(), neg_branch, g * scale)};
-  });
+  return record(
+      name, y, {x},
+      [sx = save_if(wants_grad(x), x), sm = Saved(nonpos), alpha, scale, input_scale](const Tensor& g, NeedsGrad) {
+        // min(x, 0) keeps exp finite on the branch where(...) drops (a NaN-free double backward).
+        Tensor neg_branch = g * exp(clamp(sx.get(), std::nullopt, 0.0) * input_scale) * (input_scale * alpha * scale);
+        return Grads{where(sm.get(), neg_branch, g * scale)};
+      });
 }
 
 }  // namespace
@@ -56,8 +56,9 @@ Tensor elu_general(const char* name, const Tensor& x, double alpha, double scale
 // ---- rectifiers and sigmoids ----------------------------------------------------------
 // PyTorch: x < 0 ? 0 : x, so relu(NaN) = NaN and relu(-0) = -0.   dx = g where y > 0
 Tensor relu(const Tensor& x) {
-  Tensor y = PW::map(x, "relu", PW::Vectorized{[]<class T>(T v) { return v < T(0) ? T(0) : v; },
-                                               []<class T>(const auto& v) { return xt::where(v < T(0), T(0), v); }});
+  Tensor y = PW::map(x, "relu",
+                     PW::Vectorized{[]<class T>(T v) { return v < T(0) ? T(0) : v; },
+                                    []<class T>(const auto& v) { return xt::where(v < T(0), T(0), v); }});
   return record("relu", y, {x}, [sy = save_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
     // The step 1 where y > 0, else 0 (NaN included), as a constant factor (no graph).
     Tensor step = PW::map(sy.get(), "step",
@@ -100,9 +101,10 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
     return linear(v) ? v : std::log1p(std::exp(v * b)) / b;
   });
   Tensor lin = wants_grad(x) ? PW::map_bool(x, "softplus", linear) : Tensor{};
-  return record("softplus", y, {x}, [sx = save_if(wants_grad(x), x), sl = Saved(lin), beta](const Tensor& g, NeedsGrad) {
-    return Grads{where(sl.get(), g, g * sigmoid(sx.get() * beta))};
-  });
+  return record("softplus", y, {x},
+                [sx = save_if(wants_grad(x), x), sl = Saved(lin), beta](const Tensor& g, NeedsGrad) {
+                  return Grads{where(sl.get(), g, g * sigmoid(sx.get() * beta))};
+                });
 }
 
 // x > 0 ? x : slope x.   dx = x > 0 ? g : slope g (so the slope at 0, as PyTorch)
@@ -140,7 +142,8 @@ Tensor relu6(const Tensor& x) { return hardtanh(x, 0.0, 6.0); }
 Tensor hardsigmoid(const Tensor& x) {
   check_float(x, "hardsigmoid");
   Tensor y = PW::map(x, "hardsigmoid", []<class T>(T v) { return std::min(std::max(v + T(3), T(0)), T(6)) / T(6); });
-  return with_factor("hardsigmoid", y, x, []<class T>(T v) { return v > T(-3) && v < T(3) ? static_cast<T>(1.0f / 6.0f) : T(0); });
+  return with_factor("hardsigmoid", y, x,
+                     []<class T>(T v) { return v > T(-3) && v < T(3) ? static_cast<T>(1.0f / 6.0f) : T(0); });
 }
 
 // x min(max(x + 3, 0), 6) / 6.   dx = x < -3 ? 0 : x <= 3 ? g (x / 3 + 1/2) : g
@@ -150,10 +153,10 @@ Tensor hardswish(const Tensor& x) {
   const bool need = wants_grad(x);
   Tensor mid = need ? PW::map_bool(x, "hardswish", []<class T>(T v) { return v >= T(-3) && v <= T(3); }) : Tensor{};
   Tensor outer = need ? PW::map(x, "hardswish", []<class T>(T v) { return v < T(-3) ? T(0) : T(1); }) : Tensor{};
-  return record("hardswish", y, {x}, [sx = save_if(need, x), sm = Saved(mid), so = Saved(outer)](const Tensor& g,
-                                                                                                   NeedsGrad) {
-    return Grads{where(sm.get(), g * (sx.get() / 3.0 + 0.5), g * so.get())};
-  });
+  return record("hardswish", y, {x},
+                [sx = save_if(need, x), sm = Saved(mid), so = Saved(outer)](const Tensor& g, NeedsGrad) {
+                  return Grads{where(sm.get(), g * (sx.get() / 3.0 + 0.5), g * so.get())};
+                });
 }
 
 // x tanh(log1p(exp(x))).   dx = g (t + x s (1 - t^2)), t = tanh(softplus(x)), s = sigmoid(x)
@@ -169,7 +172,8 @@ Tensor mish(const Tensor& x) {
 // min(x, 0) - log1p(exp(-|x|)).   dx = g sigmoid(-x)
 Tensor logsigmoid(const Tensor& x) {
   check_float(x, "logsigmoid");
-  Tensor y = PW::map(x, "logsigmoid", []<class T>(T v) { return std::min(v, T(0)) - std::log1p(std::exp(-std::abs(v))); });
+  Tensor y =
+      PW::map(x, "logsigmoid", []<class T>(T v) { return std::min(v, T(0)) - std::log1p(std::exp(-std::abs(v))); });
   return with_input("logsigmoid", y, x, [](const Tensor& g, const Tensor& x) { return g * sigmoid(neg(x)); });
 }
 

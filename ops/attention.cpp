@@ -26,19 +26,16 @@ Tensor causal_mask(int64_t L, int64_t S, CausalVariant variant) {
 }
 
 Tensor padding_mask(const Tensor& lengths, int64_t S) {
-  AG_CHECK(lengths.dim() == 1, ShapeError, "padding_mask: lengths must be 1-D (B), got shape ",
-           lengths.shape());
+  AG_CHECK(lengths.dim() == 1, ShapeError, "padding_mask: lengths must be 1-D (B), got shape ", lengths.shape());
   AG_CHECK(!lengths.is_floating_point() && lengths.dtype() != DType::b8, DTypeError,
            "padding_mask: lengths must be integer, got ", lengths.dtype());
-  Tensor pos = arange(S).view({1, S});  // i64
+  Tensor pos = arange(S).view({1, S});                                         // i64
   return lt(pos, K::convert(lengths, DType::i64).view({lengths.numel(), 1}));  // (B, S)
 }
 
 Tensor additive_mask(const Tensor& bool_mask, DType dtype) {
-  AG_CHECK(bool_mask.dtype() == DType::b8, DTypeError, "additive_mask: expected a bool mask, got ",
-           bool_mask.dtype());
-  return K::where(bool_mask, zeros(Shape{}, dtype),
-                  full(Shape{}, -std::numeric_limits<double>::infinity(), dtype));
+  AG_CHECK(bool_mask.dtype() == DType::b8, DTypeError, "additive_mask: expected a bool mask, got ", bool_mask.dtype());
+  return K::where(bool_mask, zeros(Shape{}, dtype), full(Shape{}, -std::numeric_limits<double>::infinity(), dtype));
 }
 
 namespace {
@@ -87,8 +84,10 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   K::FlashForward f = K::flash_attention_forward(q, k, v, mask, cfg);
   bool need = wants_grad(q) || wants_grad(k) || wants_grad(v);
   // Under create_graph the engine differentiates the unfused path instead of the kernel.
-  auto composite = [cfg, sm = save_if(need, opt.attn_mask), variant = opt.causal_variant](const std::vector<Tensor>& in) {
-    AG_CHECK(cfg.dropout_p == 0, AutogradError, "scaled_dot_product_attention: double "
+  auto composite = [cfg, sm = save_if(need, opt.attn_mask),
+                    variant = opt.causal_variant](const std::vector<Tensor>& in) {
+    AG_CHECK(cfg.dropout_p == 0, AutogradError,
+             "scaled_dot_product_attention: double "
              "backward through the fused kernel with dropout is not supported (its mask "
              "is regenerated inside the kernel); pass fused = false");
     SdpaOptions o;
@@ -103,8 +102,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   return record(
       "scaled_dot_product_attention", f.out, {q, k, v},
       [sq = save_if(need, q), sk = save_if(need, k), sv = save_if(need, v), sm = save_if(need, opt.attn_mask),
-       so = save_output_if(need, f.out), sl = save_if(need, f.lse), cfg, exact = kl.exact](const Tensor& g,
-                                                                                             NeedsGrad) {
+       so = save_output_if(need, f.out), sl = save_if(need, f.lse), cfg, exact = kl.exact](const Tensor& g, NeedsGrad) {
         K::FlashGrads gr = K::flash_attention_backward(sq.get(), sk.get(), sv.get(), exact ? Tensor{} : sm.get(), cfg,
                                                        so.get(), sl.get(), g);
         return Grads{gr.dq, gr.dk, gr.dv};
@@ -116,22 +114,22 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
 
 // scores (..., L, S) = q k^T * scale; masked entries become -inf; softmax over S;
 // a row with every key masked is all -inf and softmax makes it zeros.
-std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Tensor& k,
-                                                       const Tensor& v, const SdpaOptions& opt) {
+std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                                       const SdpaOptions& opt) {
   const char* op = "scaled_dot_product_attention";
   AG_CHECK(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2, ShapeError, op,
            ": q, k, v must be at least 2-D (..., L, d); got ", q.shape(), ", ", k.shape(), ", ", v.shape());
   const int64_t d = q.shape()[q.dim() - 1];
-  AG_CHECK(k.shape()[k.dim() - 1] == d, ShapeError, op, ": query shape ", q.shape(), " and key shape ",
-           k.shape(), " differ in the last dim (", d, " != ", k.shape()[k.dim() - 1], ")");
+  AG_CHECK(k.shape()[k.dim() - 1] == d, ShapeError, op, ": query shape ", q.shape(), " and key shape ", k.shape(),
+           " differ in the last dim (", d, " != ", k.shape()[k.dim() - 1], ")");
   AG_CHECK(k.shape()[k.dim() - 2] == v.shape()[v.dim() - 2], ShapeError, op, ": key shape ", k.shape(),
-           " and value shape ", v.shape(), " differ in length S (", k.shape()[k.dim() - 2], " != ",
-           v.shape()[v.dim() - 2], ")");
+           " and value shape ", v.shape(), " differ in length S (", k.shape()[k.dim() - 2],
+           " != ", v.shape()[v.dim() - 2], ")");
   const int64_t L = q.shape()[q.dim() - 2], S = k.shape()[k.dim() - 2];
   const double scale = opt.scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
 
-  AG_CHECK(q.dtype() == k.dtype() && k.dtype() == v.dtype(), DTypeError, op, ": dtypes of query ", q.dtype(),
-           ", key ", k.dtype(), " and value ", v.dtype(), " differ");
+  AG_CHECK(q.dtype() == k.dtype() && k.dtype() == v.dtype(), DTypeError, op, ": dtypes of query ", q.dtype(), ", key ",
+           k.dtype(), " and value ", v.dtype(), " differ");
   // The scores' batch dims (..., h): q's, k's and v's batch dims broadcast, k's and v's
   // head dim standing in for q's h with enable_gqa.
   Shape kb = batch_of(k), vb = batch_of(v);
@@ -160,12 +158,10 @@ std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Te
     Shape b;
     try {
       b = broadcast_shapes(m.shape(), scores_shape, op);
-    } catch (const ShapeError&) {
-      b = Shape{};
-    }
+    } catch (const ShapeError&) { b = Shape{}; }
     AG_CHECK(b == scores_shape, ShapeError, op, ": attn_mask shape ", m.shape(),
-             " cannot be broadcast to the scores' shape ", scores_shape, " (query ", q.shape(), ", key ",
-             k.shape(), ")");
+             " cannot be broadcast to the scores' shape ", scores_shape, " (query ", q.shape(), ", key ", k.shape(),
+             ")");
     AG_CHECK(m.dtype() == DType::b8 || m.dtype() == q.dtype(), DTypeError, op, ": float attn_mask has dtype ",
              m.dtype(), ", the scores have ", q.dtype());
   }
@@ -190,7 +186,7 @@ std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Te
   };
   Tensor kk = group > 1 ? k.unsqueeze(-3) : k, vv = group > 1 ? v.unsqueeze(-3) : v;
   Tensor scores = matmul(group > 1 ? split_groups(q) : q, transpose(kk, -2, -1)) * scale;  // (..., [g, h/g | h], L, S)
-  if (group > 1) scores = merge_groups(scores);                                         // (..., h, L, S)
+  if (group > 1) scores = merge_groups(scores);                                            // (..., h, L, S)
   const double ninf = -std::numeric_limits<double>::infinity();
   if (opt.attn_mask.defined()) {
     const Tensor& m = opt.attn_mask;
@@ -200,7 +196,7 @@ std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Te
   Tensor weights = softmax(scores, -1);
   Tensor attn = opt.dropout_p > 0 ? dropout(weights, opt.dropout_p, true, opt.generator) : weights;
   Tensor out = matmul(group > 1 ? split_groups(attn) : attn, vv);  // (..., [g, h/g | h], L, dv)
-  if (group > 1) out = merge_groups(out);                           // (..., h, L, dv)
+  if (group > 1) out = merge_groups(out);                          // (..., h, L, dv)
   return {out, opt.need_weights ? weights : Tensor{}};
 }
 

@@ -86,11 +86,9 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   if (a.dtype() == DType::b8) return logical_and(a, b);  // PyTorch: bool * bool is bool
   Tensor out = K::binary(K::Binary::mul, a, b, "mul");
   Saved sa = save_if(wants_grad(b), a), sb = save_if(wants_grad(a), b);
-  return record("mul", out, {a, b},
-                [sa, sb, as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
-                  return Grads{need[0] ? sum_to(g * sb.get(), as) : Tensor{},
-                               need[1] ? sum_to(g * sa.get(), bs) : Tensor{}};
-                });
+  return record("mul", out, {a, b}, [sa, sb, as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+    return Grads{need[0] ? sum_to(g * sb.get(), as) : Tensor{}, need[1] ? sum_to(g * sa.get(), bs) : Tensor{}};
+  });
 }
 
 // out = a / b.   da = sum_to(g / b)   db = -sum_to(g * a / b^2)
@@ -102,12 +100,11 @@ Tensor div(const Tensor& a, const Tensor& b) {
   }
   Tensor out = K::binary(K::Binary::div, a, b, "div");
   Saved sa = save_if(wants_grad(b), a), sb = save_if(wants_grad(a) || wants_grad(b), b);
-  return record("div", out, {a, b},
-                [sa, sb, as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
-                  const Tensor& b = sb.get();
-                  return Grads{need[0] ? sum_to(g / b, as) : Tensor{},
-                               need[1] ? neg(sum_to(g * sa.get() / square(b), bs)) : Tensor{}};
-                });
+  return record("div", out, {a, b}, [sa, sb, as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+    const Tensor& b = sb.get();
+    return Grads{need[0] ? sum_to(g / b, as) : Tensor{},
+                 need[1] ? neg(sum_to(g * sa.get() / square(b), bs)) : Tensor{}};
+  });
 }
 
 // ---- pow ----------------------------------------------------------------
@@ -124,17 +121,16 @@ Tensor pow(const Tensor& a, const Tensor& b) {
   Tensor out = K::binary(K::Binary::pow, a, b, "pow");
   bool need_any = wants_grad(a) || wants_grad(b);
   Saved sa = save_if(need_any, a), sb = save_if(need_any, b), so = save_output_if(wants_grad(b), out);
-  return record("pow", out, {a, b},
-                [sa, sb, so, as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
-                  const Tensor &a = sa.get(), &b = sb.get();
-                  Grads grads(2);
-                  if (need[0]) grads[0] = sum_to(where(eq(b, 0.0), 0.0, g * (b * pow(a, b - 1.0))), as);
-                  if (need[1]) {
-                    Tensor skip = logical_and(eq(a, 0.0), ge(b, 0.0));  // 0^b for b >= 0: log(0) unused
-                    grads[1] = sum_to(g * where(skip, 0.0, so.get() * log(a)), bs);
-                  }
-                  return grads;
-                });
+  return record("pow", out, {a, b}, [sa, sb, so, as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+    const Tensor &a = sa.get(), &b = sb.get();
+    Grads grads(2);
+    if (need[0]) grads[0] = sum_to(where(eq(b, 0.0), 0.0, g * (b * pow(a, b - 1.0))), as);
+    if (need[1]) {
+      Tensor skip = logical_and(eq(a, 0.0), ge(b, 0.0));  // 0^b for b >= 0: log(0) unused
+      grads[1] = sum_to(g * where(skip, 0.0, so.get() * log(a)), bs);
+    }
+    return grads;
+  });
 }
 
 // out = x^e.   dx = e == 0 ? 0 : g * (e * x^(e-1))   (PyTorch's pow_backward)
@@ -171,8 +167,8 @@ static Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
     b_loses = K::compare(is_max ? K::Compare::gt : K::Compare::lt, a, b, name);
   }
   return record(name, out, {a, b},
-                [st = Saved(tie), sa = Saved(a_loses), sb = Saved(b_loses), as = a.shape(),
-                 bs = b.shape()](const Tensor& g, NeedsGrad need) {
+                [st = Saved(tie), sa = Saved(a_loses), sb = Saved(b_loses), as = a.shape(), bs = b.shape()](
+                    const Tensor& g, NeedsGrad need) {
                   Tensor shared = where(st.get(), g * 0.5, g);
                   return Grads{need[0] ? sum_to(where(sa.get(), 0.0, shared), as) : Tensor{},
                                need[1] ? sum_to(where(sb.get(), 0.0, shared), bs) : Tensor{}};
@@ -220,27 +216,25 @@ Tensor operator-(const Tensor& x) { return neg(x); }
 Tensor atan2(const Tensor& a, const Tensor& b) {
   Tensor out = PW::zip(a, b, "atan2", []<class T>(T x, T y) { return std::atan2(x, y); });
   bool need = wants_grad(a) || wants_grad(b);
-  return record("atan2", out, {a, b},
-                [sa = save_if(need, a), sb = save_if(need, b), as = a.shape(), bs = b.shape()](
-                    const Tensor& g, NeedsGrad need) {
-                  const Tensor &a = sa.get(), &b = sb.get();
-                  Tensor r = g / (square(a) + square(b));
-                  return Grads{need[0] ? sum_to(r * b, as) : Tensor{},
-                               need[1] ? sum_to(neg(r * a), bs) : Tensor{}};
-                });
+  return record(
+      "atan2", out, {a, b},
+      [sa = save_if(need, a), sb = save_if(need, b), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+        const Tensor &a = sa.get(), &b = sb.get();
+        Tensor r = g / (square(a) + square(b));
+        return Grads{need[0] ? sum_to(r * b, as) : Tensor{}, need[1] ? sum_to(neg(r * a), bs) : Tensor{}};
+      });
 }
 
 // out = |a| with b's sign.   da = g * (a == 0 ? 0 : out / a)   db = 0 (PyTorch's zeros)
 Tensor copysign(const Tensor& a, const Tensor& b) {
   Tensor out = PW::zip(a, b, "copysign", []<class T>(T x, T y) { return std::copysign(x, y); });
   // The factor is +-1 (or 0, NaN) and piecewise constant: computed here, no graph.
-  Tensor factor = wants_grad(a) ? PW::zip(a, out, "copysign", []<class T>(T x, T r) { return x == 0 ? T(0) : r / x; })
-                                : Tensor{};
-  return record("copysign", out, {a, b},
-                [sf = Saved(factor), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
-                  return Grads{need[0] ? sum_to(g * sf.get(), as) : Tensor{},
-                               need[1] ? zeros(bs, g.dtype()) : Tensor{}};
-                });
+  Tensor factor =
+      wants_grad(a) ? PW::zip(a, out, "copysign", []<class T>(T x, T r) { return x == 0 ? T(0) : r / x; }) : Tensor{};
+  return record(
+      "copysign", out, {a, b}, [sf = Saved(factor), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+        return Grads{need[0] ? sum_to(g * sf.get(), as) : Tensor{}, need[1] ? zeros(bs, g.dtype()) : Tensor{}};
+      });
 }
 
 // PyTorch 1.13's form: equal infinities give themselves, else max + log(1 + exp(-|a - b|))
@@ -254,25 +248,24 @@ Tensor logaddexp(const Tensor& a, const Tensor& b) {
     return m + std::log(T(1) + std::exp(-std::abs(x - y)));
   });
   bool need = wants_grad(a) || wants_grad(b);
-  return record("logaddexp", out, {a, b},
-                [sa = save_if(need, a), sb = save_if(need, b), as = a.shape(), bs = b.shape()](
-                    const Tensor& g, NeedsGrad need) {
-                  const Tensor &a = sa.get(), &b = sb.get();
-                  return Grads{need[0] ? sum_to(g * sigmoid(a - b), as) : Tensor{},
-                               need[1] ? sum_to(g * sigmoid(b - a), bs) : Tensor{}};
-                });
+  return record(
+      "logaddexp", out, {a, b},
+      [sa = save_if(need, a), sb = save_if(need, b), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+        const Tensor &a = sa.get(), &b = sb.get();
+        return Grads{need[0] ? sum_to(g * sigmoid(a - b), as) : Tensor{},
+                     need[1] ? sum_to(g * sigmoid(b - a), bs) : Tensor{}};
+      });
 }
 
 // PyTorch 1.13's lerp: w < 0.5 ? start + w (end - start) : end - (end - start) (1 - w).
 // dstart = g (1 - w)   dend = g w   dw = g (end - start)
 Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
-  Tensor out = PW::zip3(start, end, weight, "lerp", []<class T>(T s, T e, T w) {
-    return w < T(0.5) ? s + w * (e - s) : e - (e - s) * (T(1) - w);
-  });
+  Tensor out = PW::zip3(start, end, weight, "lerp",
+                        []<class T>(T s, T e, T w) { return w < T(0.5) ? s + w * (e - s) : e - (e - s) * (T(1) - w); });
   bool nw = wants_grad(start) || wants_grad(end), nd = wants_grad(weight);
   return record("lerp", out, {start, end, weight},
-                [sw = save_if(nw, weight), ss = save_if(nd, start), se = save_if(nd, end),
-                 s0 = start.shape(), s1 = end.shape(), s2 = weight.shape()](const Tensor& g, NeedsGrad need) {
+                [sw = save_if(nw, weight), ss = save_if(nd, start), se = save_if(nd, end), s0 = start.shape(),
+                 s1 = end.shape(), s2 = weight.shape()](const Tensor& g, NeedsGrad need) {
                   return Grads{need[0] ? sum_to(g * rsub(1.0, sw.get()), s0) : Tensor{},
                                need[1] ? sum_to(g * sw.get(), s1) : Tensor{},
                                need[2] ? sum_to(g * (se.get() - ss.get()), s2) : Tensor{}};
@@ -305,8 +298,7 @@ Tensor remainder(const Tensor& a, const Tensor& b) {
   Tensor q = need ? PW::zip(a, b, "remainder", []<class T>(T x, T y) { return div_floor(x, y); }) : Tensor{};
   return record("remainder", out, {a, b},
                 [sq = Saved(q), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
-                  return Grads{need[0] ? sum_to(g, as) : Tensor{},
-                               need[1] ? sum_to(neg(g * sq.get()), bs) : Tensor{}};
+                  return Grads{need[0] ? sum_to(g, as) : Tensor{}, need[1] ? sum_to(neg(g * sq.get()), bs) : Tensor{}};
                 });
 }
 Tensor remainder(const Tensor& a, double b) { return remainder(a, scalar_in_dtype(a, b)); }

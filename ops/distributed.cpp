@@ -31,8 +31,8 @@ Tensor gather_raw(const Tensor& x, int64_t dim) {
 // Raw reduce-scatter (sum) of x along dim: (..., world * n, ...) -> (..., n, ...).
 Tensor reduce_scatter_raw(const Tensor& x, int64_t dim, const char* op) {
   const int64_t w = world_size();
-  AG_CHECK(x.size(dim) % w == 0, ShapeError, op, ": dim ", dim, " of ", x.shape(),
-           " must divide by the world size ", w);
+  AG_CHECK(x.size(dim) % w == 0, ShapeError, op, ": dim ", dim, " of ", x.shape(), " must divide by the world size ",
+           w);
   Tensor front = kernels::contiguous(x.detach().transpose(0, dim));
   Shape s = front.shape();
   s[0] /= w;

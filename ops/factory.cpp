@@ -9,8 +9,7 @@ namespace ag {
 namespace {
 
 void check_shape(const Shape& shape, const char* op) {
-  for (int64_t d : shape)
-    AG_CHECK(d >= 0, ShapeError, op, ": negative dimension in shape ", shape);
+  for (int64_t d : shape) AG_CHECK(d >= 0, ShapeError, op, ": negative dimension in shape ", shape);
 }
 
 // Fills a fresh tensor from a per-element draw, in row-major order (so a seed gives the
@@ -86,15 +85,15 @@ Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype)
   bool any_float = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
   DType dt = dtype ? *dtype : (any_float ? get_default_dtype() : DType::i64);
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
-  AG_CHECK(std::isfinite(s) && std::isfinite(e), ValueError,
-           "arange: start and end must be finite, got ", s, " and ", e);
+  AG_CHECK(std::isfinite(s) && std::isfinite(e), ValueError, "arange: start and end must be finite, got ", s, " and ",
+           e);
   const double e_chk = is_floating(dt) ? e : static_cast<double>(end.to_int());
   if (!is_floating(dt)) s = static_cast<double>(start.to_int()), st = static_cast<double>(step.to_int());
-  AG_CHECK(st != 0, ValueError, "arange: step must be non-zero (start ", start.to_double(), ", end ", e,
-           ", step ", step.to_double(), ", dtype ", dt, ")");
+  AG_CHECK(st != 0, ValueError, "arange: step must be non-zero (start ", start.to_double(), ", end ", e, ", step ",
+           step.to_double(), ", dtype ", dt, ")");
   AG_CHECK((st > 0 && e_chk >= s) || (st < 0 && e_chk <= s), ValueError,
-           "arange: upper bound and lower bound inconsistent with step sign (start ", start.to_double(),
-           ", end ", e, ", step ", step.to_double(), ")");
+           "arange: upper bound and lower bound inconsistent with step sign (start ", start.to_double(), ", end ", e,
+           ", step ", step.to_double(), ")");
   const double span = std::ceil((e - start.to_double()) / step.to_double());
   // 2^63 elements or more: the count does not fit in int64 (casting it would be UB).
   AG_CHECK(span < 9223372036854775808.0, ShapeError, "arange: [", start.to_double(), ", ", e, ") with step ",
@@ -103,8 +102,7 @@ Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype)
   if (dt == DType::i64) {  // exact in int64; when end - start overflows, the double count stands
     const int64_t xs = start.to_int(), xe = end.to_int(), xst = step.to_int();
     int64_t d = 0;
-    if (!__builtin_sub_overflow(xe, xs, &d) && !__builtin_add_overflow(d, xst - (xst > 0 ? 1 : -1), &d))
-      n = d / xst;
+    if (!__builtin_sub_overflow(xe, xs, &d) && !__builtin_add_overflow(d, xst - (xst > 0 ? 1 : -1), &d)) n = d / xst;
   }
   int64_t i = 0;
   return generate(Shape{n}, dt, "arange", [&] { return s + st * static_cast<double>(i++); });
@@ -195,8 +193,10 @@ Tensor bernoulli(const Shape& shape, double p, std::optional<DType> dtype_opt, G
   int64_t i = 0;
   auto hold = g.lock();
   return generate(shape, dtype, "bernoulli", [&] {
-    if ((i++ & 1) == 0) bits = g.next_u64();
-    else bits >>= 32;
+    if ((i++ & 1) == 0)
+      bits = g.next_u64();
+    else
+      bits >>= 32;
     return (bits & 0xffffffffu) < threshold ? 1.0 : 0.0;
   });
 }

@@ -32,14 +32,13 @@ Tensor index_add_zeros(const Shape& shape, int64_t dim, const Tensor& index, con
 // gathers again.
 Tensor scatter_add_zeros(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src) {
   Tensor out = K::scatter_add(shape, dim, index, src);
-  return record("scatter_add", out, {src}, [dim, si = Saved(index)](const Tensor& g, NeedsGrad) {
-    return Grads{gather(g, dim, si.get())};
-  });
+  return record("scatter_add", out, {src},
+                [dim, si = Saved(index)](const Tensor& g, NeedsGrad) { return Grads{gather(g, dim, si.get())}; });
 }
 
 Tensor bool_mask(const Tensor& mask, const Shape& shape, const char* op) {
-  AG_CHECK(mask.dtype() == DType::b8, DTypeError, op, ": mask must be b8 (bool), got ", mask.dtype(),
-           " with shape ", mask.shape());
+  AG_CHECK(mask.dtype() == DType::b8, DTypeError, op, ": mask must be b8 (bool), got ", mask.dtype(), " with shape ",
+           mask.shape());
   Tensor m = K::empty(shape, DType::b8);  // (shape) broadcast copy
   K::copy(mask, m);
   return m;
@@ -55,20 +54,20 @@ Tensor broadcast_copy(const Tensor& x, const Shape& shape) {
 // index.size(d) <= src.size(d), and <= x.size(d) apart from dim; index values in
 // [0, x.size(dim))). Returns src cut to index's shape: only that corner is used.
 Tensor check_scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, const char* op) {
-  AG_CHECK(index.dtype() == DType::i64, DTypeError, op, ": index must be i64, got ", index.dtype(),
-           " with shape ", index.shape());
+  AG_CHECK(index.dtype() == DType::i64, DTypeError, op, ": index must be i64, got ", index.dtype(), " with shape ",
+           index.shape());
   AG_CHECK(index.dim() == x.dim(), ShapeError, op, ": index shape ", index.shape(),
            " must have as many dims as the input shape ", x.shape());
   Tensor used = src;
   if (src.defined()) {
-    AG_CHECK(src.dtype() == x.dtype(), DTypeError, op, ": src dtype ", src.dtype(),
-             " differs from the input dtype ", x.dtype(), " (shapes ", src.shape(), " and ", x.shape(), ")");
+    AG_CHECK(src.dtype() == x.dtype(), DTypeError, op, ": src dtype ", src.dtype(), " differs from the input dtype ",
+             x.dtype(), " (shapes ", src.shape(), " and ", x.shape(), ")");
     AG_CHECK(src.dim() == x.dim(), ShapeError, op, ": src shape ", src.shape(),
              " must have as many dims as the input shape ", x.shape());
   }
   for (int64_t d = 0; d < x.dim(); ++d) {
-    AG_CHECK(d == dim || index.shape()[d] <= x.shape()[d], ShapeError, op, ": expected index ",
-             index.shape(), " to be no larger than the input ", x.shape(), " apart from dim ", dim);
+    AG_CHECK(d == dim || index.shape()[d] <= x.shape()[d], ShapeError, op, ": expected index ", index.shape(),
+             " to be no larger than the input ", x.shape(), " apart from dim ", dim);
     if (!src.defined()) continue;
     AG_CHECK(index.shape()[d] <= src.shape()[d], ShapeError, op, ": expected index ", index.shape(),
              " to be no larger than src ", src.shape());
@@ -87,15 +86,14 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   if (x.dim() == 0) {
     // A 0-d input is one element along dim 0 (PyTorch): exactly one index, 0 or -1, and a
     // 0-d result. (The kernel reads x's size along dim, which a 0-d tensor does not have.)
-    AG_CHECK(index.numel() == 1, IndexError, "index_select: a 0-d input takes exactly one index, got ",
-             index.numel(), " (index shape ", index.shape(), ")");
+    AG_CHECK(index.numel() == 1, IndexError, "index_select: a 0-d input takes exactly one index, got ", index.numel(),
+             " (index shape ", index.shape(), ")");
     return index_select(x.reshape({1}), 0, index.reshape({1})).reshape({});
   }
   Tensor out = K::index_select(x, dim, index);
-  return record("index_select", out, {x},
-                [xs = x.shape(), dim, si = Saved(index)](const Tensor& g, NeedsGrad) {
-                  return Grads{index_add_zeros(xs, dim, si.get(), g)};
-                });
+  return record("index_select", out, {x}, [xs = x.shape(), dim, si = Saved(index)](const Tensor& g, NeedsGrad) {
+    return Grads{index_add_zeros(xs, dim, si.get(), g)};
+  });
 }
 
 // out[i][j] = x[i][index[i][j]] (dim 1).   dx = scatter_add(zeros, dim, index, g)
@@ -115,15 +113,14 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
 
 // ids (...) -> weight rows (..., E).   dweight = index_add of g rows, padding_idx left out
 Tensor embedding(const Tensor& ids, const Tensor& weight, std::optional<int64_t> padding_idx) {
-  AG_CHECK(weight.dim() == 2, ShapeError, "embedding: weight must be 2-D (V, E), got shape ",
-           weight.shape());
+  AG_CHECK(weight.dim() == 2, ShapeError, "embedding: weight must be 2-D (V, E), got shape ", weight.shape());
   AG_CHECK(ids.dtype() == DType::i64 || ids.dtype() == DType::i32, DTypeError,
            "embedding: ids must be integer (i64), got ", ids.dtype(), " with shape ", ids.shape());
   const int64_t V = weight.shape()[0], E = weight.shape()[1];
   Tensor flat = K::convert(ids, DType::i64).view(Shape{ids.numel()});
   for (int64_t id : flat.to_vector<int64_t>())
-    AG_CHECK(id >= 0 && id < V, IndexError, "embedding: id ", id,
-             " is out of range for a vocabulary of ", V, " rows (weight shape ", weight.shape(), ")");
+    AG_CHECK(id >= 0 && id < V, IndexError, "embedding: id ", id, " is out of range for a vocabulary of ", V,
+             " rows (weight shape ", weight.shape(), ")");
   Tensor rows = K::index_select(weight, 0, flat);  // (N, E)
   Shape out_shape = ids.shape();
   out_shape.push_back(E);
@@ -146,8 +143,7 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& 
   Tensor used = check_scatter(x, dim, index, src, "scatter");  // (index shape)
   Tensor out = K::scatter(x, dim, index, used, 0.0);
   return record("scatter", out, {x, used}, [dim, si = Saved(index)](const Tensor& g, NeedsGrad need) {
-    return Grads{need[0] ? scatter(g, dim, si.get(), 0.0) : Tensor{},
-                 need[1] ? gather(g, dim, si.get()) : Tensor{}};
+    return Grads{need[0] ? scatter(g, dim, si.get(), 0.0) : Tensor{}, need[1] ? gather(g, dim, si.get()) : Tensor{}};
   });
 }
 
@@ -156,9 +152,8 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, double value) 
   dim = wrap_dim(dim, x.dim(), "scatter");
   check_scatter(x, dim, index, Tensor{}, "scatter");
   Tensor out = K::scatter(x, dim, index, Tensor{}, value);
-  return record("scatter", out, {x}, [dim, si = Saved(index)](const Tensor& g, NeedsGrad) {
-    return Grads{scatter(g, dim, si.get(), 0.0)};
-  });
+  return record("scatter", out, {x},
+                [dim, si = Saved(index)](const Tensor& g, NeedsGrad) { return Grads{scatter(g, dim, si.get(), 0.0)}; });
 }
 
 // out = x; out[i][index[i][j]] += src[i][j] (dim 1).   dx = g   dsrc = gather(g, dim, index)
@@ -185,12 +180,11 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
   AG_CHECK(source.dim() == x.dim(), ShapeError, "index_add: source shape ", source.shape(),
            " must have as many dims as the input shape ", x.shape());
   const int64_t n = source.dim() == 0 ? 1 : source.shape()[dim];
-  AG_CHECK(index.numel() == n, ShapeError, "index_add: ", index.numel(),
-           " indices given for source.size(", dim, ") = ", n, " (source shape ", source.shape(),
-           ", index shape ", index.shape(), ")");
+  AG_CHECK(index.numel() == n, ShapeError, "index_add: ", index.numel(), " indices given for source.size(", dim,
+           ") = ", n, " (source shape ", source.shape(), ", index shape ", index.shape(), ")");
   for (int64_t d = 0; d < x.dim(); ++d)
-    AG_CHECK(d == dim || source.shape()[d] == x.shape()[d], ShapeError, "index_add: source shape ",
-             source.shape(), " must match the input shape ", x.shape(), " apart from dim ", dim);
+    AG_CHECK(d == dim || source.shape()[d] == x.shape()[d], ShapeError, "index_add: source shape ", source.shape(),
+             " must match the input shape ", x.shape(), " apart from dim ", dim);
   Tensor idx = K::convert(index, DType::i64).view(Shape{index.numel()});  // (n)
   K::check_index_range(idx, x.dim() == 0 ? 1 : x.shape()[dim], dim, "index_add");
   // The kernel wants at least one dim: a 0-d x and source are read as shape [1].
@@ -215,8 +209,8 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
 
 // ---- masked_fill / masked_select / masked_scatter -------------------------------------
 Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
-  AG_CHECK(mask.dtype() == DType::b8, DTypeError, "masked_fill: mask must be bool, got ", mask.dtype(),
-           " (shape ", mask.shape(), ")");
+  AG_CHECK(mask.dtype() == DType::b8, DTypeError, "masked_fill: mask must be bool, got ", mask.dtype(), " (shape ",
+           mask.shape(), ")");
   AG_CHECK(broadcast_shapes(mask.shape(), x.shape(), "masked_fill") == x.shape(), ShapeError,
            "masked_fill: mask shape ", mask.shape(), " cannot be broadcast to input shape ", x.shape());
   return where(mask, full(Shape{}, value, x.dtype()), x);
@@ -244,9 +238,9 @@ Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source)
   AG_CHECK(source.dtype() == x.dtype(), DTypeError, "masked_scatter: source dtype ", source.dtype(),
            " differs from the input dtype ", x.dtype(), " (shapes ", source.shape(), " and ", x.shape(), ")");
   const int64_t n = K::count_true(m);
-  AG_CHECK(source.numel() >= n, ShapeError, "masked_scatter: source shape ", source.shape(), " has ",
-           source.numel(), " elements, fewer than the ", n, " true elements of the mask (mask shape ",
-           mask.shape(), ", input shape ", x.shape(), ")");
+  AG_CHECK(source.numel() >= n, ShapeError, "masked_scatter: source shape ", source.shape(), " has ", source.numel(),
+           " elements, fewer than the ", n, " true elements of the mask (mask shape ", mask.shape(), ", input shape ",
+           x.shape(), ")");
   Tensor out = K::masked_scatter(broadcast_copy(x, s), m, source);
   return record("masked_scatter", out, {x, source},
                 [sm = Saved(m), xs = x.shape(), ss = source.shape(), n](const Tensor& g, NeedsGrad need) {
@@ -265,23 +259,23 @@ Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source)
 // ---- one_hot -----------------------------------------------------------------------
 // indices (...) i64 -> (..., C) i64; C = max + 1 when num_classes is -1. No gradient.
 Tensor one_hot(const Tensor& indices, int64_t num_classes) {
-  AG_CHECK(indices.dtype() == DType::i64, DTypeError, "one_hot: indices must be i64, got ",
-           indices.dtype(), " with shape ", indices.shape());
-  AG_CHECK(num_classes >= -1, ValueError, "one_hot: num_classes must be -1 (inferred) or >= 0, got ",
-           num_classes);
+  AG_CHECK(indices.dtype() == DType::i64, DTypeError, "one_hot: indices must be i64, got ", indices.dtype(),
+           " with shape ", indices.shape());
+  AG_CHECK(num_classes >= -1, ValueError, "one_hot: num_classes must be -1 (inferred) or >= 0, got ", num_classes);
   std::vector<int64_t> v = indices.to_vector<int64_t>();
   if (v.empty()) {
-    AG_CHECK(num_classes > 0, ValueError, "one_hot: cannot infer the number of classes from an empty "
-             "tensor (shape ", indices.shape(), ", num_classes ", num_classes, ")");
+    AG_CHECK(num_classes > 0, ValueError,
+             "one_hot: cannot infer the number of classes from an empty "
+             "tensor (shape ",
+             indices.shape(), ", num_classes ", num_classes, ")");
     return K::one_hot(indices, num_classes);
   }
   int64_t lo = v[0], hi = v[0];
   for (int64_t i : v) lo = std::min(lo, i), hi = std::max(hi, i);
-  AG_CHECK(lo >= 0, IndexError, "one_hot: class value ", lo, " is negative (indices shape ",
-           indices.shape(), ")");
+  AG_CHECK(lo >= 0, IndexError, "one_hot: class value ", lo, " is negative (indices shape ", indices.shape(), ")");
   if (num_classes == -1) num_classes = hi + 1;
-  AG_CHECK(hi < num_classes, IndexError, "one_hot: class value ", hi, " is out of range for ",
-           num_classes, " classes (indices shape ", indices.shape(), ")");
+  AG_CHECK(hi < num_classes, IndexError, "one_hot: class value ", hi, " is out of range for ", num_classes,
+           " classes (indices shape ", indices.shape(), ")");
   return K::one_hot(indices, num_classes);
 }
 

@@ -18,15 +18,15 @@ Tensor& apply_inplace(Tensor& self, const char* op, const std::vector<Tensor>& o
   bool in_graph = grad_enabled() && self.requires_grad();
   for (const Tensor& o : operands) {
     in_graph = in_graph || wants_grad(o);
-    AG_CHECK(broadcast_shapes(o.shape(), self.shape(), op) == self.shape(), ShapeError, op, ": shape ",
-             o.shape(), " cannot be broadcast to ", self.shape());
+    AG_CHECK(broadcast_shapes(o.shape(), self.shape(), op) == self.shape(), ShapeError, op, ": shape ", o.shape(),
+             " cannot be broadcast to ", self.shape());
   }
   if (in_graph) {
     AG_CHECK(!(self.is_leaf() && self.requires_grad()), AutogradError, op,
              ": in-place write to a leaf tensor that requires grad (shape ", self.shape(),
              "); wrap it in NoGradGuard (as optimizers do) or use the out-of-place op");
-    AG_CHECK(!self.impl()->is_view, AutogradError, op, ": in-place write to a view (shape ",
-             self.shape(), ") inside the graph is not supported (its base would not see the "
+    AG_CHECK(!self.impl()->is_view, AutogradError, op, ": in-place write to a view (shape ", self.shape(),
+             ") inside the graph is not supported (its base would not see the "
              "write); clone() it first or use the out-of-place op");
   }
   Tensor r;
@@ -40,10 +40,12 @@ Tensor& apply_inplace(Tensor& self, const char* op, const std::vector<Tensor>& o
            " (operands broadcast) does not fit self's shape ", self.shape());
   // PyTorch's can_cast: a floating result does not go into an integer or bool tensor,
   // nor a number into a bool one.
-  bool castable = !(is_floating(r.dtype()) && !is_floating(self.dtype())) &&
-                  !(r.dtype() != DType::b8 && self.dtype() == DType::b8);
-  AG_CHECK(castable, DTypeError, op, ": result type ", r.dtype(), " can't be cast to the desired "
-           "output type ", self.dtype(), " (shape ", self.shape(), ")");
+  bool castable =
+      !(is_floating(r.dtype()) && !is_floating(self.dtype())) && !(r.dtype() != DType::b8 && self.dtype() == DType::b8);
+  AG_CHECK(castable, DTypeError, op, ": result type ", r.dtype(),
+           " can't be cast to the desired "
+           "output type ",
+           self.dtype(), " (shape ", self.shape(), ")");
   K::copy(r, self);
   self.storage()->bump_version();
   if (in_graph && r.requires_grad()) {
@@ -61,8 +63,10 @@ Tensor everywhere() { return full(Shape{}, 1.0, DType::b8); }
 
 Tensor& Tensor::fill_(Scalar value) {
   if (!(grad_enabled() && requires_grad())) {  // the common case: a plain write
-    if (value.is_floating_point()) K::fill(*this, value.to_double());
-    else K::copy(full(Shape{}, value, dtype()), *this);  // int64 exact, not via double
+    if (value.is_floating_point())
+      K::fill(*this, value.to_double());
+    else
+      K::copy(full(Shape{}, value, dtype()), *this);  // int64 exact, not via double
     storage()->bump_version();
     return *this;
   }
@@ -73,16 +77,15 @@ Tensor& Tensor::fill_(Scalar value) {
 }
 
 Tensor& Tensor::copy_(const Tensor& src) {
-  AG_CHECK(broadcast_shapes(src.shape(), shape(), "copy_") == shape(), ShapeError,
-           "copy_: source shape ", src.shape(), " cannot be broadcast to ", shape());
+  AG_CHECK(broadcast_shapes(src.shape(), shape(), "copy_") == shape(), ShapeError, "copy_: source shape ", src.shape(),
+           " cannot be broadcast to ", shape());
   if (!(grad_enabled() && (requires_grad() || src.requires_grad()))) {
     K::copy(src, *this);  // converts dtype, any layout
     storage()->bump_version();
     return *this;
   }
-  return apply_inplace(*this, "copy_", {src}, [&src](const Tensor& x) {
-    return ag::where(everywhere(), ag::to(src, x.dtype()), x);
-  });
+  return apply_inplace(*this, "copy_", {src},
+                       [&src](const Tensor& x) { return ag::where(everywhere(), ag::to(src, x.dtype()), x); });
 }
 
 Tensor& Tensor::add_(const Tensor& other, double alpha) {
@@ -113,21 +116,28 @@ Tensor& Tensor::div_(const Tensor& other) {
 Tensor& Tensor::div_(Scalar value) {
   return apply_inplace(*this, "div_", {}, [value](const Tensor& x) { return ag::div(x, value); });
 }
-Tensor& Tensor::neg_() { return apply_inplace(*this, "neg_", {}, [](const Tensor& x) { return ag::neg(x); }); }
-Tensor& Tensor::exp_() { return apply_inplace(*this, "exp_", {}, [](const Tensor& x) { return ag::exp(x); }); }
-Tensor& Tensor::relu_() { return apply_inplace(*this, "relu_", {}, [](const Tensor& x) { return ag::relu(x); }); }
+Tensor& Tensor::neg_() {
+  return apply_inplace(*this, "neg_", {}, [](const Tensor& x) { return ag::neg(x); });
+}
+Tensor& Tensor::exp_() {
+  return apply_inplace(*this, "exp_", {}, [](const Tensor& x) { return ag::exp(x); });
+}
+Tensor& Tensor::relu_() {
+  return apply_inplace(*this, "relu_", {}, [](const Tensor& x) { return ag::relu(x); });
+}
 Tensor& Tensor::sigmoid_() {
   return apply_inplace(*this, "sigmoid_", {}, [](const Tensor& x) { return ag::sigmoid(x); });
 }
-Tensor& Tensor::tanh_() { return apply_inplace(*this, "tanh_", {}, [](const Tensor& x) { return ag::tanh(x); }); }
+Tensor& Tensor::tanh_() {
+  return apply_inplace(*this, "tanh_", {}, [](const Tensor& x) { return ag::tanh(x); });
+}
 Tensor& Tensor::clamp_(std::optional<double> lo, std::optional<double> hi) {
   return apply_inplace(*this, "clamp_", {}, [lo, hi](const Tensor& x) { return ag::clamp(x, lo, hi); });
 }
 
 Tensor& Tensor::masked_fill_(const Tensor& mask, Scalar value) {
-  return apply_inplace(*this, "masked_fill_", {}, [&mask, value](const Tensor& x) {
-    return ag::masked_fill(x, mask, value);
-  });
+  return apply_inplace(*this, "masked_fill_", {},
+                       [&mask, value](const Tensor& x) { return ag::masked_fill(x, mask, value); });
 }
 
 }  // namespace ag

@@ -16,36 +16,36 @@ namespace ag {
 static Tensor matmul_nd(const Tensor& a, const Tensor& b) {
   Tensor out = K::matmul(a, b);
   bool na = wants_grad(a), nb = wants_grad(b);
-  return record("matmul", out, {a, b},
-                [sa = save_if(nb, a), sb = save_if(na, b), as = a.shape(),
-                 bs = b.shape()](const Tensor& g, NeedsGrad need) {
-                  Grads grads(2);
-                  if (need[0]) grads[0] = sum_to(matmul(g, transpose(sb.get(), -1, -2)), as);
-                  if (need[1]) {
-                    const Tensor& a = sa.get();
-                    if (bs.size() == 2 && a.dim() > 2) {
-                      // Shared weight: fold the batch into rows, one GEMM (K, B*M) @ (B*M, N).
-                      Tensor a2 = reshape(a, {-1, as[as.size() - 1]});
-                      Tensor g2 = reshape(g, {-1, g.shape()[g.dim() - 1]});
-                      grads[1] = matmul(transpose(a2, 0, 1), g2);
-                    } else {
-                      grads[1] = sum_to(matmul(transpose(a, -1, -2), g), bs);
-                    }
-                  }
-                  return grads;
-                });
+  return record(
+      "matmul", out, {a, b},
+      [sa = save_if(nb, a), sb = save_if(na, b), as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+        Grads grads(2);
+        if (need[0]) grads[0] = sum_to(matmul(g, transpose(sb.get(), -1, -2)), as);
+        if (need[1]) {
+          const Tensor& a = sa.get();
+          if (bs.size() == 2 && a.dim() > 2) {
+            // Shared weight: fold the batch into rows, one GEMM (K, B*M) @ (B*M, N).
+            Tensor a2 = reshape(a, {-1, as[as.size() - 1]});
+            Tensor g2 = reshape(g, {-1, g.shape()[g.dim() - 1]});
+            grads[1] = matmul(transpose(a2, 0, 1), g2);
+          } else {
+            grads[1] = sum_to(matmul(transpose(a, -1, -2), g), bs);
+          }
+        }
+        return grads;
+      });
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   AG_CHECK(a.dim() >= 1 && b.dim() >= 1, ShapeError, "matmul: shapes ", a.shape(), " and ", b.shape(),
            " cannot be multiplied (0-d operand)");
-  AG_CHECK(a.dtype() == b.dtype(), DTypeError, "matmul: dtypes ", a.dtype(), " and ", b.dtype(),
-           " differ (shapes ", a.shape(), " and ", b.shape(), ")");
+  AG_CHECK(a.dtype() == b.dtype(), DTypeError, "matmul: dtypes ", a.dtype(), " and ", b.dtype(), " differ (shapes ",
+           a.shape(), " and ", b.shape(), ")");
   check_float(a, "matmul");
   const int64_t ka = a.shape()[a.dim() - 1];
   const int64_t kb = b.dim() == 1 ? b.shape()[0] : b.shape()[b.dim() - 2];
-  AG_CHECK(ka == kb, ShapeError, "matmul: shapes ", a.shape(), " and ", b.shape(),
-           " cannot be multiplied (", ka, " != ", kb, ")");
+  AG_CHECK(ka == kb, ShapeError, "matmul: shapes ", a.shape(), " and ", b.shape(), " cannot be multiplied (", ka,
+           " != ", kb, ")");
   if (a.dim() == 1 && b.dim() == 1) return reshape(matmul_nd(unsqueeze(a, 0), unsqueeze(b, 1)), {});
   if (a.dim() == 1) return squeeze(matmul_nd(unsqueeze(a, 0), b), -2);
   if (b.dim() == 1) return squeeze(matmul_nd(a, unsqueeze(b, 1)), -1);
@@ -62,15 +62,13 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
 // x (..., in) @ W^T (in, out) + b (out)
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  AG_CHECK(weight.dim() == 2, ShapeError, "linear: weight must be 2-D [out, in], got shape ",
-           weight.shape());
-  AG_CHECK(x.dim() >= 1 && x.shape()[x.dim() - 1] == weight.shape()[1], ShapeError,
-           "linear: input shape ", x.shape(), " does not match weight shape ", weight.shape(),
-           " (expected last dim ", weight.shape()[1], ")");
+  AG_CHECK(weight.dim() == 2, ShapeError, "linear: weight must be 2-D [out, in], got shape ", weight.shape());
+  AG_CHECK(x.dim() >= 1 && x.shape()[x.dim() - 1] == weight.shape()[1], ShapeError, "linear: input shape ", x.shape(),
+           " does not match weight shape ", weight.shape(), " (expected last dim ", weight.shape()[1], ")");
   Tensor y = matmul(x, transpose(weight, 0, 1));
   if (!bias.defined()) return y;
-  AG_CHECK(bias.dim() == 1 && bias.shape()[0] == weight.shape()[0], ShapeError, "linear: bias shape ",
-           bias.shape(), " does not match weight shape ", weight.shape());
+  AG_CHECK(bias.dim() == 1 && bias.shape()[0] == weight.shape()[0], ShapeError, "linear: bias shape ", bias.shape(),
+           " does not match weight shape ", weight.shape());
   return y + bias;
 }
 
@@ -152,8 +150,10 @@ Operand contract(Operand r, Operand b, const std::vector<bool>& later) {
   for (int l : k) {
     int64_t pr = position(r.labels, l), pb = position(b.labels, l);
     if (r.t.shape()[pr] == b.t.shape()[pb]) continue;
-    if (r.t.shape()[pr] == 1) b.t = sum(b.t, {pb}, true);
-    else r.t = sum(r.t, {pr}, true);
+    if (r.t.shape()[pr] == 1)
+      b.t = sum(b.t, {pb}, true);
+    else
+      r.t = sum(r.t, {pr}, true);
   }
   auto group = [](const Tensor& t, const std::vector<int>& labels, std::vector<const std::vector<int>*> parts,
                   std::vector<int64_t>* perm) {
@@ -163,8 +163,10 @@ Operand contract(Operand r, Operand b, const std::vector<bool>& later) {
       for (int l : *parts[p]) {
         int64_t d = position(labels, l);
         perm->push_back(d);
-        if (p == 0) s.push_back(t.shape()[d]);  // batch dims stay separate (they broadcast)
-        else prod *= t.shape()[d];
+        if (p == 0)
+          s.push_back(t.shape()[d]);  // batch dims stay separate (they broadcast)
+        else
+          prod *= t.shape()[d];
       }
       if (p > 0) s.push_back(prod);
     }
@@ -190,8 +192,7 @@ Tensor einsum(const std::string& eq, const std::vector<Tensor>& ops) {
   auto fail = [&](const auto&... what) {
     std::ostringstream shapes;
     for (std::size_t i = 0; i < ops.size(); ++i) shapes << (i ? ", " : "") << ops[i].shape();
-    return ValueError(detail::cat("einsum: ", what..., " (equation \"", eq, "\", operand shapes ",
-                                  shapes.str(), ")"));
+    return ValueError(detail::cat("einsum: ", what..., " (equation \"", eq, "\", operand shapes ", shapes.str(), ")"));
   };
   if (ops.empty()) throw fail("at least one operand is required");
 
@@ -225,8 +226,8 @@ Tensor einsum(const std::string& eq, const std::vector<Tensor>& ops) {
   if (terms.size() != ops.size())
     throw fail("the equation has ", terms.size(), " operand(s) but ", ops.size(), " were given");
   for (std::size_t k = 0; k < ops.size(); ++k) {
-    AG_CHECK(ops[k].dtype() == ops[0].dtype(), DTypeError, "einsum: operand ", k, " has dtype ",
-             ops[k].dtype(), " but operand 0 has ", ops[0].dtype(), " (equation \"", eq, "\")");
+    AG_CHECK(ops[k].dtype() == ops[0].dtype(), DTypeError, "einsum: operand ", k, " has dtype ", ops[k].dtype(),
+             " but operand 0 has ", ops[0].dtype(), " (equation \"", eq, "\")");
     check_float(ops[k], "einsum");
   }
 
@@ -258,11 +259,11 @@ Tensor einsum(const std::string& eq, const std::vector<Tensor>& ops) {
       const int l = labels[d];
       const int64_t s = ops[k].shape()[d];
       if (here[l] >= 0 && here[l] != s)
-        throw fail(label_name(l), " is repeated for operand ", k, " but the sizes don't match (", here[l],
-                   " != ", s, ")");
+        throw fail(label_name(l), " is repeated for operand ", k, " but the sizes don't match (", here[l], " != ", s,
+                   ")");
       if (here[l] < 0 && size[l] >= 0 && s != size[l] && s != 1 && size[l] != 1)
-        throw fail(label_name(l), " has size ", s, " for operand ", k,
-                   ", which does not broadcast with the size ", size[l], " seen before");
+        throw fail(label_name(l), " has size ", s, " for operand ", k, ", which does not broadcast with the size ",
+                   size[l], " seen before");
       here[l] = s;
       if (size[l] < 0 || size[l] == 1) size[l] = s;
       ++count[l];
@@ -308,8 +309,10 @@ Tensor einsum(const std::string& eq, const std::vector<Tensor>& ops) {
       const int l = w.labels[d];
       bool elsewhere = in_out[l];
       for (std::size_t o = 0; o < work.size() && !elsewhere; ++o) elsewhere = o != k && has(work[o].labels, l);
-      if (elsewhere) kept.push_back(l);
-      else lone.push_back(static_cast<int64_t>(d));
+      if (elsewhere)
+        kept.push_back(l);
+      else
+        lone.push_back(static_cast<int64_t>(d));
     }
     if (!lone.empty()) w = {sum(w.t, lone), kept};
   }

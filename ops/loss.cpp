@@ -20,12 +20,12 @@ int64_t class_dim(const Tensor& x) { return x.dim() == 1 ? 0 : 1; }
 
 void check_targets(const Tensor& input, const Tensor& targets, const char* op) {
   AG_CHECK(input.dim() >= 1, ShapeError, op, ": input must have a class dim, got shape ", input.shape());
-  AG_CHECK(targets.dtype() == DType::i64, DTypeError, op, ": targets must be i64 class indices, got ",
-           targets.dtype(), " with shape ", targets.shape());
+  AG_CHECK(targets.dtype() == DType::i64, DTypeError, op, ": targets must be i64 class indices, got ", targets.dtype(),
+           " with shape ", targets.shape());
   Shape expect = input.shape();
   expect.erase(class_dim(input));
-  AG_CHECK(targets.shape() == expect, ShapeError, op, ": input shape ", input.shape(),
-           " expects targets of shape ", expect, ", got ", targets.shape());
+  AG_CHECK(targets.shape() == expect, ShapeError, op, ": input shape ", input.shape(), " expects targets of shape ",
+           expect, ", got ", targets.shape());
 }
 
 void check_weight(const Tensor& weight, const Tensor& input, int64_t C, const char* op) {
@@ -58,8 +58,8 @@ Tensor target_weights(const Tensor& input, const Tensor& targets, const Tensor& 
                       const char* op) {
   const int64_t C = input.shape()[class_dim(input)];
   for (int64_t t : targets.to_vector<int64_t>())
-    AG_CHECK(t == ignore_index || (t >= 0 && t < C), IndexError, op, ": target ", t, " is out of range for ",
-             C, " classes (input shape ", input.shape(), ")");
+    AG_CHECK(t == ignore_index || (t >= 0 && t < C), IndexError, op, ": target ", t, " is out of range for ", C,
+             " classes (input shape ", input.shape(), ")");
   Tensor valid = ne(targets, static_cast<double>(ignore_index));
   Tensor valid_f = K::convert(valid, input.dtype());
   if (!weight.defined()) return valid_f;
@@ -83,8 +83,8 @@ Tensor cross_entropy_probs(const Tensor& logits, const Tensor& probs, const Cros
   AG_CHECK(probs.is_floating_point(), DTypeError,
            "cross_entropy: targets of the logits' shape are class probabilities and must be floating, got ",
            probs.dtype(), " with shape ", probs.shape());
-  AG_CHECK(probs.dtype() == logits.dtype(), DTypeError, "cross_entropy: probability targets dtype ",
-           probs.dtype(), " differs from logits dtype ", logits.dtype());
+  AG_CHECK(probs.dtype() == logits.dtype(), DTypeError, "cross_entropy: probability targets dtype ", probs.dtype(),
+           " differs from logits dtype ", logits.dtype());
   AG_CHECK(opt.ignore_index < 0, ValueError,
            "cross_entropy: ignore_index is not supported for probability targets, got ", opt.ignore_index);
   const int64_t cd = class_dim(logits), C = logits.shape()[cd];
@@ -103,7 +103,6 @@ Tensor cross_entropy_probs(const Tensor& logits, const Tensor& probs, const Cros
   return prod;
 }
 
-
 Tensor reduce(const Tensor& loss, Reduction r) {
   switch (r) {
     case Reduction::none: return loss;
@@ -120,8 +119,8 @@ void check_same_shape(const Tensor& input, const Tensor& target, const char* op)
 
 void check_same_dtype(const Tensor& input, const Tensor& other, const char* what, const char* op) {
   if (!other.defined()) return;
-  AG_CHECK(other.dtype() == input.dtype(), DTypeError, op, ": ", what, " dtype ", other.dtype(),
-           " (shape ", other.shape(), ") differs from input dtype ", input.dtype(), " (shape ", input.shape(), ")");
+  AG_CHECK(other.dtype() == input.dtype(), DTypeError, op, ": ", what, " dtype ", other.dtype(), " (shape ",
+           other.shape(), ") differs from input dtype ", input.dtype(), " (shape ", input.shape(), ")");
 }
 
 // weight / pos_weight must broadcast to the input's shape (the loss keeps that shape).
@@ -129,8 +128,7 @@ void check_broadcasts_to(const Tensor& w, const Tensor& input, const char* what,
   if (!w.defined()) return;
   const Shape &ws = w.shape(), &xs = input.shape();
   bool ok = ws.size() <= xs.size();
-  for (int64_t i = 1; ok && i <= ws.size(); ++i)
-    ok = ws[ws.size() - i] == 1 || ws[ws.size() - i] == xs[xs.size() - i];
+  for (int64_t i = 1; ok && i <= ws.size(); ++i) ok = ws[ws.size() - i] == 1 || ws[ws.size() - i] == xs[xs.size() - i];
   AG_CHECK(ok, ShapeError, op, ": ", what, " shape ", ws, " cannot be broadcast to input shape ", xs);
 }
 
@@ -142,8 +140,8 @@ Tensor bce_values(const Tensor& x, const Tensor& t) {
   for (size_t i = 0; i < xs.size(); ++i) {
     const T xv = xs[i], tv = ts[i];
     AG_CHECK(xv >= T(0) && xv <= T(1), ValueError,
-             "binary_cross_entropy: all elements of input should be between 0 and 1, got ", xv,
-             " (input shape ", x.shape(), ")");
+             "binary_cross_entropy: all elements of input should be between 0 and 1, got ", xv, " (input shape ",
+             x.shape(), ")");
     out[i] = (tv - T(1)) * std::max(T(std::log(T(1) - xv)), T(-100)) - tv * std::max(T(std::log(xv)), T(-100));
   }
   return Tensor::from_vector(out, x.shape());
@@ -175,15 +173,15 @@ Tensor xlogy(const Tensor& x, const Tensor& y) {
     out = where(zero, 0.0, x * log(y));
   }
   bool need = wants_grad(x) || wants_grad(y);
-  return record("xlogy", out, {x, y},
-                [sx = save_if(need, x), sy = save_if(need, y), xs = x.shape(), ys = y.shape()](
-                    const Tensor& g, NeedsGrad needs) {
-                  const Tensor &x = sx.get(), &y = sy.get();
-                  Tensor gx, gy;
-                  if (needs[0]) gx = sum_to(where(ne(x, 0.0), g * log(y), 0.0), xs);
-                  if (needs[1]) gy = sum_to(g * x / y, ys);
-                  return Grads{gx, gy};
-                });
+  return record(
+      "xlogy", out, {x, y},
+      [sx = save_if(need, x), sy = save_if(need, y), xs = x.shape(), ys = y.shape()](const Tensor& g, NeedsGrad needs) {
+        const Tensor &x = sx.get(), &y = sy.get();
+        Tensor gx, gy;
+        if (needs[0]) gx = sum_to(where(ne(x, 0.0), g * log(y), 0.0), xs);
+        if (needs[1]) gy = sum_to(g * x / y, ys);
+        return Grads{gx, gy};
+      });
 }
 
 // max(x, lo) whose gradient passes through unchanged (PyTorch 1.13's cosine_similarity
@@ -215,8 +213,7 @@ Tensor nll_loss(const Tensor& logp, const Tensor& targets, int64_t ignore_index,
 // not ignored (PyTorch 1.13's cross_entropy_loss_label_smoothing).
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& opt) {
   check_float(logits, "cross_entropy");
-  AG_CHECK(logits.dim() >= 1, ShapeError, "cross_entropy: input must have a class dim, got shape ",
-           logits.shape());
+  AG_CHECK(logits.dim() >= 1, ShapeError, "cross_entropy: input must have a class dim, got shape ", logits.shape());
   AG_CHECK(opt.label_smoothing >= 0 && opt.label_smoothing <= 1, ValueError,
            "cross_entropy: label_smoothing must be in [0, 1], got ", opt.label_smoothing);
   const int64_t cd = class_dim(logits), C = logits.shape()[cd];
@@ -235,8 +232,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
 }
 
 // ---- binary classification ----------------------------------------------------
-Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
-                            Reduction reduction) {
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction) {
   check_float(input, "binary_cross_entropy");
   check_same_shape(input, target, "binary_cross_entropy");
   check_same_dtype(input, target, "target", "binary_cross_entropy");

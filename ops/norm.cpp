@@ -45,8 +45,8 @@ Tensor safe_norm(const Tensor& x, double p, int64_t dim) {
 // ---- layer_norm -------------------------------------------------------------------
 // y = (x - mean) / sqrt(var + eps) * weight + bias over the trailing normalized dims
 // (biased variance, as PyTorch).
-Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
-                  const Tensor& bias, double eps) {
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
+                  double eps) {
   check_float(x, "layer_norm");
   const int64_t n = normalized_shape.size();
   bool ok = n >= 1 && x.dim() >= n;
@@ -112,7 +112,8 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
       "rms_norm", f.y, {x, weight},
       [sx = save_if(need, x), sr = save_if(need, f.rstd), sw = save_if(need, weight), normalized_shape](
           const Tensor& g, NeedsGrad needs) {
-        K::RmsNormGrads gr = K::rms_norm_backward(sx.get(), sr.get(), sw.get(), g, normalized_shape, needs[0], needs[1]);
+        K::RmsNormGrads gr =
+            K::rms_norm_backward(sx.get(), sr.get(), sw.get(), g, normalized_shape, needs[0], needs[1]);
         return Grads{gr.dx, gr.dw};
       },
       Composite{composite, {save_if(need, x), save_if(need, weight)}});
@@ -126,6 +127,5 @@ Tensor normalize(const Tensor& x, double p, int64_t dim, double eps) {
   Tensor denom = clamp(safe_norm(x, p, d), eps, std::nullopt);  // x's shape with dim d = 1
   return x / denom;
 }
-
 
 }  // namespace ag

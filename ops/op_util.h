@@ -23,8 +23,8 @@ inline Saved save_if(bool needed, const Tensor& t) { return needed ? Saved(t) : 
 inline Saved save_output_if(bool needed, const Tensor& y) { return needed ? Saved::output(y) : Saved(); }
 
 inline void check_float(const Tensor& t, const char* op) {
-  AG_CHECK(t.is_floating_point(), DTypeError, op, ": expected a floating tensor (f32, f64), got ",
-           t.dtype(), " with shape ", t.shape());
+  AG_CHECK(t.is_floating_point(), DTypeError, op, ": expected a floating tensor (f32, f64), got ", t.dtype(),
+           " with shape ", t.shape());
 }
 
 // A 0-d tensor holding v in result_type(x, v): the scalar operand of a binary op or

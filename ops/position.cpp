@@ -65,9 +65,8 @@ Tensor rotary_embedding(const Tensor& x, const Tensor& cos, const Tensor& sin) {
            "rotary_embedding: the last dim of x must be even (the two rotated halves), got x ", x.shape());
   AG_CHECK(cos.defined() && sin.defined() && cos.shape() == sin.shape(), ShapeError,
            "rotary_embedding: cos and sin must have the same shape, got cos ", cos.shape(), " and sin ", sin.shape());
-  AG_CHECK(cos.dtype() == x.dtype() && sin.dtype() == x.dtype(), DTypeError, "rotary_embedding: cos (",
-           cos.dtype(), ") and sin (", sin.dtype(), ") must have x's dtype ", x.dtype(), "; x ", x.shape(),
-           ", cos ", cos.shape());
+  AG_CHECK(cos.dtype() == x.dtype() && sin.dtype() == x.dtype(), DTypeError, "rotary_embedding: cos (", cos.dtype(),
+           ") and sin (", sin.dtype(), ") must have x's dtype ", x.dtype(), "; x ", x.shape(), ", cos ", cos.shape());
   const int64_t d = x.shape()[x.dim() - 1];
   AG_CHECK(cos.dim() >= 1 && cos.shape()[cos.dim() - 1] == d && cos.dim() <= x.dim() &&
                broadcast_shapes(x.shape(), cos.shape(), "rotary_embedding") == x.shape(),

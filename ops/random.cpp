@@ -26,9 +26,8 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
     auto hold = rng.lock();  // the whole mask from one run of the default sequence
     return K::dropout_forward(x, p, rng);
   }();
-  return record("dropout", f.y, {x}, [sm = save_if(wants_grad(x), f.mask)](const Tensor& g, NeedsGrad) {
-    return Grads{g * sm.get()};
-  });
+  return record("dropout", f.y, {x},
+                [sm = save_if(wants_grad(x), f.mask)](const Tensor& g, NeedsGrad) { return Grads{g * sm.get()}; });
 }
 
 // ---- multinomial --------------------------------------------------------------------
@@ -45,8 +44,8 @@ static int64_t draw(const std::vector<double>& cdf, const std::vector<double>& w
 }
 
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, Generator* gen) {
-  AG_CHECK(probs.dim() == 1 || probs.dim() == 2, ShapeError, "multinomial: probs must be 1-D (C) or 2-D (N, C), got shape ",
-           probs.shape());
+  AG_CHECK(probs.dim() == 1 || probs.dim() == 2, ShapeError,
+           "multinomial: probs must be 1-D (C) or 2-D (N, C), got shape ", probs.shape());
   AG_CHECK(probs.is_floating_point(), DTypeError, "multinomial: probs must be floating (f32, f64), got ", probs.dtype(),
            " with shape ", probs.shape());
   const int64_t C = probs.size(-1), N = probs.dim() == 2 ? probs.size(0) : 1;
@@ -55,7 +54,7 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, G
   AG_CHECK(replacement || num_samples <= C, ValueError, "multinomial: cannot draw ", num_samples,
            " samples without replacement from ", C, " classes (probs shape ", probs.shape(), ")");
   Generator& g = gen ? *gen : default_generator();
-  auto hold = g.lock();  // every sample from one run of the default sequence
+  auto hold = g.lock();                                     // every sample from one run of the default sequence
   const std::vector<double> p = probs.to_vector<double>();  // (N * C) row-major
   std::vector<int64_t> out(static_cast<std::size_t>(N * num_samples));
   std::vector<double> w(static_cast<std::size_t>(C)), cdf(w.size());

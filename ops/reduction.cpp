@@ -20,8 +20,7 @@ std::vector<int64_t> normalize_dims(const std::vector<int64_t>& dims, int64_t nd
   }
   for (int64_t d : dims) {
     int64_t w = wrap_dim(d, ndim, op);
-    AG_CHECK(std::find(out.begin(), out.end(), w) == out.end(), IndexError, op, ": dim ", d,
-             " appears more than once");
+    AG_CHECK(std::find(out.begin(), out.end(), w) == out.end(), IndexError, op, ": dim ", d, " appears more than once");
     if (ndim > 0) out.push_back(w);
   }
   std::sort(out.begin(), out.end());
@@ -72,8 +71,8 @@ static std::pair<Tensor, Tensor> extreme(const Tensor& x, int64_t dim, bool keep
   const char* name = is_max ? "max" : "min";
   Tensor xv = x.dim() == 0 ? reshape(x, {1}) : x;
   dim = wrap_dim(dim, xv.dim(), name);
-  AG_CHECK(xv.shape()[dim] > 0, IndexError, name, ": cannot reduce over dim ", dim,
-           " of size 0 (shape ", x.shape(), ")");
+  AG_CHECK(xv.shape()[dim] > 0, IndexError, name, ": cannot reduce over dim ", dim, " of size 0 (shape ", x.shape(),
+           ")");
   Tensor idx = K::reduce(is_max ? K::Reduce::argmax : K::Reduce::argmin, xv, {dim}, true);
   Tensor values = gather(xv, dim, idx);
   if (!keepdim || x.dim() == 0) {
@@ -89,8 +88,7 @@ std::pair<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) { retu
 // is NaN when out is), else 0: PyTorch's evenly_distribute_backward, so tied maxima share g.
 static Tensor extreme_all(const Tensor& x, bool is_max) {
   const char* name = is_max ? "max" : "min";
-  AG_CHECK(x.numel() > 0, ValueError, name, ": cannot reduce an empty tensor (shape ", x.shape(),
-           "); give a dim");
+  AG_CHECK(x.numel() > 0, ValueError, name, ": cannot reduce an empty tensor (shape ", x.shape(), "); give a dim");
   Tensor out = K::reduce(is_max ? K::Reduce::max : K::Reduce::min, x, normalize_dims({}, x.dim(), name), false);
   if (!x.is_floating_point()) return out;
   bool need = wants_grad(x);
@@ -98,8 +96,8 @@ static Tensor extreme_all(const Tensor& x, bool is_max) {
     const Tensor &x = sx.get(), &y = sy.get();
     Tensor mask = std::isnan(y.item<double>()) ? K::compare(K::Compare::ne, x, x, "max")
                                                : K::compare(K::Compare::eq, x, y, "max");
-    double count = static_cast<double>(K::reduce(K::Reduce::sum, mask, normalize_dims({}, x.dim(), "max"),
-                                                 false).item<int64_t>());
+    double count =
+        static_cast<double>(K::reduce(K::Reduce::sum, mask, normalize_dims({}, x.dim(), "max"), false).item<int64_t>());
     return Grads{where(mask, g / count, 0.0)};
   });
 }

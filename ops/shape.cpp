@@ -35,14 +35,10 @@ Tensor triangle(const char* name, const Tensor& x, int64_t k, bool lower) {
 
 const char* mode_name(PadMode mode) {
   switch (mode) {
-    case PadMode::constant:
-      return "constant";
-    case PadMode::reflect:
-      return "reflect";
-    case PadMode::replicate:
-      return "replicate";
-    case PadMode::circular:
-      return "circular";
+    case PadMode::constant: return "constant";
+    case PadMode::reflect: return "reflect";
+    case PadMode::replicate: return "replicate";
+    case PadMode::circular: return "circular";
   }
   return "?";
 }
@@ -132,9 +128,7 @@ Tensor to(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
   Tensor out = K::convert(x, dtype);
   if (!is_floating(dtype)) return out;  // integer and bool results carry no gradient
-  return record("to", out, {x}, [from = x.dtype()](const Tensor& g, NeedsGrad) {
-    return Grads{to(g, from)};
-  });
+  return record("to", out, {x}, [from = x.dtype()](const Tensor& g, NeedsGrad) { return Grads{to(g, from)}; });
 }
 
 // ---- cat / stack ----------------------------------------------------------------------
@@ -149,12 +143,12 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
   std::vector<int64_t> sizes;
   for (std::size_t i = 0; i < xs.size(); ++i) {
     const Tensor& x = xs[i];
-    AG_CHECK(x.dtype() == first.dtype(), DTypeError, "cat: tensor ", i, " has dtype ", x.dtype(),
-             ", tensor 0 has ", first.dtype());
+    AG_CHECK(x.dtype() == first.dtype(), DTypeError, "cat: tensor ", i, " has dtype ", x.dtype(), ", tensor 0 has ",
+             first.dtype());
     bool ok = x.dim() == first.dim();
     for (int64_t d = 0; ok && d < x.dim(); ++d) ok = d == dim || x.shape()[d] == first.shape()[d];
-    AG_CHECK(ok, ShapeError, "cat: shapes ", first.shape(), " and ", x.shape(), " (tensor ", i,
-             ") differ outside dim ", dim);
+    AG_CHECK(ok, ShapeError, "cat: shapes ", first.shape(), " and ", x.shape(), " (tensor ", i, ") differ outside dim ",
+             dim);
     sizes.push_back(x.shape()[dim]);
     AG_CHECK(!__builtin_add_overflow(s[dim], x.shape()[dim], &s[dim]), ShapeError, "cat: size of dim ", dim,
              " overflows int64 at tensor ", i, " (shape ", x.shape(), ")");
@@ -183,8 +177,8 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t dim) {
   dim = wrap_dim(dim, xs[0].dim() + 1, "stack");
   std::vector<Tensor> u;
   for (std::size_t i = 0; i < xs.size(); ++i) {
-    AG_CHECK(xs[i].shape() == xs[0].shape(), ShapeError, "stack: tensor ", i, " has shape ",
-             xs[i].shape(), ", tensor 0 has ", xs[0].shape());
+    AG_CHECK(xs[i].shape() == xs[0].shape(), ShapeError, "stack: tensor ", i, " has shape ", xs[i].shape(),
+             ", tensor 0 has ", xs[0].shape());
     u.push_back(unsqueeze(xs[i], dim));
   }
   return cat(u, dim);

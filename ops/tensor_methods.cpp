@@ -16,25 +16,23 @@ std::vector<T> Tensor::to_vector() const {
 
 template <class T>
 T Tensor::item() const {
-  AG_CHECK(numel() == 1, ValueError, "item: expected a tensor with one element, got shape ",
-           shape());
+  AG_CHECK(numel() == 1, ValueError, "item: expected a tensor with one element, got shape ", shape());
   return to_vector<T>()[0];
 }
 
 template <class T>
 Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
-  AG_CHECK(static_cast<int64_t>(values.size()) == ag::numel(shape), ShapeError,
-           "from_vector: ", values.size(), " values cannot fill shape ", shape, " (",
-           ag::numel(shape), " elements)");
+  AG_CHECK(static_cast<int64_t>(values.size()) == ag::numel(shape), ShapeError, "from_vector: ", values.size(),
+           " values cannot fill shape ", shape, " (", ag::numel(shape), " elements)");
   Tensor t = kernels::empty(shape, dtype_v<T>);
   T* p = t.data<T>();
   for (std::size_t i = 0; i < values.size(); ++i) p[i] = values[i];
   return t;
 }
 
-#define AG_INSTANTIATE(T)                                                   \
-  template std::vector<T> Tensor::to_vector<T>() const;                     \
-  template T Tensor::item<T>() const;                                       \
+#define AG_INSTANTIATE(T) \
+  template std::vector<T> Tensor::to_vector<T>() const; \
+  template T Tensor::item<T>() const; \
   template Tensor Tensor::from_vector<T>(const std::vector<T>&, const Shape&);
 AG_INSTANTIATE(float)
 AG_INSTANTIATE(double)
@@ -60,9 +58,7 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const 
   return ag::slice(*this, d, start, end, step);
 }
 Tensor Tensor::select(int64_t d, int64_t i) const { return ag::select(*this, d, i); }
-Tensor Tensor::narrow(int64_t d, int64_t start, int64_t len) const {
-  return ag::narrow(*this, d, start, len);
-}
+Tensor Tensor::narrow(int64_t d, int64_t start, int64_t len) const { return ag::narrow(*this, d, start, len); }
 Tensor Tensor::flatten(int64_t s, int64_t e) const { return ag::flatten(*this, s, e); }
 Tensor Tensor::contiguous() const { return ag::contiguous(*this); }
 Tensor Tensor::clone() const { return ag::clone(*this); }

@@ -28,12 +28,12 @@ Shape infer_shape(const Shape& shape, int64_t n, const Shape& from, const char* 
     }
   }
   if (infer >= 0) {
-    AG_CHECK(known != 0 && n % known == 0, ShapeError, op, ": shape ", shape,
-             " is invalid for input of shape ", from, " (", n, " elements)");
+    AG_CHECK(known != 0 && n % known == 0, ShapeError, op, ": shape ", shape, " is invalid for input of shape ", from,
+             " (", n, " elements)");
     s[infer] = n / known;
   }
-  AG_CHECK(numel(s, op) == n, ShapeError, op, ": shape ", shape, " is invalid for input of shape ", from,
-           " (", n, " elements)");
+  AG_CHECK(numel(s, op) == n, ShapeError, op, ": shape ", shape, " is invalid for input of shape ", from, " (", n,
+           " elements)");
   return s;
 }
 
@@ -66,9 +66,7 @@ std::optional<Strides> view_strides(const Shape& old_shape, const Strides& old_s
 }
 
 Tensor record_reshape_like(const char* name, Tensor out, const Tensor& x) {
-  return record(name, out, {x}, [xs = x.shape()](const Tensor& g, NeedsGrad) {
-    return Grads{reshape(g, xs)};
-  });
+  return record(name, out, {x}, [xs = x.shape()](const Tensor& g, NeedsGrad) { return Grads{reshape(g, xs)}; });
 }
 
 template <class MakeView>
@@ -126,8 +124,8 @@ Tensor diagonal_embed(const char* name, const Tensor& g, const Shape& shape, int
 Tensor view(const Tensor& x, const Shape& shape_in) {
   Shape shape = infer_shape(shape_in, x.numel(), x.shape(), "view");
   auto st = view_strides(x.shape(), x.strides(), shape);
-  AG_CHECK(st.has_value(), ShapeError, "view: shape ", shape, " is not compatible with input shape ",
-           x.shape(), " and strides ", x.strides(), "; use reshape (it copies)");
+  AG_CHECK(st.has_value(), ShapeError, "view: shape ", shape, " is not compatible with input shape ", x.shape(),
+           " and strides ", x.strides(), "; use reshape (it copies)");
   return record_reshape_like("view", alias(x, shape, *st, x.offset()), x);
 }
 
@@ -145,13 +143,14 @@ Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
   }
   start_dim = wrap_dim(start_dim, x.dim(), "flatten");
   end_dim = wrap_dim(end_dim, x.dim(), "flatten");
-  AG_CHECK(start_dim <= end_dim, ValueError, "flatten: start_dim ", start_dim, " is after end_dim ",
-           end_dim);
+  AG_CHECK(start_dim <= end_dim, ValueError, "flatten: start_dim ", start_dim, " is after end_dim ", end_dim);
   Shape s;
   for (int64_t d = 0; d < x.dim(); ++d) {
-    if (d <= start_dim || d > end_dim) s.push_back(x.shape()[d]);
-    else AG_CHECK(!__builtin_mul_overflow(s[s.size() - 1], x.shape()[d], &s[s.size() - 1]), ShapeError,
-                  "flatten: shape ", x.shape(), " has too many elements (the count overflows int64)");
+    if (d <= start_dim || d > end_dim)
+      s.push_back(x.shape()[d]);
+    else
+      AG_CHECK(!__builtin_mul_overflow(s[s.size() - 1], x.shape()[d], &s[s.size() - 1]), ShapeError, "flatten: shape ",
+               x.shape(), " has too many elements (the count overflows int64)");
   }
   return reshape(x, s);
 }
@@ -215,8 +214,8 @@ Tensor squeeze(const Tensor& x) {
 // Valid dims: [-ndim, ndim - 1], and -1 or 0 for a 0-d tensor (PyTorch).
 Tensor squeeze(const Tensor& x, int64_t dim) {
   const int64_t lo = x.dim() > 0 ? -x.dim() : -1, hi = x.dim() > 0 ? x.dim() - 1 : 0;
-  AG_CHECK(dim >= lo && dim <= hi, IndexError, "squeeze: dim ", dim, " is out of range for shape ",
-           x.shape(), " (expected ", lo, " to ", hi, ")");
+  AG_CHECK(dim >= lo && dim <= hi, IndexError, "squeeze: dim ", dim, " is out of range for shape ", x.shape(),
+           " (expected ", lo, " to ", hi, ")");
   if (x.dim() == 0) return record_reshape_like("squeeze", alias(x, x.shape(), x.strides(), x.offset()), x);
   dim = wrap_dim(dim, x.dim(), "squeeze");
   Shape s = x.shape();
@@ -226,29 +225,28 @@ Tensor squeeze(const Tensor& x, int64_t dim) {
 }
 
 Tensor expand(const Tensor& x, const Shape& shape) {
-  AG_CHECK(shape.size() >= x.dim(), ShapeError, "expand: shape ", shape,
-           " has fewer dims than the input shape ", x.shape());
+  AG_CHECK(shape.size() >= x.dim(), ShapeError, "expand: shape ", shape, " has fewer dims than the input shape ",
+           x.shape());
   int64_t lead = shape.size() - x.dim();
   Shape s = shape;
   Strides st = Dims::filled(shape.size(), 0);
   for (int64_t i = 0; i < shape.size(); ++i) {
     if (i < lead) {
-      AG_CHECK(shape[i] >= 0, ShapeError, "expand: new leading dim ", i, " cannot be ", shape[i],
-               " (input shape ", x.shape(), ")");
+      AG_CHECK(shape[i] >= 0, ShapeError, "expand: new leading dim ", i, " cannot be ", shape[i], " (input shape ",
+               x.shape(), ")");
       continue;
     }
     int64_t have = x.shape()[i - lead];
     if (shape[i] == -1) s[i] = have;
-    AG_CHECK(s[i] >= 0, ShapeError, "expand: invalid size ", shape[i], " at dim ", i, " of ", shape,
-             " (input shape ", x.shape(), ")");
-    AG_CHECK(have == s[i] || have == 1, ShapeError, "expand: input shape ", x.shape(),
-             " cannot be expanded to ", shape, " (dim ", i, ": ", have, " vs ", s[i], ")");
+    AG_CHECK(s[i] >= 0, ShapeError, "expand: invalid size ", shape[i], " at dim ", i, " of ", shape, " (input shape ",
+             x.shape(), ")");
+    AG_CHECK(have == s[i] || have == 1, ShapeError, "expand: input shape ", x.shape(), " cannot be expanded to ", shape,
+             " (dim ", i, ": ", have, " vs ", s[i], ")");
     st[i] = have == s[i] ? x.strides()[i - lead] : 0;
   }
   numel(s, "expand");  // a view allocates nothing, but its element count must fit in int64
-  return record("expand", alias(x, s, st, x.offset()), {x}, [xs = x.shape()](const Tensor& g, NeedsGrad) {
-    return Grads{sum_to(g, xs)};
-  });
+  return record("expand", alias(x, s, st, x.offset()), {x},
+                [xs = x.shape()](const Tensor& g, NeedsGrad) { return Grads{sum_to(g, xs)}; });
 }
 
 // ---- reordering dims -----------------------------------------------------------------
@@ -261,9 +259,8 @@ Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
   Strides st = x.strides();
   std::swap(s[d0], s[d1]);
   std::swap(st[d0], st[d1]);
-  return record("transpose", alias(x, s, st, x.offset()), {x}, [d0, d1](const Tensor& g, NeedsGrad) {
-    return Grads{transpose(g, d0, d1)};
-  });
+  return record("transpose", alias(x, s, st, x.offset()), {x},
+                [d0, d1](const Tensor& g, NeedsGrad) { return Grads{transpose(g, d0, d1)}; });
 }
 
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
@@ -276,16 +273,14 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
   Strides st;
   for (int64_t i = 0; i < n; ++i) {
     p[i] = wrap_dim(dims[i], n, "permute");
-    AG_CHECK(!used[p[i]], IndexError, "permute: dim ", dims[i], " repeats in the permutation (shape ",
-             x.shape(), ")");
+    AG_CHECK(!used[p[i]], IndexError, "permute: dim ", dims[i], " repeats in the permutation (shape ", x.shape(), ")");
     used[p[i]] = true;
     inv[p[i]] = i;
     s.push_back(x.shape()[p[i]]);
     st.push_back(x.strides()[p[i]]);
   }
-  return record("permute", alias(x, s, st, x.offset()), {x}, [inv](const Tensor& g, NeedsGrad) {
-    return Grads{permute(g, inv)};
-  });
+  return record("permute", alias(x, s, st, x.offset()), {x},
+                [inv](const Tensor& g, NeedsGrad) { return Grads{permute(g, inv)}; });
 }
 
 // Composite: a permute that sends source[i] to destination[i] and keeps the other dims
@@ -344,8 +339,8 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   AG_CHECK(x.dim() > 0, ShapeError, "select: cannot select from a 0-d tensor");
   dim = wrap_dim(dim, x.dim(), "select");
   const int64_t n = x.shape()[dim];
-  AG_CHECK(index >= -n && index < n, IndexError, "select: index ", index, " is out of range for dim ",
-           dim, " of size ", n, " (shape ", x.shape(), ")");
+  AG_CHECK(index >= -n && index < n, IndexError, "select: index ", index, " is out of range for dim ", dim, " of size ",
+           n, " (shape ", x.shape(), ")");
   if (index < 0) index += n;
   auto make = [dim, index](const Tensor& t) {
     Shape s = t.shape();
@@ -362,8 +357,8 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   int64_t d = wrap_dim(dim, x.dim(), "narrow");
   const int64_t n = x.shape()[d];
   if (start < 0) start += n;
-  AG_CHECK(start >= 0 && length >= 0 && start + length <= n, IndexError, "narrow: start ", start,
-           " and length ", length, " do not fit in dim ", d, " of size ", n, " (shape ", x.shape(), ")");
+  AG_CHECK(start >= 0 && length >= 0 && start + length <= n, IndexError, "narrow: start ", start, " and length ",
+           length, " do not fit in dim ", d, " of size ", n, " (shape ", x.shape(), ")");
   return slice(x, d, start, start + length, 1);
 }
 
@@ -381,8 +376,8 @@ Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
   dim = wrap_dim(dim, x.dim(), "split");
   int64_t total = std::accumulate(sizes.begin(), sizes.end(), int64_t{0});
-  AG_CHECK(total == x.shape()[dim], ShapeError, "split: sizes add up to ", total, " but dim ", dim,
-           " of shape ", x.shape(), " has ", x.shape()[dim]);
+  AG_CHECK(total == x.shape()[dim], ShapeError, "split: sizes add up to ", total, " but dim ", dim, " of shape ",
+           x.shape(), " has ", x.shape()[dim]);
   std::vector<Tensor> parts;
   int64_t at = 0;
   for (int64_t n : sizes) parts.push_back(narrow(x, dim, at, n)), at += n;

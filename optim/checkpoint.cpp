@@ -40,13 +40,18 @@ Metadata load_checkpoint(const std::string& path, nn::Module& model, optim::Opti
   TensorMap model_state, optim_state;
   Metadata sched_state, extra;
   for (auto& [k, t] : file.tensors) {
-    if (starts_with(k, "model.")) model_state.insert(k.substr(6), t);
-    else if (starts_with(k, "optim.")) optim_state.insert(k.substr(6), t);
-    else throw IOError(detail::cat("load_checkpoint: ", path, ": unexpected tensor '", k, "'"));
+    if (starts_with(k, "model."))
+      model_state.insert(k.substr(6), t);
+    else if (starts_with(k, "optim."))
+      optim_state.insert(k.substr(6), t);
+    else
+      throw IOError(detail::cat("load_checkpoint: ", path, ": unexpected tensor '", k, "'"));
   }
   for (auto& [k, v] : file.metadata) {
-    if (starts_with(k, "sched.")) sched_state[k.substr(6)] = v;
-    else if (starts_with(k, "extra.")) extra[k.substr(6)] = v;
+    if (starts_with(k, "sched."))
+      sched_state[k.substr(6)] = v;
+    else if (starts_with(k, "extra."))
+      extra[k.substr(6)] = v;
   }
   auto rng = file.metadata.find("rng.default");
   AG_CHECK(rng != file.metadata.end(), IOError, "load_checkpoint: ", path, ": no generator state");

@@ -24,8 +24,10 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, doubl
       }
       for (int64_t i = 0, n = g.numel(); i < n; ++i) {
         double a = std::abs(static_cast<double>(p[i]));
-        if (std::isinf(norm_type)) acc = std::isnan(a) || std::isnan(acc) ? NAN : std::max(acc, a);
-        else acc += norm_type == 2.0 ? a * a : norm_type == 1.0 ? a : std::pow(a, norm_type);
+        if (std::isinf(norm_type))
+          acc = std::isnan(a) || std::isnan(acc) ? NAN : std::max(acc, a);
+        else
+          acc += norm_type == 2.0 ? a * a : norm_type == 1.0 ? a : std::pow(a, norm_type);
       }
     });
   }

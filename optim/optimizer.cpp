@@ -34,8 +34,8 @@ void Optimizer::add_group(NamedParams params) {
   for (auto& [n, p] : params) {
     AG_CHECK(p.defined() && p.is_leaf() && p.is_floating_point(), ValueError, "optimizer: parameter '", n,
              "' must be a floating leaf tensor");
-    AG_CHECK(p.is_contiguous(), ValueError, "optimizer: parameter '", n, "' must be contiguous (shape ",
-             p.shape(), ", strides ", p.strides(), ")");
+    AG_CHECK(p.is_contiguous(), ValueError, "optimizer: parameter '", n, "' must be contiguous (shape ", p.shape(),
+             ", strides ", p.strides(), ")");
     AG_CHECK(seen.insert(n).second, ValueError, "optimizer: parameter '", n, "' appears twice");
   }
   groups_.push_back(std::move(params));
@@ -196,8 +196,8 @@ template <class O>
 void check_adam_options(const O& o, const char* name) {
   AG_CHECK(o.lr() >= 0 && o.eps() >= 0 && o.weight_decay() >= 0, ValueError, name,
            ": lr, eps and weight_decay must be >= 0");
-  AG_CHECK(o.betas().first >= 0 && o.betas().first < 1 && o.betas().second >= 0 && o.betas().second < 1,
-           ValueError, name, ": betas must be in [0, 1), got (", o.betas().first, ", ", o.betas().second, ")");
+  AG_CHECK(o.betas().first >= 0 && o.betas().first < 1 && o.betas().second >= 0 && o.betas().second < 1, ValueError,
+           name, ": betas must be in [0, 1), got (", o.betas().first, ", ", o.betas().second, ")");
 }
 
 // One Adam(W) update of p (contiguous, same shape as its grad) and its state.
@@ -213,7 +213,8 @@ void adam_update(const Tensor& p, ParamState& st, const AdamHyper& h) {
   const double bc2_sqrt = std::sqrt(1 - std::pow(h.b2, static_cast<double>(t)));
   dispatch_float(p.dtype(), "Adam", [&]<class T>() {
     const kernels::AdamStep<T> hs{h.decoupled, T(h.weight_decay), T(1 - h.lr * h.weight_decay),
-                                  T(h.b1), T(h.b2), T(1 - h.b1), T(1 - h.b2), T(h.eps), T(step_size),
+                                  T(h.b1),     T(h.b2),           T(1 - h.b1),
+                                  T(1 - h.b2), T(h.eps),          T(step_size),
                                   T(bc2_sqrt)};
     kernels::adam_update.of<T>()(p.data<T>(), g.data<T>(), m.data<T>(), v.data<T>(),
                                  vmax.defined() ? vmax.data<T>() : nullptr, p.numel(), hs);

@@ -69,8 +69,8 @@ void LRScheduler::load_state_dict(const Metadata& state) {
 // ---- Noam ----
 NoamScheduler::NoamScheduler(Optimizer& opt, int64_t d_model, double factor, int64_t warmup)
     : LRScheduler(opt), d_model_(d_model), warmup_(warmup), factor_(factor) {
-  AG_CHECK(d_model > 0 && warmup > 0, ValueError, "NoamScheduler: d_model and warmup must be positive, got ",
-           d_model, " and ", warmup);
+  AG_CHECK(d_model > 0 && warmup > 0, ValueError, "NoamScheduler: d_model and warmup must be positive, got ", d_model,
+           " and ", warmup);
   std::fill(base_lrs_.begin(), base_lrs_.end(), 1.0);
   apply();
 }
@@ -86,7 +86,8 @@ double NoamScheduler::lr_at(int64_t steps, double base_lr) const {
 }
 
 // ---- StepLR ----
-StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma) : LRScheduler(opt), step_size_(step_size), gamma_(gamma) {
+StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma)
+    : LRScheduler(opt), step_size_(step_size), gamma_(gamma) {
   AG_CHECK(step_size > 0, ValueError, "StepLR: step_size must be positive, got ", step_size);
   apply();
 }
@@ -98,8 +99,8 @@ double StepLR::lr_at(int64_t steps, double base_lr) const {
 // ---- CosineAnnealingLR ----
 CosineAnnealingLR::CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_min, int64_t warmup)
     : LRScheduler(opt), t_max_(t_max), warmup_(warmup), eta_min_(eta_min) {
-  AG_CHECK(t_max > warmup && warmup >= 0, ValueError, "CosineAnnealingLR: need t_max > warmup >= 0, got t_max ",
-           t_max, ", warmup ", warmup);
+  AG_CHECK(t_max > warmup && warmup >= 0, ValueError, "CosineAnnealingLR: need t_max > warmup >= 0, got t_max ", t_max,
+           ", warmup ", warmup);
   apply();
 }
 

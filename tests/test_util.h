@@ -17,9 +17,7 @@ template <class E, class F>
 std::string error_of(F&& f) {
   try {
     f();
-  } catch (const E& e) {
-    return e.what();
-  }
+  } catch (const E& e) { return e.what(); }
   return "<no error>";
 }
 

@@ -47,8 +47,7 @@ void append_frames(std::ostringstream& os, const std::vector<void*>& frames) {
       line = demangled(info.dli_sname) + " (" + basename_of(info.dli_fname) + ")";
     } else if (info.dli_fname) {
       std::ostringstream off;
-      off << "0x" << std::hex
-          << (reinterpret_cast<uintptr_t>(frames[i]) - reinterpret_cast<uintptr_t>(info.dli_fbase));
+      off << "0x" << std::hex << (reinterpret_cast<uintptr_t>(frames[i]) - reinterpret_cast<uintptr_t>(info.dli_fbase));
       line = "? (" + basename_of(info.dli_fname) + "+" + off.str() + ")";
     } else {
       line = "?";
@@ -58,7 +57,8 @@ void append_frames(std::ostringstream& os, const std::vector<void*>& frames) {
       record_lib = " (" + basename_of(info.dli_fname) + ")";
     } else if (start == lines.size() && start > 0 &&
                (line.rfind("ag::record<", 0) == 0 ||
-                (line.rfind("? (", 0) == 0 && line.find(record_lib.substr(2, record_lib.size() - 3) + "+") != std::string::npos))) {
+                (line.rfind("? (", 0) == 0 &&
+                 line.find(record_lib.substr(2, record_lib.size() - 3) + "+") != std::string::npos))) {
       // record's template overload (autograd.h), a frame of its own when not inlined
       // and unnamed for dladdr: part of record, not of the op.
       start = lines.size() + 1;
@@ -102,10 +102,9 @@ void check_gradients(const Node& n, const Grads& grads, const std::vector<bool>&
     if (nans == 0 && infs == 0) continue;
     std::ostringstream shapes;
     for (std::size_t k = 0; k < n.input_shapes.size(); ++k) shapes << (k ? ", " : "") << n.input_shapes[k];
-    throw AutogradError(cat("anomaly: the backward of '", n.name, "' returned ",
-                            nans ? "nan" : "inf", " values in its gradient for input ", i, " (",
-                            nans, " nan and ", infs, " inf of ", g.numel(), " elements, shape ",
-                            g.shape(), "); the op's inputs have shapes ", shapes.str(),
+    throw AutogradError(cat("anomaly: the backward of '", n.name, "' returned ", nans ? "nan" : "inf",
+                            " values in its gradient for input ", i, " (", nans, " nan and ", infs, " inf of ",
+                            g.numel(), " elements, shape ", g.shape(), "); the op's inputs have shapes ", shapes.str(),
                             describe_creation(n)));
   }
 }

@@ -49,8 +49,7 @@ struct Capture {  // for ag::grad: where the requested gradients are collected
   std::vector<Tensor> results;
 };
 
-void accumulate_leaf(const std::shared_ptr<TensorImpl>& leaf, Tensor g, Capture* cap,
-                     bool create_graph) {
+void accumulate_leaf(const std::shared_ptr<TensorImpl>& leaf, Tensor g, Capture* cap, bool create_graph) {
   if (cap) {
     auto it = cap->leaves.find(leaf.get());
     if (it != cap->leaves.end())
@@ -74,8 +73,7 @@ void accumulate_leaf(const std::shared_ptr<TensorImpl>& leaf, Tensor g, Capture*
 
 // For ag::grad: the nodes from which a requested input can be reached. Only they run,
 // so the graph beyond the inputs is neither computed nor freed. Iterative post-order.
-std::unordered_set<Node*> nodes_leading_to(const std::vector<std::shared_ptr<Node>>& roots,
-                                           const Capture& cap) {
+std::unordered_set<Node*> nodes_leading_to(const std::vector<std::shared_ptr<Node>>& roots, const Capture& cap) {
   std::unordered_set<Node*> useful, done;
   std::vector<std::pair<Node*, bool>> stack;  // (node, children pushed)
   for (auto& r : roots) stack.push_back({r.get(), false});
@@ -141,10 +139,10 @@ Grads composite_backward(const Composite& c, const Tensor& g, NeedsGrad need) {
   return grads;
 }
 
-void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
-             bool retain_graph, bool create_graph, Capture* cap) {
-  AG_CHECK(root_grads.empty() || root_grads.size() == roots.size(), ValueError, "backward: ",
-           roots.size(), " outputs but ", root_grads.size(), " gradients");
+void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads, bool retain_graph,
+             bool create_graph, Capture* cap) {
+  AG_CHECK(root_grads.empty() || root_grads.size() == roots.size(), ValueError, "backward: ", roots.size(),
+           " outputs but ", root_grads.size(), " gradients");
   std::unordered_map<Node*, Tensor> buffers;
   std::vector<std::shared_ptr<Node>> root_nodes;
   for (std::size_t i = 0; i < roots.size(); ++i) {
@@ -154,12 +152,14 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
              " does not require grad (no input of its computation requires grad)");
     Tensor g = root_grads.empty() ? Tensor() : root_grads[i];
     if (!g.defined()) {
-      AG_CHECK(r.numel() == 1, AutogradError, "backward: a gradient can be created implicitly only "
-               "for one-element outputs, got shape ", r.shape(), "; pass one");
+      AG_CHECK(r.numel() == 1, AutogradError,
+               "backward: a gradient can be created implicitly only "
+               "for one-element outputs, got shape ",
+               r.shape(), "; pass one");
       g = ones_like(r);
     }
-    AG_CHECK(g.shape() == r.shape() && g.dtype() == r.dtype(), ShapeError, "backward: gradient ",
-             g.shape(), " ", g.dtype(), " does not match output ", r.shape(), " ", r.dtype());
+    AG_CHECK(g.shape() == r.shape() && g.dtype() == r.dtype(), ShapeError, "backward: gradient ", g.shape(), " ",
+             g.dtype(), " does not match output ", r.shape(), " ", r.dtype());
     if (r.grad_fn()) {
       accumulate(buffers[r.grad_fn().get()], std::move(g), create_graph);
       root_nodes.push_back(r.grad_fn());
@@ -212,8 +212,10 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
   // Closures build no graph, unless create_graph asks for the backward to be recorded.
   std::optional<NoGradGuard> no_grad;
   std::optional<EnableGradGuard> with_grad;
-  if (create_graph) with_grad.emplace();
-  else no_grad.emplace();
+  if (create_graph)
+    with_grad.emplace();
+  else
+    no_grad.emplace();
   while (!ready.empty()) {
     Node* n = ready.back();
     ready.pop_back();
@@ -241,8 +243,8 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
     } catch (const VersionError& e) {
       throw VersionError(detail::cat("backward of ", n->name, ": ", e.what(), detail::describe_creation(*n)));
     }
-    AG_ASSERT(grads.size() == n->inputs.size(), "backward of ", n->name, " returned ",
-              grads.size(), " gradients for ", n->inputs.size(), " inputs");
+    AG_ASSERT(grads.size() == n->inputs.size(), "backward of ", n->name, " returned ", grads.size(), " gradients for ",
+              n->inputs.size(), " inputs");
     g = Tensor();  // a closure that returns g itself hands over its only handle
     if (detail::g_anomaly_enabled.load(std::memory_order_relaxed)) detail::check_gradients(*n, grads, needs);
     for (std::size_t i = 0; i < grads.size(); ++i) {
@@ -250,12 +252,13 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
       if (!needs[i]) continue;
       Tensor& gi = grads[i];
       if (gi.defined()) {
-        AG_CHECK(gi.shape() == n->input_shapes[i] && gi.dtype() == n->input_dtypes[i],
-                 AutogradError, "backward of ", n->name, ": gradient for input ", i, " has shape ",
-                 gi.shape(), " ", gi.dtype(), ", expected ", n->input_shapes[i], " ",
-                 n->input_dtypes[i]);
-        if (e.leaf) accumulate_leaf(e.leaf, std::move(gi), cap, create_graph);
-        else accumulate(buffers[e.node.get()], std::move(gi), create_graph, /*shared_ok=*/true);
+        AG_CHECK(gi.shape() == n->input_shapes[i] && gi.dtype() == n->input_dtypes[i], AutogradError, "backward of ",
+                 n->name, ": gradient for input ", i, " has shape ", gi.shape(), " ", gi.dtype(), ", expected ",
+                 n->input_shapes[i], " ", n->input_dtypes[i]);
+        if (e.leaf)
+          accumulate_leaf(e.leaf, std::move(gi), cap, create_graph);
+        else
+          accumulate(buffers[e.node.get()], std::move(gi), create_graph, /*shared_ok=*/true);
       }
       if (hooked(e) && --leaf_deps[e.leaf.get()] == 0) run_hooks(e.leaf);
       if (e.node && --deps[e.node.get()] == 0) {
@@ -278,8 +281,8 @@ thread_local std::vector<std::function<void()>>* g_final_callbacks = nullptr;
 
 // Runs execute() and then the callbacks its hooks queued; a nested backward (from a
 // hook) keeps its own list.
-void execute_with_callbacks(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
-                            bool retain_graph, bool create_graph, Capture* cap) {
+void execute_with_callbacks(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads, bool retain_graph,
+                            bool create_graph, Capture* cap) {
   std::vector<std::function<void()>> callbacks;
   auto* outer = g_final_callbacks;
   g_final_callbacks = &callbacks;
@@ -297,32 +300,33 @@ void execute_with_callbacks(const std::vector<Tensor>& roots, const std::vector<
 }  // namespace
 
 void queue_callback(std::function<void()> callback) {
-  AG_CHECK(g_final_callbacks != nullptr, AutogradError,
-           "queue_callback: no backward pass is running on this thread");
+  AG_CHECK(g_final_callbacks != nullptr, AutogradError, "queue_callback: no backward pass is running on this thread");
   g_final_callbacks->push_back(std::move(callback));
 }
 
-void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
-                  bool retain_graph, bool create_graph) {
+void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads, bool retain_graph,
+                  bool create_graph) {
   execute_with_callbacks(roots, root_grads, retain_graph, create_graph, nullptr);
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                         const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph,
-                         bool create_graph, bool allow_unused) {
+                         const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph, bool create_graph,
+                         bool allow_unused) {
   Capture cap;
   cap.results.resize(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& x = inputs[i];
-    AG_CHECK(x.defined() && x.requires_grad(), AutogradError, "grad: input ", i,
-             " does not require grad");
-    if (x.grad_fn()) cap.nodes[x.grad_fn().get()].push_back(i);
-    else cap.leaves[x.impl()].push_back(i);
+    AG_CHECK(x.defined() && x.requires_grad(), AutogradError, "grad: input ", i, " does not require grad");
+    if (x.grad_fn())
+      cap.nodes[x.grad_fn().get()].push_back(i);
+    else
+      cap.leaves[x.impl()].push_back(i);
   }
   execute_with_callbacks(outputs, grad_outputs, retain_graph.value_or(create_graph), create_graph, &cap);
   for (std::size_t i = 0; i < inputs.size(); ++i)
-    AG_CHECK(allow_unused || cap.results[i].defined(), AutogradError, "grad: input ", i,
-             " of shape ", inputs[i].shape(), " was not used to compute the outputs "
+    AG_CHECK(allow_unused || cap.results[i].defined(), AutogradError, "grad: input ", i, " of shape ",
+             inputs[i].shape(),
+             " was not used to compute the outputs "
              "(pass allow_unused=true to get an undefined gradient instead)");
   return cap.results;
 }

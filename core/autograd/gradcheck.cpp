@@ -35,16 +35,16 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
   std::vector<Tensor> wrt;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined() || !inputs[i].requires_grad()) continue;
-    AG_CHECK(inputs[i].dtype() == DType::f64, DTypeError, "gradcheck(", opt.name, "): input ", i,
-             " has dtype ", inputs[i].dtype(), "; gradcheck needs f64 inputs");
+    AG_CHECK(inputs[i].dtype() == DType::f64, DTypeError, "gradcheck(", opt.name, "): input ", i, " has dtype ",
+             inputs[i].dtype(), "; gradcheck needs f64 inputs");
     checked.push_back(i);
     wrt.push_back(inputs[i]);
   }
   AG_CHECK(!checked.empty(), ValueError, "gradcheck(", opt.name, "): no input requires grad");
 
   Tensor out = fn(inputs);
-  AG_CHECK(out.dtype() == DType::f64, DTypeError, "gradcheck(", opt.name,
-           "): output has dtype ", out.dtype(), "; expected f64");
+  AG_CHECK(out.dtype() == DType::f64, DTypeError, "gradcheck(", opt.name, "): output has dtype ", out.dtype(),
+           "; expected f64");
   const int64_t m = out.numel();
 
   // analytic[c][j * n_c + k] = d out_j / d input_c[k]
@@ -85,11 +85,10 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
           worst = std::isnan(excess) ? INFINITY : excess;
           result.ok = false;
           std::ostringstream os;
-          os << "gradcheck(" << opt.name << "): input " << checked[c] << " (shape " << x.shape()
-             << ") element " << unravel(k, x.shape()) << " -> output element "
-             << unravel(j, out.shape()) << ": analytic " << a << ", numeric " << n
-             << " (|diff| " << std::abs(a - n) << " > atol " << opt.atol << " + rtol "
-             << opt.rtol << " * |numeric|)";
+          os << "gradcheck(" << opt.name << "): input " << checked[c] << " (shape " << x.shape() << ") element "
+             << unravel(k, x.shape()) << " -> output element " << unravel(j, out.shape()) << ": analytic " << a
+             << ", numeric " << n << " (|diff| " << std::abs(a - n) << " > atol " << opt.atol << " + rtol " << opt.rtol
+             << " * |numeric|)";
           result.message = os.str();
         }
       }
@@ -108,8 +107,8 @@ GradcheckResult gradgradcheck(const std::function<Tensor(const std::vector<Tenso
     EnableGradGuard grad_mode;
     return fn(inputs);
   }();
-  AG_CHECK(out.dtype() == DType::f64, DTypeError, "gradgradcheck(", opt.name,
-           "): output has dtype ", out.dtype(), "; expected f64");
+  AG_CHECK(out.dtype() == DType::f64, DTypeError, "gradgradcheck(", opt.name, "): output has dtype ", out.dtype(),
+           "; expected f64");
   // A fixed upstream gradient v, an input of the checked map like the others.
   Generator rng(20240607);
   std::vector<Tensor> args = inputs;

@@ -44,9 +44,7 @@ std::string who() { return detail::cat("rank ", g_world.rank, " of ", g_world.si
   if (auto e = std::current_exception()) {
     try {
       std::rethrow_exception(e);
-    } catch (const std::exception& ex) {
-      what = detail::cat("uncaught exception: ", ex.what());
-    } catch (...) {
+    } catch (const std::exception& ex) { what = detail::cat("uncaught exception: ", ex.what()); } catch (...) {
       what = "uncaught exception of unknown type";
     }
   }
@@ -55,9 +53,8 @@ std::string who() { return detail::cat("rank ", g_world.rank, " of ", g_world.si
 
 void check_dtype(const Tensor& t, const char* op) {
   AG_CHECK(t.defined(), ValueError, "dist::", op, ": the tensor is undefined");
-  AG_CHECK(t.dtype() == DType::f32 || t.dtype() == DType::f64 || t.dtype() == DType::i64, DTypeError,
-           "dist::", op, ": tensor of shape ", t.shape(), " has dtype ", t.dtype(),
-           "; collectives take f32, f64 or i64");
+  AG_CHECK(t.dtype() == DType::f32 || t.dtype() == DType::f64 || t.dtype() == DType::i64, DTypeError, "dist::", op,
+           ": tensor of shape ", t.shape(), " has dtype ", t.dtype(), "; collectives take f32, f64 or i64");
 }
 
 // Divides a contiguous tensor in place by the world size (ReduceOp::AVG).
@@ -136,8 +133,8 @@ MPI_Op mpi_op(ReduceOp op) {
 }
 
 int count_of(const Tensor& t, const char* op) {
-  AG_CHECK(t.numel() <= INT32_MAX, ValueError, "dist::", op, ": tensor of shape ", t.shape(), " has ",
-           t.numel(), " elements; one MPI call moves at most ", INT32_MAX);
+  AG_CHECK(t.numel() <= INT32_MAX, ValueError, "dist::", op, ": tensor of shape ", t.shape(), " has ", t.numel(),
+           " elements; one MPI call moves at most ", INT32_MAX);
   return static_cast<int>(t.numel());
 }
 
@@ -153,9 +150,10 @@ void check_agreement(const char* op, const Tensor& t, int64_t extra = 0) {
   mix(static_cast<uint64_t>(extra));
   int64_t v[2] = {static_cast<int64_t>(h >> 1), -static_cast<int64_t>(h >> 1)};
   mpi_check(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD), op);
-  AG_CHECK(v[0] == -v[1], DistError, "dist::", op, " on ", who(), ": the ranks disagree on the "
-           "collective, its dtype or its shape (this rank: ", t.dtype(), " ", t.shape(),
-           "); every rank must call the same collectives in the same order");
+  AG_CHECK(v[0] == -v[1], DistError, "dist::", op, " on ", who(),
+           ": the ranks disagree on the "
+           "collective, its dtype or its shape (this rank: ",
+           t.dtype(), " ", t.shape(), "); every rank must call the same collectives in the same order");
 }
 
 Work started(MPI_Request req, std::function<void()> finish) {
@@ -194,8 +192,9 @@ void init(int* argc, char*** argv) {
   (void)argv;
   if (launched_by_mpirun() && std::getenv("OMPI_COMM_WORLD_RANK") &&
       std::string(std::getenv("OMPI_COMM_WORLD_RANK")) == "0")
-    log().warn("dist: started by mpirun, but attograd was built without MPI: every process "
-               "runs alone as a world of one");
+    log().warn(
+        "dist: started by mpirun, but attograd was built without MPI: every process "
+        "runs alone as a world of one");
 #endif
   g_prev_terminate = std::set_terminate(terminate_handler);
   g_initialized = true;
@@ -224,8 +223,7 @@ void abort(const std::string& message, int code) {
 }
 
 InitGuard::~InitGuard() {
-  if (std::uncaught_exceptions() > 0 && world_size() > 1)
-    abort("an exception is leaving the scope of dist::InitGuard");
+  if (std::uncaught_exceptions() > 0 && world_size() > 1) abort("an exception is leaving the scope of dist::InitGuard");
   finalize();
 }
 
@@ -267,8 +265,9 @@ Work all_reduce_async(Tensor& tensor, ReduceOp op, bool check) {
   Tensor buf = kernels::contiguous(tensor);
   Tensor target = tensor;
   MPI_Request req;
-  mpi_check(MPI_Iallreduce(MPI_IN_PLACE, buf.raw_data(), count_of(buf, "all_reduce"), mpi_type(buf.dtype()),
-                           mpi_op(op), MPI_COMM_WORLD, &req), "all_reduce");
+  mpi_check(MPI_Iallreduce(MPI_IN_PLACE, buf.raw_data(), count_of(buf, "all_reduce"), mpi_type(buf.dtype()), mpi_op(op),
+                           MPI_COMM_WORLD, &req),
+            "all_reduce");
   return started(req, [buf, target, op] {
     if (op == ReduceOp::AVG) divide_by_world(buf);
     write_back(buf, target);
@@ -283,16 +282,16 @@ void all_reduce(Tensor& tensor, ReduceOp op) { all_reduce_async(tensor, op).wait
 
 Work broadcast_async(Tensor& tensor, int src) {
   check_dtype(tensor, "broadcast");
-  AG_CHECK(src >= 0 && src < world_size(), ValueError, "dist::broadcast: src ", src,
-           " is not a rank of a world of ", world_size());
+  AG_CHECK(src >= 0 && src < world_size(), ValueError, "dist::broadcast: src ", src, " is not a rank of a world of ",
+           world_size());
   if (one_process()) return finished_work();
 #if ATTOGRAD_HAVE_MPI
   check_agreement("broadcast", tensor, src);
   Tensor buf = kernels::contiguous(tensor);
   Tensor target = tensor;
   MPI_Request req;
-  mpi_check(MPI_Ibcast(buf.raw_data(), count_of(buf, "broadcast"), mpi_type(buf.dtype()), src, MPI_COMM_WORLD,
-                       &req), "broadcast");
+  mpi_check(MPI_Ibcast(buf.raw_data(), count_of(buf, "broadcast"), mpi_type(buf.dtype()), src, MPI_COMM_WORLD, &req),
+            "broadcast");
   return started(req, [buf, target] { write_back(buf, target); });
 #else
   return finished_work();
@@ -308,9 +307,8 @@ void check_gathered(const char* op, const Tensor& big, const Tensor& small) {
   bool ok = big.dtype() == small.dtype() && big.dim() == small.dim() && big.dim() >= 1;
   for (int64_t d = 1; ok && d < big.dim(); ++d) ok = big.size(d) == small.size(d);
   ok = ok && big.size(0) == small.size(0) * world_size();
-  AG_CHECK(ok, ShapeError, "dist::", op, ": the larger tensor ", big.dtype(), " ", big.shape(),
-           " must be the smaller ", small.dtype(), " ", small.shape(), " with dim 0 times the world size ",
-           world_size());
+  AG_CHECK(ok, ShapeError, "dist::", op, ": the larger tensor ", big.dtype(), " ", big.shape(), " must be the smaller ",
+           small.dtype(), " ", small.shape(), " with dim 0 times the world size ", world_size());
 }
 
 }  // namespace
@@ -329,16 +327,15 @@ Work all_gather_into_tensor_async(Tensor& output, const Tensor& input) {
   count_of(out, "all_gather_into_tensor");
   MPI_Request req;
   mpi_check(MPI_Iallgather(in.raw_data(), n, mpi_type(in.dtype()), out.raw_data(), n, mpi_type(in.dtype()),
-                           MPI_COMM_WORLD, &req), "all_gather_into_tensor");
+                           MPI_COMM_WORLD, &req),
+            "all_gather_into_tensor");
   return started(req, [in, out, target] { write_back(out, target); });
 #else
   return finished_work();
 #endif
 }
 
-void all_gather_into_tensor(Tensor& output, const Tensor& input) {
-  all_gather_into_tensor_async(output, input).wait();
-}
+void all_gather_into_tensor(Tensor& output, const Tensor& input) { all_gather_into_tensor_async(output, input).wait(); }
 
 void all_gather(std::vector<Tensor>& tensor_list, const Tensor& tensor) {
   check_dtype(tensor, "all_gather");
@@ -381,17 +378,16 @@ void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op) {
 
 void reduce_scatter(Tensor& output, const std::vector<Tensor>& input_list, ReduceOp op) {
   check_dtype(output, "reduce_scatter");
-  AG_CHECK(static_cast<int64_t>(input_list.size()) == world_size(), ValueError, "dist::reduce_scatter: ",
-           input_list.size(), " input tensors for a world of ", world_size());
+  AG_CHECK(static_cast<int64_t>(input_list.size()) == world_size(), ValueError,
+           "dist::reduce_scatter: ", input_list.size(), " input tensors for a world of ", world_size());
   Shape big = output.shape();
   big.insert(0, world_size());
   Tensor in = kernels::empty(big, output.dtype(), "dist::reduce_scatter");
   for (int r = 0; r < world_size(); ++r) {
     const Tensor& t = input_list[static_cast<std::size_t>(r)];
     check_dtype(t, "reduce_scatter");
-    AG_CHECK(t.shape() == output.shape() && t.dtype() == output.dtype(), ShapeError,
-             "dist::reduce_scatter: input ", r, " is ", t.dtype(), " ", t.shape(), ", output is ",
-             output.dtype(), " ", output.shape());
+    AG_CHECK(t.shape() == output.shape() && t.dtype() == output.dtype(), ShapeError, "dist::reduce_scatter: input ", r,
+             " is ", t.dtype(), " ", t.shape(), ", output is ", output.dtype(), " ", output.shape());
     kernels::copy(t, in.select(0, r));
   }
   Tensor out = output.unsqueeze(0);

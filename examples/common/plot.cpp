@@ -172,8 +172,8 @@ void draw_lines(const std::string& path, const std::string& title, const std::ve
   double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
   bool logy = true;
   for (const Series& s : series) {
-    AG_CHECK(s.xs.size() == s.ys.size(), ValueError, "line_chart: series '", s.name, "' has ", s.xs.size(),
-             " xs but ", s.ys.size(), " ys (", path, ")");
+    AG_CHECK(s.xs.size() == s.ys.size(), ValueError, "line_chart: series '", s.name, "' has ", s.xs.size(), " xs but ",
+             s.ys.size(), " ys (", path, ")");
     for (std::size_t i = 0; i < s.xs.size(); ++i) {
       if (!std::isfinite(s.xs[i]) || !std::isfinite(s.ys[i])) continue;
       AG_CHECK(!log_x || s.xs[i] > 0, ValueError, "line_chart: log x axis but series '", s.name, "' has x ", s.xs[i],
@@ -217,10 +217,8 @@ void draw_lines(const std::string& path, const std::string& title, const std::ve
   for (double v : xticks) page->join(v, y0, v, y1);
   page->col0(kInk);
   page->box(log_x ? "bcstl" : "bcnst", 0, 0, logy ? "bcstl" : "bcnstv", 0, 0);
-  for (double v : yticks)
-    page->mtex("lv", 0.8, (v - y0) / (y1 - y0), 1.0, tick_text(std::pow(10.0, v)).c_str());
-  for (double v : xticks)
-    page->mtex("b", 1.5, (v - x0) / (x1 - x0), 0.5, tick_text(std::pow(10.0, v)).c_str());
+  for (double v : yticks) page->mtex("lv", 0.8, (v - y0) / (y1 - y0), 1.0, tick_text(std::pow(10.0, v)).c_str());
+  for (double v : xticks) page->mtex("b", 1.5, (v - x0) / (x1 - x0), 0.5, tick_text(std::pow(10.0, v)).c_str());
   page->mtex("b", 3.2, 0.5, 0.5, (xlabel + (log_x ? ", log scale" : "")).c_str());
   page->mtex("l", 5.5, 0.5, 0.5, (ylabel + (logy ? ", log scale" : "")).c_str());
 
@@ -256,10 +254,10 @@ void draw_lines(const std::string& path, const std::string& title, const std::ve
       colors[k] = static_cast<PLINT>(kFirstSeries + k), names[k] = series[k].name.c_str();
     std::vector<PLINT> text_colors(series.size(), kInk);
     PLFLT w = 0, h = 0;
-    page->legend(&w, &h, PL_LEGEND_ROW_MAJOR, PL_POSITION_TOP | PL_POSITION_OUTSIDE, 0.0, 0.02,
-                 0.06, 0, kInk, 1, legend_rows, legend_cols, static_cast<PLINT>(series.size()), opts.data(), 1.0, 1.0, 2.0, 0.0, text_colors.data(), names.data(),
-                 nullptr, nullptr, nullptr, nullptr, colors.data(), styles.data(), widths.data(), nullptr,
-                 nullptr, nullptr, nullptr);
+    page->legend(&w, &h, PL_LEGEND_ROW_MAJOR, PL_POSITION_TOP | PL_POSITION_OUTSIDE, 0.0, 0.02, 0.06, 0, kInk, 1,
+                 legend_rows, legend_cols, static_cast<PLINT>(series.size()), opts.data(), 1.0, 1.0, 2.0, 0.0,
+                 text_colors.data(), names.data(), nullptr, nullptr, nullptr, nullptr, colors.data(), styles.data(),
+                 widths.data(), nullptr, nullptr, nullptr, nullptr);
   }
   page->col0(kInk);
   page.text_px(24);
@@ -297,17 +295,17 @@ void heatmaps(const std::string& path, const std::string& title,
     most = std::max(most, grid[r].size());
     for (std::size_t k = 0; k < grid[r].size(); ++k) {
       AG_CHECK(grid[r][k].size() == static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols), ValueError,
-               "heatmaps: map ", k, " of grid row ", r, " has ", grid[r][k].size(), " values, not ", rows, " x ",
-               cols, " (", path, ")");
+               "heatmaps: map ", k, " of grid row ", r, " has ", grid[r][k].size(), " values, not ", rows, " x ", cols,
+               " (", path, ")");
       for (double v : grid[r][k])
         AG_CHECK(!std::isnan(v), ValueError, "heatmaps: NaN in map ", k, " of grid row ", r, " (", path, ")");
     }
   }
   AG_CHECK(most > 0, ValueError, "heatmaps: no maps to draw (", path, ")");
-  AG_CHECK(row_labels.empty() || row_labels.size() == static_cast<std::size_t>(rows), ValueError, "heatmaps: ",
-           row_labels.size(), " row labels for ", rows, " rows (", path, ")");
-  AG_CHECK(col_labels.empty() || col_labels.size() == static_cast<std::size_t>(cols), ValueError, "heatmaps: ",
-           col_labels.size(), " column labels for ", cols, " columns (", path, ")");
+  AG_CHECK(row_labels.empty() || row_labels.size() == static_cast<std::size_t>(rows), ValueError,
+           "heatmaps: ", row_labels.size(), " row labels for ", rows, " rows (", path, ")");
+  AG_CHECK(col_labels.empty() || col_labels.size() == static_cast<std::size_t>(cols), ValueError,
+           "heatmaps: ", col_labels.size(), " column labels for ", cols, " columns (", path, ")");
   AG_CHECK(grid_titles.empty() || grid_titles.size() == grid.size(), ValueError, "heatmaps: ", grid_titles.size(),
            " titles for ", grid.size(), " grid rows (", path, ")");
 
@@ -353,8 +351,8 @@ void heatmaps(const std::string& path, const std::string& title,
       page->wind(-0.5, cols - 0.5, -0.5, rows - 0.5);  // cell (i, j) centred on (j, rows - 1 - i)
       for (int i = 0; i < rows; ++i)
         for (int j = 0; j < cols; ++j) {
-          const double v = grid[r][k][static_cast<std::size_t>(i) * static_cast<std::size_t>(cols) +
-                                      static_cast<std::size_t>(j)];
+          const double v =
+              grid[r][k][static_cast<std::size_t>(i) * static_cast<std::size_t>(cols) + static_cast<std::size_t>(j)];
           const PLFLT y = rows - 1 - i;  // row 0 at the top
           const PLFLT xs[] = {j - 0.5, j + 0.5, j + 0.5, j - 0.5}, ys[] = {y - 0.5, y - 0.5, y + 0.5, y + 0.5};
           page->col1(std::clamp(v, 0.0, 1.0));
@@ -385,9 +383,9 @@ void heatmaps(const std::string& path, const std::string& title,
     PLFLT ticks = 0.2, w = 0, h = 0;
     const PLFLT range[] = {0.0, 1.0};
     const PLFLT* values[] = {range};
-    page->colorbar(&w, &h, PL_COLORBAR_GRADIENT, PL_POSITION_LEFT | PL_POSITION_INSIDE | PL_POSITION_VIEWPORT, 0,
-                   0, 1, 1, 0, kInk, 1, 0, 0, kInk, 1, 1, &label_opt, &label, 1, &axis_opts, &ticks, &sub_ticks,
-                   &n_values, values);
+    page->colorbar(&w, &h, PL_COLORBAR_GRADIENT, PL_POSITION_LEFT | PL_POSITION_INSIDE | PL_POSITION_VIEWPORT, 0, 0, 1,
+                   1, 0, kInk, 1, 0, 0, kInk, 1, 1, &label_opt, &label, 1, &axis_opts, &ticks, &sub_ticks, &n_values,
+                   values);
   }
   page->vpor(0, 1, 0, 1);
   page.text_px(22);

@@ -22,9 +22,9 @@ inline Task parse_task(const std::string& s) {
 }
 
 struct Batch {
-  Tensor src;      // (B, len) i64
-  Tensor tgt_in;   // (B, len - 1): the target shifted right (starts with 1)
-  Tensor tgt_out;  // (B, len - 1): what the decoder must predict; 0 = padding (ignored)
+  Tensor src;          // (B, len) i64
+  Tensor tgt_in;       // (B, len - 1): the target shifted right (starts with 1)
+  Tensor tgt_out;      // (B, len - 1): what the decoder must predict; 0 = padding (ignored)
   int64_t tokens = 0;  // non-padding target tokens
 };
 

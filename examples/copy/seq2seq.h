@@ -111,7 +111,7 @@ class Seq2SeqImpl : public nn::Module {
     Tensor ys = full({B, 1}, start_token, DType::i64);
     nn::KVCache cache;
     for (int64_t t = 0; t < steps; ++t) {
-      Tensor h;  // (B, 1, E): decoder output at the newest position
+      Tensor h;                                      // (B, 1, E): decoder output at the newest position
       if (use_cache && tp_transformer.is_empty()) {  // tensor-parallel layers have no cached step
         h = transformer->decoder->forward_step(embed(tgt_embed, ys.narrow(1, t, 1), t), memory, cache, src_pad);
       } else {

@@ -24,8 +24,13 @@ struct Config {
 };
 
 inline Seq2Seq make_model(const Config& c) {
-  return Seq2Seq(Seq2SeqOptions(c.vocab, c.d_model).heads(c.heads).layers(c.layers).d_ff(c.d_ff)
-                     .dropout(c.dropout).max_len(std::max<int64_t>(64, c.len)).tensor_parallel(c.tensor_parallel));
+  return Seq2Seq(Seq2SeqOptions(c.vocab, c.d_model)
+                     .heads(c.heads)
+                     .layers(c.layers)
+                     .d_ff(c.d_ff)
+                     .dropout(c.dropout)
+                     .max_len(std::max<int64_t>(64, c.len))
+                     .tensor_parallel(c.tensor_parallel));
 }
 
 // Everything a run owns, so that a checkpoint can capture and restore all of it.
@@ -39,10 +44,12 @@ struct Run {
   optim::NoamScheduler sched;
   Generator data_gen;
   Run(const Config& c, Seq2Seq m, bool data_parallel = false)
-      : config(c), model(std::move(m)),
+      : config(c),
+        model(std::move(m)),
         ddp(data_parallel ? std::make_unique<nn::DistributedDataParallel>(model.ptr()) : nullptr),
         opt(model->named_parameters(), optim::AdamOptions(1.0).betas({0.9, 0.98}).eps(1e-9)),
-        sched(opt, c.d_model, c.lr_factor, c.warmup), data_gen(c.seed * 7919 + 1) {
+        sched(opt, c.d_model, c.lr_factor, c.warmup),
+        data_gen(c.seed * 7919 + 1) {
     // Dropout masks differ between ranks (their rows differ too); the model itself came
     // from rank 0 through the DDP broadcast.
     if (ddp) manual_seed(c.seed * 1000003 + static_cast<uint64_t>(dist::rank()));
@@ -51,7 +58,13 @@ struct Run {
     if (c.tensor_parallel) nn::tensor_parallel_manual_seed(c.seed);
   }
   explicit Run(const Config& c, bool data_parallel = false)
-      : Run(c, [&] { manual_seed(c.seed); return make_model(c); }(), data_parallel) {}
+      : Run(
+            c,
+            [&] {
+              manual_seed(c.seed);
+              return make_model(c);
+            }(),
+            data_parallel) {}
 };
 
 // This rank's rows of a global batch of B: [rank * B / W, (rank + 1) * B / W).

@@ -11,8 +11,8 @@
 namespace lm {
 
 std::vector<std::string> default_text_files() {
-  static const char* names[] = {"Apache-2.0", "Artistic", "BSD",    "CC0-1.0", "GFDL-1.2", "GFDL-1.3", "GPL-1",
-                                "GPL-2",      "GPL-3",    "LGPL-2", "LGPL-2.1", "LGPL-3", "MPL-1.1",  "MPL-2.0"};
+  static const char* names[] = {"Apache-2.0", "Artistic", "BSD",    "CC0-1.0",  "GFDL-1.2", "GFDL-1.3", "GPL-1",
+                                "GPL-2",      "GPL-3",    "LGPL-2", "LGPL-2.1", "LGPL-3",   "MPL-1.1",  "MPL-2.0"};
   std::vector<std::string> paths;
   for (const char* n : names) paths.push_back(std::string("/usr/share/common-licenses/") + n);
   return paths;
@@ -51,7 +51,8 @@ std::vector<int64_t> CharVocab::encode(const std::string& s) const {
 
 std::string CharVocab::decode(const std::vector<int64_t>& ids) const {
   std::string s;
-  for (int64_t i : ids) s += i > 0 && i <= static_cast<int64_t>(chars_.size()) ? chars_[static_cast<std::size_t>(i - 1)] : '?';
+  for (int64_t i : ids)
+    s += i > 0 && i <= static_cast<int64_t>(chars_.size()) ? chars_[static_cast<std::size_t>(i - 1)] : '?';
   return s;
 }
 
@@ -88,7 +89,8 @@ Batch random_windows(const std::vector<int64_t>& ids, int64_t B, int64_t T, Gene
   AG_CHECK(n > T, ValueError, "lm data: ", n, " tokens cannot hold a window of ", T, " + 1");
   // ag::data draws the B starts from `gen` (so a checkpoint of gen resumes the stream)
   // and stacks the windows; one batch per call, no prefetch thread.
-  data::DataLoader loader(data::RandomWindows(Tensor::from_vector(ids), T, B, gen), data::DataLoaderOptions(B).prefetch(0));
+  data::DataLoader loader(data::RandomWindows(Tensor::from_vector(ids), T, B, gen),
+                          data::DataLoaderOptions(B).prefetch(0));
   auto it = loader.begin();  // the iterator holds the batch
   return {it->data, it->target};
 }
@@ -115,7 +117,8 @@ double bigram_loss(const std::vector<int64_t>& train, const std::vector<int64_t>
   const int64_t n = (static_cast<int64_t>(val.size()) - 1) / T * T;  // the predictions sequential_windows makes
   double nll = 0;
   for (int64_t i = 0; i < n; ++i) {
-    auto a = static_cast<std::size_t>(val[static_cast<std::size_t>(i)]), b = static_cast<std::size_t>(val[static_cast<std::size_t>(i + 1)]);
+    auto a = static_cast<std::size_t>(val[static_cast<std::size_t>(i)]),
+         b = static_cast<std::size_t>(val[static_cast<std::size_t>(i + 1)]);
     nll -= std::log(count[a * V + b] / row[a]);
   }
   return nll / static_cast<double>(n);

@@ -33,7 +33,7 @@ class CharVocab {
   int64_t id(char c) const { return ids_[static_cast<unsigned char>(c)]; }
   std::vector<int64_t> encode(const std::string& s) const;
   std::string decode(const std::vector<int64_t>& ids) const;  // kUnknown -> '?'
-  const std::string& chars() const { return chars_; }          // id i + 1 is chars()[i]
+  const std::string& chars() const { return chars_; }         // id i + 1 is chars()[i]
 
  private:
   std::string chars_;

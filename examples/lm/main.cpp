@@ -87,7 +87,8 @@ int main(int argc, char** argv) {
   app.add_option("--prompt", prompt, "text that generation starts from");
   app.add_option("--max-new-tokens", max_new_tokens, "characters to generate (0: none)")->check(CLI::NonNegativeNumber);
   app.add_option("--temperature", so.temperature, "sampling temperature (0: greedy)")->check(CLI::NonNegativeNumber);
-  app.add_option("--top-k", so.top_k, "sample among the k most likely characters (0: all)")->check(CLI::NonNegativeNumber);
+  app.add_option("--top-k", so.top_k, "sample among the k most likely characters (0: all)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--top-p", so.top_p, "nucleus sampling: smallest set with this probability (1: all)")
       ->check(CLI::Range(1e-9, 1.0));
   app.add_option("--sample-seed", sample_seed, "seed for sampling");
@@ -159,15 +160,16 @@ int main(int argc, char** argv) {
       if ((eval_every > 0 && s.step % eval_every == 0) || s.step == c.steps) eval_now(s.step);
       const double train_secs = seconds_since(t0) - eval_secs;
       const double tps = static_cast<double>(tokens) / std::max(train_secs, 1e-9);
-      const double eta = seconds_since(t0) / static_cast<double>(s.step - first) * static_cast<double>(c.steps - s.step);
+      const double eta =
+          seconds_since(t0) / static_cast<double>(s.step - first) * static_cast<double>(c.steps - s.step);
       if (tty) {
         std::fprintf(stderr, "\rstep %5lld/%lld  loss %.3f  held-out %s  lr %.2e  %6.0f tok/s  ETA %4.0fs ",
                      static_cast<long long>(s.step), static_cast<long long>(c.steps), smooth, val_text().c_str(), s.lr,
                      tps, eta);
         if (s.step == c.steps) std::fprintf(stderr, "\n");
       } else if (s.step % 50 == 0 || s.step == c.steps) {
-        log().info("step {}/{} loss {:.4f} held-out {} lr {:.2e} |g| {:.2f} {:.0f} tok/s ETA {:.0f}s", s.step,
-                   c.steps, smooth, val_text(), s.lr, s.grad_norm, tps, eta);
+        log().info("step {}/{} loss {:.4f} held-out {} lr {:.2e} |g| {:.2f} {:.0f} tok/s ETA {:.0f}s", s.step, c.steps,
+                   smooth, val_text(), s.lr, s.grad_norm, tps, eta);
       }
       if (checkpoint_every > 0 && (s.step % checkpoint_every == 0 || s.step == c.steps))
         save_checkpoint(ckpt, *run.model, &run.opt, &run.sched, {{"data_gen", run.data_gen.state()}});

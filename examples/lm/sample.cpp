@@ -22,8 +22,8 @@ Tensor next_token_probs(const Tensor& logits, const SamplingOptions& o) {
   if (o.top_p < 1) {
     // Sorted descending, a token is kept while the mass before it is below top_p (the
     // most likely token always is); everything at least as likely as the last kept one stays.
-    Tensor sorted = sort(p, 0, true).first;                      // (V)
-    Tensor keep = lt(cumsum(sorted, 0) - sorted, o.top_p);       // (V) bool, a prefix
+    Tensor sorted = sort(p, 0, true).first;                 // (V)
+    Tensor keep = lt(cumsum(sorted, 0) - sorted, o.top_p);  // (V) bool, a prefix
     int64_t n_keep = sum(keep).item<int64_t>();
     p = where(ge(p, sorted.narrow(0, n_keep - 1, 1)), p, 0.0);
     p = p / sum(p);

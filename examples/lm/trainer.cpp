@@ -6,8 +6,10 @@
 namespace lm {
 
 std::vector<optim::ParamGroup<optim::AdamWOptions>> param_groups(const GPT& model, const Config& c) {
-  optim::ParamGroup<optim::AdamWOptions> decay{{}, optim::AdamWOptions(c.lr).betas({0.9, c.beta2}).weight_decay(c.weight_decay)};
-  optim::ParamGroup<optim::AdamWOptions> no_decay{{}, optim::AdamWOptions(c.lr).betas({0.9, c.beta2}).weight_decay(0.0)};
+  optim::ParamGroup<optim::AdamWOptions> decay{
+      {}, optim::AdamWOptions(c.lr).betas({0.9, c.beta2}).weight_decay(c.weight_decay)};
+  optim::ParamGroup<optim::AdamWOptions> no_decay{{},
+                                                  optim::AdamWOptions(c.lr).betas({0.9, c.beta2}).weight_decay(0.0)};
   for (auto& [name, p] : model->named_parameters()) {
     // Matrices that multiply activations decay; embeddings are tables looked up, and
     // biases and norm gains are 1-D.
@@ -18,13 +20,15 @@ std::vector<optim::ParamGroup<optim::AdamWOptions>> param_groups(const GPT& mode
 }
 
 Run::Run(const Config& c, int64_t vocab)
-    : config(c), model([&] {
+    : config(c),
+      model([&] {
         manual_seed(c.seed);
         return GPT(c.model_options(vocab));
       }()),
       opt(param_groups(model, c)),
       // A run shorter than its warm-up warms up over all but its last step.
-      sched(opt, std::max<int64_t>(c.steps, 1), c.lr / 10, std::min(c.warmup, std::max<int64_t>(c.steps, 1) - 1)), data_gen(c.seed * 7919 + 1) {}
+      sched(opt, std::max<int64_t>(c.steps, 1), c.lr / 10, std::min(c.warmup, std::max<int64_t>(c.steps, 1) - 1)),
+      data_gen(c.seed * 7919 + 1) {}
 
 StepStats train_step(Run& r, const std::vector<int64_t>& train_ids) {
   const Config& c = r.config;

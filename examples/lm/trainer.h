@@ -57,10 +57,10 @@ struct Run {
 };
 
 struct StepStats {
-  int64_t step;      // optimizer steps taken, this one included
-  double loss;       // mean over the accumulated micro-batches (nats per character)
+  int64_t step;  // optimizer steps taken, this one included
+  double loss;   // mean over the accumulated micro-batches (nats per character)
   double lr, grad_norm;
-  int64_t tokens;    // characters predicted
+  int64_t tokens;  // characters predicted
 };
 
 // One optimizer step over config.accum micro-batches of random training windows.

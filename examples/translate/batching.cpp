@@ -45,8 +45,7 @@ Batch make_batch(const std::vector<TokenPair>& pairs, const std::vector<int64_t>
   AG_CHECK(!index.empty(), ValueError, "translate: an empty batch");
   int64_t S = 1, T = 1;
   for (int64_t i : index) {
-    AG_CHECK(i >= 0 && i < static_cast<int64_t>(pairs.size()), IndexError, "translate: pair ", i, " of ",
-             pairs.size());
+    AG_CHECK(i >= 0 && i < static_cast<int64_t>(pairs.size()), IndexError, "translate: pair ", i, " of ", pairs.size());
     S = std::max(S, len(pairs[static_cast<std::size_t>(i)].src));
     T = std::max(T, len(pairs[static_cast<std::size_t>(i)].tgt) + 1);
   }

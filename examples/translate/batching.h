@@ -15,10 +15,10 @@ struct TokenPair {
 };
 
 struct Batch {
-  ag::Tensor src;      // (B, S) i64, 0 = padding
-  ag::Tensor tgt_in;   // (B, T) i64: bos, y_1 .. y_n, padding
-  ag::Tensor tgt_out;  // (B, T) i64: y_1 .. y_n, eos, padding (0 is ignored by the loss)
-  int64_t tgt_tokens = 0;  // non-padding target tokens (the loss's denominator)
+  ag::Tensor src;              // (B, S) i64, 0 = padding
+  ag::Tensor tgt_in;           // (B, T) i64: bos, y_1 .. y_n, padding
+  ag::Tensor tgt_out;          // (B, T) i64: y_1 .. y_n, eos, padding (0 is ignored by the loss)
+  int64_t tgt_tokens = 0;      // non-padding target tokens (the loss's denominator)
   std::vector<int64_t> index;  // which pairs, in batch order
 };
 

@@ -454,15 +454,9 @@ Splits split_pairs(const std::vector<Pair>& pairs, const SplitOptions& o) {
   Splits s;
   for (const auto& p : pairs) {
     switch (split_of(p.source, o)) {
-      case Split::train:
-        s.train.push_back(p);
-        break;
-      case Split::validation:
-        s.validation.push_back(p);
-        break;
-      case Split::test:
-        s.test.push_back(p);
-        break;
+      case Split::train: s.train.push_back(p); break;
+      case Split::validation: s.validation.push_back(p); break;
+      case Split::test: s.test.push_back(p); break;
     }
   }
   return s;

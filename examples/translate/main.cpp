@@ -70,15 +70,18 @@ int main(int argc, char** argv) {
   app.add_option("--out", out, "output folder");
   app.add_option("--minutes", c.minutes, "training time budget (0: --steps decides)")->check(CLI::NonNegativeNumber);
   app.add_option("--steps", c.steps, "optimizer steps (0: the time budget decides)")->check(CLI::NonNegativeNumber);
-  app.add_option("--vocab", c.vocab, "subword vocabulary size (SentencePiece unigram, joint)")->check(CLI::Range(100, 64000));
+  app.add_option("--vocab", c.vocab, "subword vocabulary size (SentencePiece unigram, joint)")
+      ->check(CLI::Range(100, 64000));
   app.add_option("--d-model", c.d_model, "model width")->check(CLI::PositiveNumber);
   app.add_option("--heads", c.heads, "attention heads")->check(CLI::PositiveNumber);
   app.add_option("--layers", c.layers, "encoder and decoder layers (each)")->check(CLI::PositiveNumber);
   app.add_option("--d-ff", c.d_ff, "feed-forward width")->check(CLI::PositiveNumber);
   app.add_option("--dropout", c.dropout, "dropout probability")->check(CLI::Range(0.0, 0.9));
   app.add_option("--label-smoothing", c.label_smoothing, "label smoothing")->check(CLI::Range(0.0, 0.9));
-  app.add_option("--max-tokens", c.max_tokens, "padded tokens per micro-batch (length-bucketed)")->check(CLI::PositiveNumber);
-  app.add_option("--step-tokens", c.step_tokens, "target tokens accumulated per optimizer step")->check(CLI::PositiveNumber);
+  app.add_option("--max-tokens", c.max_tokens, "padded tokens per micro-batch (length-bucketed)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--step-tokens", c.step_tokens, "target tokens accumulated per optimizer step")
+      ->check(CLI::PositiveNumber);
   app.add_option("--warmup", c.warmup, "Noam warm-up steps")->check(CLI::PositiveNumber);
   app.add_option("--lr-factor", c.lr_factor, "Noam factor")->check(CLI::PositiveNumber);
   app.add_option("--seed", c.seed, "seed");
@@ -107,8 +110,8 @@ int main(int argc, char** argv) {
     Corpus corpus = build_corpus(lang);
     const Splits& sp = corpus.splits;
     if (sp.train.empty()) {
-      std::cerr << "translate: no English -> " << lang << " pairs: no catalogs found under /usr/share/locale/"
-                << lang << "/LC_MESSAGES (tools/setup translate in attograd's source tree installs the packages "
+      std::cerr << "translate: no English -> " << lang << " pairs: no catalogs found under /usr/share/locale/" << lang
+                << "/LC_MESSAGES (tools/setup translate in attograd's source tree installs the packages "
                 << "whose French catalogs make the default corpus)\n";
       return 1;
     }
@@ -131,7 +134,8 @@ int main(int argc, char** argv) {
     log().info("model: d_model {}, {} heads, {}+{} layers, d_ff {}, {} parameters; {} target tokens per step",
                c.d_model, c.heads, c.layers, c.layers, c.d_ff, run.model->num_parameters(), c.step_tokens);
 
-    const std::vector<TokenPair> val_subset(val.begin(), val.begin() + std::min<std::ptrdiff_t>(val.size(), val_bleu_sentences));
+    const std::vector<TokenPair> val_subset(val.begin(),
+                                            val.begin() + std::min<std::ptrdiff_t>(val.size(), val_bleu_sentences));
     const std::vector<std::string> val_refs = [&] {
       auto r = sides(sp.validation, false);
       r.resize(val_subset.size());
@@ -150,16 +154,19 @@ int main(int argc, char** argv) {
       tokens += s.tokens;
       h.step.push_back(static_cast<double>(s.step)), h.loss.push_back(s.loss);
       const double secs = since(t0);
-      const double left = c.steps > 0 ? secs / static_cast<double>(s.step - first) * static_cast<double>(c.steps - s.step)
-                                      : c.minutes * 60 - secs;
+      const double left = c.steps > 0
+                              ? secs / static_cast<double>(s.step - first) * static_cast<double>(c.steps - s.step)
+                              : c.minutes * 60 - secs;
       if (s.step % 25 == 0)
         log().info("step {} loss {:.3f} lr {:.2e} |g| {:.2f} {:.0f} tok/s ETA {:.0f}s epoch {}", s.step, s.loss, s.lr,
                    s.grad_norm, static_cast<double>(tokens) / secs, std::max(0.0, left), run.epoch);
       if (s.step % eval_every == 0) {
         const double vl = evaluate_loss(run.model, val, c.max_tokens);
-        const double vb = corpus_bleu_single(translate_greedy(run.model, sw, val_subset, c.max_len, c.max_tokens), val_refs).score;
+        const double vb =
+            corpus_bleu_single(translate_greedy(run.model, sw, val_subset, c.max_len, c.max_tokens), val_refs).score;
         h.val_step.push_back(static_cast<double>(s.step)), h.val_loss.push_back(vl), h.val_bleu.push_back(vb);
-        log().info("step {} validation loss {:.3f}, BLEU {:.2f} (greedy, {} sentences)", s.step, vl, vb, val_subset.size());
+        log().info("step {} validation loss {:.3f}, BLEU {:.2f} (greedy, {} sentences)", s.step, vl, vb,
+                   val_subset.size());
       }
       if (s.step % checkpoint_every == 0)
         save_checkpoint(ckpt, *run.model, &run.opt, &run.sched,

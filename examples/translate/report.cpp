@@ -67,7 +67,8 @@ void report(const std::string& out, Run& run, const Subword& sw, const std::vect
             << plot::fmt(o.train_seconds / 60, 1) << " minutes of training (" << run.sched.last_step() << " steps):\n";
   for (const auto& r : rows)
     std::cout << "  " << r.name << ": BLEU " << plot::fmt(r.bleu.score, 2) << ", chrF " << plot::fmt(r.chrf.score, 2)
-              << (r.seconds > 0 ? " (" + plot::fmt(r.seconds, 1) + " s)" : "") << "\n    " << r.bleu.to_string() << "\n";
+              << (r.seconds > 0 ? " (" + plot::fmt(r.seconds, 1) + " s)" : "") << "\n    " << r.bleu.to_string()
+              << "\n";
   std::ofstream samples(out + "/samples.txt");
   for (std::size_t i = 0; i < std::min<std::size_t>(test.size(), 8); ++i) {
     std::ostringstream s;
@@ -85,10 +86,10 @@ void report(const std::string& out, Run& run, const Subword& sw, const std::vect
   m["train_target_tokens"] = o.train_tokens;
   m["steps"] = run.sched.last_step();
   m["validation"] = {{"step", h.val_step}, {"loss", h.val_loss}, {"bleu", h.val_bleu}};
-  m["config"] = {{"d_model", c.d_model}, {"heads", c.heads}, {"layers", c.layers}, {"d_ff", c.d_ff},
-                 {"dropout", c.dropout}, {"label_smoothing", c.label_smoothing}, {"vocab", sw.vocab_size()},
-                 {"max_tokens", c.max_tokens}, {"step_tokens", c.step_tokens}, {"warmup", c.warmup},
-                 {"lr_factor", c.lr_factor}, {"seed", c.seed}};
+  m["config"] = {{"d_model", c.d_model},     {"heads", c.heads},           {"layers", c.layers},
+                 {"d_ff", c.d_ff},           {"dropout", c.dropout},       {"label_smoothing", c.label_smoothing},
+                 {"vocab", sw.vocab_size()}, {"max_tokens", c.max_tokens}, {"step_tokens", c.step_tokens},
+                 {"warmup", c.warmup},       {"lr_factor", c.lr_factor},   {"seed", c.seed}};
   if (o.corpus) {
     for (const auto& [pkg, n] : o.corpus->kept_per_package) m["data"]["pairs_per_package"][pkg] = n;
     m["data"]["raw"] = o.corpus->raw, m["data"]["cleaned"] = o.corpus->cleaned, m["data"]["unique"] = o.corpus->unique;

@@ -10,7 +10,7 @@
 namespace translate {
 
 struct History {
-  std::vector<double> step, loss;                   // every training step
+  std::vector<double> step, loss;                    // every training step
   std::vector<double> val_step, val_loss, val_bleu;  // every evaluation
 };
 

@@ -72,19 +72,19 @@ std::shared_ptr<sentencepiece::SentencePieceProcessor> processor(const std::stri
 }  // namespace
 
 const std::vector<std::string>& Subword::format_directives() {
-  static const std::vector<std::string> d = {"%s",  "%d",  "%i",  "%u",  "%c",   "%f",   "%x",  "%lu", "%ld",
-                                             "%zu", "%zd", "%lld", "%llu", "%1$s", "%2$s", "%3$s", "%1$d", "%2$d",
-                                             "%%",  "%.*s", "%*s", "%o",  "%g",   "%e",   "%p",   "%ls", "%lc"};
+  static const std::vector<std::string> d = {"%s",  "%d",   "%i",   "%u",   "%c",   "%f",   "%x",   "%lu",  "%ld",
+                                             "%zu", "%zd",  "%lld", "%llu", "%1$s", "%2$s", "%3$s", "%1$d", "%2$d",
+                                             "%%",  "%.*s", "%*s",  "%o",   "%g",   "%e",   "%p",   "%ls",  "%lc"};
   return d;
 }
 
 Subword Subword::train_or_load(const std::vector<std::string>& sentences, const SubwordOptions& o,
                                const std::string& cache_path) {
   AG_CHECK(!sentences.empty(), ValueError, "subword: no training sentences");
-  AG_CHECK(o.vocab_size > 4 + static_cast<int64_t>(format_directives().size()), ValueError,
-           "subword: vocab_size ", o.vocab_size, " is too small");
-  AG_CHECK(o.model_type == "unigram" || o.model_type == "bpe", ValueError, "subword: model_type '",
-           o.model_type, "' must be unigram or bpe");
+  AG_CHECK(o.vocab_size > 4 + static_cast<int64_t>(format_directives().size()), ValueError, "subword: vocab_size ",
+           o.vocab_size, " is too small");
+  AG_CHECK(o.model_type == "unigram" || o.model_type == "bpe", ValueError, "subword: model_type '", o.model_type,
+           "' must be unigram or bpe");
   const std::string key = fingerprint(sentences, o);
   if (read_file(cache_path + ".key") == key) {
     const std::string cached = read_file(cache_path);
@@ -96,10 +96,13 @@ Subword Subword::train_or_load(const std::vector<std::string>& sentences, const 
       {"vocab_size", std::to_string(o.vocab_size)},
       {"model_type", o.model_type},
       {"character_coverage", "1.0"},
-      {"pad_id", "0"}, {"unk_id", "1"}, {"bos_id", "2"}, {"eos_id", "3"},
+      {"pad_id", "0"},
+      {"unk_id", "1"},
+      {"bos_id", "2"},
+      {"eos_id", "3"},
       {"user_defined_symbols", symbols},
       {"num_threads", std::to_string(o.threads)},
-      {"hard_vocab_limit", "false"},   // a small corpus may not support the full size
+      {"hard_vocab_limit", "false"},  // a small corpus may not support the full size
       {"shuffle_input_sentence", "false"},
       {"minloglevel", "2"}};
   Sentences it(sentences);

@@ -6,7 +6,8 @@
 namespace translate {
 
 Run::Run(const Config& c, int64_t vocab)
-    : config(c), model([&] {
+    : config(c),
+      model([&] {
         manual_seed(c.seed);
         return Translator(TranslatorOptions(vocab)
                               .d_model(c.d_model)

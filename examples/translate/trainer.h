@@ -18,15 +18,15 @@ struct Config {
   // tokens per step made 28 steps in 2 minutes).
   int64_t d_model = 256, heads = 4, layers = 2, d_ff = 1024;
   double dropout = 0.1, label_smoothing = 0.1;
-  int64_t vocab = 4000;          // subword pieces (joint)
-  int64_t max_tokens = 2500;     // padded tokens per micro-batch
-  int64_t step_tokens = 3000;    // target tokens accumulated per optimizer step
+  int64_t vocab = 4000;        // subword pieces (joint)
+  int64_t max_tokens = 2500;   // padded tokens per micro-batch
+  int64_t step_tokens = 3000;  // target tokens accumulated per optimizer step
   int64_t warmup = 300;
   double lr_factor = 1.0, clip = 1.0;
-  double minutes = 15;           // training time budget (0: --steps decides)
-  int64_t steps = 0;             // optimizer steps (0: the time budget decides)
+  double minutes = 15;  // training time budget (0: --steps decides)
+  int64_t steps = 0;    // optimizer steps (0: the time budget decides)
   uint64_t seed = 1;
-  int64_t max_len = 200;         // longest subword sequence the positions cover
+  int64_t max_len = 200;  // longest subword sequence the positions cover
 };
 
 struct Run {
@@ -41,9 +41,9 @@ struct Run {
 
 struct StepStats {
   int64_t step;
-  double loss;    // per target token, label-smoothed
+  double loss;  // per target token, label-smoothed
   double lr, grad_norm;
-  int64_t tokens; // target tokens in this step
+  int64_t tokens;  // target tokens in this step
 };
 
 // One optimizer step over micro-batches totalling at least step_tokens target tokens.

@@ -12,16 +12,15 @@ namespace ag::kernels {
 namespace {
 
 void check_same_dtype(const Tensor& a, const Tensor& b, const char* name) {
-  AG_CHECK(a.dtype() == b.dtype(), DTypeError, name, ": dtypes ", a.dtype(), " and ", b.dtype(),
-           " differ (shapes ", a.shape(), " and ", b.shape(), "); convert one with .to()");
+  AG_CHECK(a.dtype() == b.dtype(), DTypeError, name, ": dtypes ", a.dtype(), " and ", b.dtype(), " differ (shapes ",
+           a.shape(), " and ", b.shape(), "); convert one with .to()");
 }
 
 // out = f(a, b) over the broadcast shape. With `rows` (arith_row at the run-time level,
 // for op), rows where the output and both inputs are contiguous, or one input is
 // constant along the row (a bias, a scalar), run in SIMD registers; other rows use f.
 template <class T, class O, class F>
-Tensor zip_rows(const Tensor& a, const Tensor& b, const char* name, F&& f, ArithRowFn<T> rows = nullptr,
-                int op = 0) {
+Tensor zip_rows(const Tensor& a, const Tensor& b, const char* name, F&& f, ArithRowFn<T> rows = nullptr, int op = 0) {
   Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   Tensor out = empty(shape, dtype_v<O>, name);
   std::array<Strides, 3> st{out.strides(), broadcast_strides(a, shape), broadcast_strides(b, shape)};
@@ -31,8 +30,10 @@ Tensor zip_rows(const Tensor& a, const Tensor& b, const char* name, F&& f, Arith
   for_each_row_parallel<3>(shape, st, [&](const auto& off, int64_t n, const auto& inc) {
     if constexpr (std::is_same_v<T, O>) {
       if (rows && inc[0] == 1) {
-        const int layout = inc[1] == 1 && inc[2] == 1 ? 0 : inc[1] == 1 && inc[2] == 0 ? 1
-                                                        : inc[1] == 0 && inc[2] == 1 ? 2 : -1;
+        const int layout = inc[1] == 1 && inc[2] == 1   ? 0
+                           : inc[1] == 1 && inc[2] == 0 ? 1
+                           : inc[1] == 0 && inc[2] == 1 ? 2
+                                                        : -1;
         if (layout >= 0) return rows(op, layout, o + off[0], pa + off[1], pb + off[2], n);
       }
     }
@@ -87,22 +88,21 @@ Tensor binary_typed(Binary op, const Tensor& a, const Tensor& b, const char* nam
       } else {
         return arith<T>(op, a, b, name, [](T x, T y) { return x / y; });
       }
-    case Binary::pow:
-      return zip_rows<T, T>(a, b, name, [](T x, T y) { return T(std::pow(x, y)); });
+    case Binary::pow: return zip_rows<T, T>(a, b, name, [](T x, T y) { return T(std::pow(x, y)); });
     case Binary::maximum:
       return zip_rows<T, T>(a, b, name, [](T x, T y) {
-        if constexpr (std::is_floating_point_v<T>) if (std::isnan(x) || std::isnan(y)) return T(NAN);
+        if constexpr (std::is_floating_point_v<T>)
+          if (std::isnan(x) || std::isnan(y)) return T(NAN);
         return x >= y ? x : y;
       });
     case Binary::minimum:
       return zip_rows<T, T>(a, b, name, [](T x, T y) {
-        if constexpr (std::is_floating_point_v<T>) if (std::isnan(x) || std::isnan(y)) return T(NAN);
+        if constexpr (std::is_floating_point_v<T>)
+          if (std::isnan(x) || std::isnan(y)) return T(NAN);
         return x <= y ? x : y;
       });
-    case Binary::ge_mask:
-      return zip_rows<T, T>(a, b, name, [](T x, T y) { return x >= y ? T(1) : T(0); });
-    case Binary::floor_div:
-      return zip_rows<T, T>(a, b, name, [&](T x, T y) { return floor_div(x, y, name); });
+    case Binary::ge_mask: return zip_rows<T, T>(a, b, name, [](T x, T y) { return x >= y ? T(1) : T(0); });
+    case Binary::floor_div: return zip_rows<T, T>(a, b, name, [&](T x, T y) { return floor_div(x, y, name); });
   }
   throw Error("binary: unknown op");
 }
@@ -141,10 +141,9 @@ Tensor compare(Compare op, const Tensor& a, const Tensor& b, const char* name) {
 }
 
 Tensor logical(Logic op, const Tensor& a, const Tensor& b, const char* name) {
-  AG_CHECK(a.dtype() == DType::b8 && b.dtype() == DType::b8, DTypeError, name,
-           ": expected bool tensors, got ", a.dtype(), " and ", b.dtype());
-  return zip_rows<bool, bool>(a, b, name,
-                              [op](bool x, bool y) { return op == Logic::and_ ? x && y : x || y; });
+  AG_CHECK(a.dtype() == DType::b8 && b.dtype() == DType::b8, DTypeError, name, ": expected bool tensors, got ",
+           a.dtype(), " and ", b.dtype());
+  return zip_rows<bool, bool>(a, b, name, [op](bool x, bool y) { return op == Logic::and_ ? x && y : x || y; });
 }
 
 // PyTorch: x == 0 as bool for every dtype (so -0 gives true, NaN gives false).

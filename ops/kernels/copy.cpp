@@ -14,17 +14,17 @@ Tensor empty(const Shape& shape, DType dtype, const char* op) {
   const int64_t n = numel(shape, op);
   Strides strides = contiguous_strides(shape, op);
   int64_t nbytes = 0;
-  AG_CHECK(!__builtin_mul_overflow(n, static_cast<int64_t>(itemsize(dtype)), &nbytes), ShapeError, op,
-           ": shape ", shape, " of ", dtype, " needs more bytes than int64 can count");
+  AG_CHECK(!__builtin_mul_overflow(n, static_cast<int64_t>(itemsize(dtype)), &nbytes), ShapeError, op, ": shape ",
+           shape, " of ", dtype, " needs more bytes than int64 can count");
   StoragePtr st;
   try {
     st = std::make_shared<Storage>(static_cast<std::size_t>(nbytes));
   } catch (const MemoryError& e) {
-    throw MemoryError(detail::cat(op, ": cannot allocate ", nbytes, " bytes for shape ", shape, " of ",
-                                  dtype, " (", e.what(), ")"));
+    throw MemoryError(
+        detail::cat(op, ": cannot allocate ", nbytes, " bytes for shape ", shape, " of ", dtype, " (", e.what(), ")"));
   } catch (const std::bad_alloc&) {
-    throw MemoryError(detail::cat(op, ": cannot allocate ", nbytes, " bytes for shape ", shape, " of ",
-                                  dtype, " (std::bad_alloc)"));
+    throw MemoryError(
+        detail::cat(op, ": cannot allocate ", nbytes, " bytes for shape ", shape, " of ", dtype, " (std::bad_alloc)"));
   }
   return Tensor(std::move(st), shape, strides, 0, dtype);
 }
@@ -77,9 +77,12 @@ void fill(const Tensor& dst, double value) {
     const bool zero_bits = std::memcmp(&v, &zero, sizeof(T)) == 0;  // not -0.0
     for_each_row<1>(dst.shape(), st, [&](const auto& off, int64_t n, const auto& inc) {
       T* row = d + off[0];
-      if (inc[0] == 1 && zero_bits) std::memset(static_cast<void*>(row), 0, static_cast<std::size_t>(n) * sizeof(T));
-      else if (inc[0] == 1) std::fill_n(row, n, v);
-      else for (int64_t i = 0; i < n; ++i) row[i * inc[0]] = v;
+      if (inc[0] == 1 && zero_bits)
+        std::memset(static_cast<void*>(row), 0, static_cast<std::size_t>(n) * sizeof(T));
+      else if (inc[0] == 1)
+        std::fill_n(row, n, v);
+      else
+        for (int64_t i = 0; i < n; ++i) row[i * inc[0]] = v;
     });
   });
 }

@@ -21,27 +21,27 @@ namespace ag::kernels {
 
 // One line per stub: the header that declares it (for the tests) and its name.
 // STUB for a DispatchStub, FLOAT_STUB for a FloatDispatchStub (_f32 and _f64).
-#define AG_DISPATCH_TABLE(STUB, FLOAT_STUB)                \
-  FLOAT_STUB(adam, adam_update)                            \
-  FLOAT_STUB(adam, sum_sq)                                 \
-  FLOAT_STUB(attention_rows, row_max)                      \
-  FLOAT_STUB(attention_rows, row_exp_sub_sum)              \
-  FLOAT_STUB(attention_rows, row_exp_sub)                  \
-  FLOAT_STUB(attention_rows, row_scale)                    \
-  FLOAT_STUB(attention_rows, row_mul)                      \
-  FLOAT_STUB(attention_rows, row_mul_into)                 \
-  FLOAT_STUB(attention_rows, row_ds)                       \
-  FLOAT_STUB(attention_rows, row_dot)                      \
-  STUB(dropout_rows, hash_row)                             \
-  STUB(dropout_rows, philox_blocks)                        \
-  FLOAT_STUB(dropout_rows, keep_mask)                      \
-  FLOAT_STUB(elementwise_rows, arith_row)                  \
-  FLOAT_STUB(elementwise_rows, where_row)                  \
-  STUB(gelu_rows, gelu_row)                                \
-  STUB(gelu_rows, gelu_backward_row)                       \
-  FLOAT_STUB(layer_norm_rows, layer_norm_rows)             \
-  FLOAT_STUB(layer_norm_rows, layer_norm_backward_rows)    \
-  STUB(sum_rows, sum_row)                                  \
+#define AG_DISPATCH_TABLE(STUB, FLOAT_STUB) \
+  FLOAT_STUB(adam, adam_update) \
+  FLOAT_STUB(adam, sum_sq) \
+  FLOAT_STUB(attention_rows, row_max) \
+  FLOAT_STUB(attention_rows, row_exp_sub_sum) \
+  FLOAT_STUB(attention_rows, row_exp_sub) \
+  FLOAT_STUB(attention_rows, row_scale) \
+  FLOAT_STUB(attention_rows, row_mul) \
+  FLOAT_STUB(attention_rows, row_mul_into) \
+  FLOAT_STUB(attention_rows, row_ds) \
+  FLOAT_STUB(attention_rows, row_dot) \
+  STUB(dropout_rows, hash_row) \
+  STUB(dropout_rows, philox_blocks) \
+  FLOAT_STUB(dropout_rows, keep_mask) \
+  FLOAT_STUB(elementwise_rows, arith_row) \
+  FLOAT_STUB(elementwise_rows, where_row) \
+  STUB(gelu_rows, gelu_row) \
+  STUB(gelu_rows, gelu_backward_row) \
+  FLOAT_STUB(layer_norm_rows, layer_norm_rows) \
+  FLOAT_STUB(layer_norm_rows, layer_norm_backward_rows) \
+  STUB(sum_rows, sum_row) \
   STUB(sum_rows, accumulate_row)
 
 // Slots: every level's constant; a build without the x86 levels (ATTOGRAD_SIMD_X86=0:
@@ -51,7 +51,8 @@ namespace ag::kernels {
 #else
 #define AG_SLOT(level, name) &isa::name##_sse2,
 #endif
-#define AG_SLOTS(name) {AG_SIMD_LEVELS(AG_SLOT, name)}
+#define AG_SLOTS(name) \
+  { AG_SIMD_LEVELS(AG_SLOT, name) }
 
 #define AG_DEFINE_STUB(header, name) constinit decltype(name) name{#name, AG_SLOTS(name)};
 #define AG_DEFINE_FLOAT_STUB(header, name) \

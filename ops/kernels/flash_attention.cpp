@@ -45,7 +45,7 @@ template <class T>
 struct Slice {
   const T *q, *k, *v;
   int64_t qs, ks, vs;
-  const void* mask;   // element (i, j) at mask + i * ml + j * mc, or null
+  const void* mask;  // element (i, j) at mask + i * ml + j * mc, or null
   // K^T (d, S) and V^T (dv, S), contiguous, when the slice has enough queries to repay
   // the copy: Q K^T and dO V^T then run as NN products, for which OpenBLAS has fast
   // small-matrix kernels, while it packs both operands of an NT product (row-major NT
@@ -62,11 +62,11 @@ template <class T>
 void score_tile(const Slice<T>& s, const FlashConfig& cfg, int64_t i0, int64_t rows, int64_t j0, int64_t cols,
                 int64_t d, T* S) {
   if (s.kt)
-    gemm<T>(false, false, rows, cols, d, static_cast<T>(cfg.scale), s.q + i0 * s.qs, s.qs, s.kt + j0, s.kt_cols,
-            T(0), S, Bc);
+    gemm<T>(false, false, rows, cols, d, static_cast<T>(cfg.scale), s.q + i0 * s.qs, s.qs, s.kt + j0, s.kt_cols, T(0),
+            S, Bc);
   else
-    gemm<T>(false, true, rows, cols, d, static_cast<T>(cfg.scale), s.q + i0 * s.qs, s.qs, s.k + j0 * s.ks, s.ks,
-            T(0), S, Bc);
+    gemm<T>(false, true, rows, cols, d, static_cast<T>(cfg.scale), s.q + i0 * s.qs, s.qs, s.k + j0 * s.ks, s.ks, T(0),
+            S, Bc);
   const T ninf = -std::numeric_limits<T>::infinity();
   for (int64_t r = 0; r < rows; ++r) {
     T* row = S + r * Bc;
@@ -113,8 +113,9 @@ void dropout_tile(const FlashConfig& cfg, const Rows<T>& R, uint64_t slice, int6
   const T scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
   uint32_t h[Bc];
   for (int64_t r = 0; r < rows; ++r) {
-    const uint64_t idx0 = (slice * static_cast<uint64_t>(L) + static_cast<uint64_t>(i0 + r)) * static_cast<uint64_t>(S) +
-                          static_cast<uint64_t>(j0);
+    const uint64_t idx0 =
+        (slice * static_cast<uint64_t>(L) + static_cast<uint64_t>(i0 + r)) * static_cast<uint64_t>(S) +
+        static_cast<uint64_t>(j0);
     // hash_row keeps the high word fixed: split the row where the low word wraps.
     for (int64_t c0 = 0; c0 < cols;) {
       const uint64_t idx = idx0 + static_cast<uint64_t>(c0);
@@ -146,8 +147,8 @@ void transpose_kv(Slice<T>& s, int64_t L, int64_t S, int64_t d, int64_t dv, bool
 }
 
 template <class T>
-void forward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv, T* out,
-                   T* lse, Scratch<T>& sc, uint64_t slice) {
+void forward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv, T* out, T* lse,
+                   Scratch<T>& sc, uint64_t slice) {
   transpose_kv(s, L, S, d, dv, false, sc);
   const T ninf = -std::numeric_limits<T>::infinity();
   const Rows<T> R;
@@ -189,8 +190,8 @@ void forward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int
 }
 
 template <class T>
-void backward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv,
-                    const T* out, const T* lse, const T* dout, T* dq, T* dk, T* dvv, Scratch<T>& sc,
+void backward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv, const T* out,
+                    const T* lse, const T* dout, T* dq, T* dk, T* dvv, Scratch<T>& sc,
                     uint64_t slice) {  // adds this query slice's dK, dV into dk, dvv
   transpose_kv(s, L, S, d, dv, true, sc);
   std::vector<T>&tile = sc.tile, &dp = sc.dp, &D = sc.D;
@@ -209,8 +210,10 @@ void backward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, in
       for (int64_t r = 0; r < rows; ++r) {  // P = exp(S - lse): the softmax, recomputed
         T* row = tile.data() + r * Bc;
         const T z = lse[i0 + r];
-        if (z == ninf) std::fill(row, row + cols, T(0));  // a row with no visible key
-        else R.exp_sub(row, cols, z);                     // exp(-inf - z) = 0 where masked
+        if (z == ninf)
+          std::fill(row, row + cols, T(0));  // a row with no visible key
+        else
+          R.exp_sub(row, cols, z);  // exp(-inf - z) = 0 where masked
       }
       // With dropout Z: O = (P Z) V, so dV_j += (P Z)^T dO_i and dP = Z (dO_i V_j^T); the
       // identity D_i = sum_j P_ij dP_ij = dO_i . O_i still holds.
@@ -265,9 +268,8 @@ struct Heads {
 };
 
 template <class T>
-Slice<T> slice_at(int64_t b, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                  const Shape& batch, const Shape& kv_batch, const Heads& heads, const Strides& mst,
-                  const FlashConfig& cfg) {
+Slice<T> slice_at(int64_t b, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Shape& batch,
+                  const Shape& kv_batch, const Heads& heads, const Strides& mst, const FlashConfig& cfg) {
   const int64_t nb = batch.size(), kb = heads.kv_of(b);
   Slice<T> s{};
   s.q = q.data<T>() + batch_offset(b, batch, batch_part(q, nb));

@@ -60,7 +60,7 @@ LayerNormGrads layer_norm_backward(const Tensor& x_in, const Tensor& mean, const
       for (int64_t k = k0; k < k1; ++k) {
         const int64_t i0 = k * kBlock, len = std::min(kBlock, rows - i0);
         backward_rows(px + i0 * n, pg + i0 * n, w, pm + i0, pr + i0, dx ? dx + i0 * n : nullptr,
-                              need_w ? dw.data() + k * n : nullptr, need_b ? db.data() + k * n : nullptr, len, n);
+                      need_w ? dw.data() + k * n : nullptr, need_b ? db.data() + k * n : nullptr, len, n);
       }
     });
     auto to_tensor = [&](const std::vector<double>& v) {

@@ -52,20 +52,23 @@ Tensor run(const Tensor& x, const Tensor& g, const char* name, Row row) {
 Tensor gelu(const Tensor& x, bool tanh) {
   return dispatch_float(x.dtype(), "gelu", [&]<class T>() {
     return run<T>(x, Tensor{}, "gelu", [&](T* o, const T*, const T* a, int64_t n) {
-      if constexpr (std::is_same_v<T, float>) gelu_row(o, a, n, tanh);
-      else for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(gelu_scalar(a[i], tanh));
+      if constexpr (std::is_same_v<T, float>)
+        gelu_row(o, a, n, tanh);
+      else
+        for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(gelu_scalar(a[i], tanh));
     });
   });
 }
 
 Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) {
-  AG_CHECK(g.shape() == x.shape() && g.dtype() == x.dtype(), ShapeError,
-           "gelu_backward: grad_output ", g.shape(), " ", g.dtype(), " must match input ", x.shape(), " ",
-           x.dtype());
+  AG_CHECK(g.shape() == x.shape() && g.dtype() == x.dtype(), ShapeError, "gelu_backward: grad_output ", g.shape(), " ",
+           g.dtype(), " must match input ", x.shape(), " ", x.dtype());
   return dispatch_float(x.dtype(), "gelu_backward", [&]<class T>() {
     return run<T>(x, g, "gelu_backward", [&](T* o, const T* pg, const T* a, int64_t n) {
-      if constexpr (std::is_same_v<T, float>) gelu_backward_row(o, pg, a, n, tanh);
-      else for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(pg[i] * dgelu_scalar(a[i], tanh));
+      if constexpr (std::is_same_v<T, float>)
+        gelu_backward_row(o, pg, a, n, tanh);
+      else
+        for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(pg[i] * dgelu_scalar(a[i], tanh));
     });
   });
 }

@@ -14,8 +14,8 @@ namespace ag::kernels {
 inline constexpr int64_t kSmallGemm = 512;  // M * N * K multiply-adds; OpenBLAS has fast small kernels above
 
 template <class T>
-void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
-          int64_t ldb, T beta, T* C, int64_t ldc) {
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B, int64_t ldb,
+          T beta, T* C, int64_t ldc) {
   if (M * N * K <= kSmallGemm) {
     // Each layout gets loops whose innermost index walks contiguous memory.
     for (int64_t i = 0; i < M; ++i)
@@ -42,7 +42,8 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A
             const T* b = B + k * ldb;
             const V va(a);
             int64_t j = 0;
-            for (; j + W <= N; j += W) (V::load_unaligned(c + j) + va * V::load_unaligned(b + j)).store_unaligned(c + j);
+            for (; j + W <= N; j += W)
+              (V::load_unaligned(c + j) + va * V::load_unaligned(b + j)).store_unaligned(c + j);
             for (; j < N; ++j) c[j] += a * b[j];
           } else {
             for (int64_t j = 0; j < N; ++j) c[j] += a * B[j * ldb + k];

@@ -8,8 +8,7 @@ namespace ag::kernels {
 namespace {
 
 int64_t checked_index(int64_t i, int64_t size, const char* op, int64_t dim) {
-  AG_CHECK(i >= -size && i < size, IndexError, op, ": index ", i, " is out of range for dim ",
-           dim, " of size ", size);
+  AG_CHECK(i >= -size && i < size, IndexError, op, ": index ", i, " is out of range for dim ", dim, " of size ", size);
   return i < 0 ? i + size : i;
 }
 
@@ -39,11 +38,10 @@ void check_gather_shapes(const Shape& x, int64_t dim, const Tensor& index, const
 }  // namespace
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
-  AG_CHECK(index.dtype() == DType::i64, DTypeError,
-           "index_select: index must be a 1-D i64 tensor, got shape ", index.shape(), " ",
-           index.dtype());
-  AG_CHECK(index.dim() <= 1, ShapeError, "index_select: index must be a 1-D i64 tensor, got shape ",
+  AG_CHECK(index.dtype() == DType::i64, DTypeError, "index_select: index must be a 1-D i64 tensor, got shape ",
            index.shape(), " ", index.dtype());
+  AG_CHECK(index.dim() <= 1, ShapeError, "index_select: index must be a 1-D i64 tensor, got shape ", index.shape(), " ",
+           index.dtype());
   std::vector<int64_t> ids = index.to_vector<int64_t>();
   const int64_t size = x.shape()[dim];
   for (auto& i : ids) i = checked_index(i, size, "index_select", dim);
@@ -67,8 +65,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   return out;
 }
 
-Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src,
-                 std::optional<int64_t> skip) {
+Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src, std::optional<int64_t> skip) {
   std::vector<int64_t> ids = index.to_vector<int64_t>();
   Tensor out = empty(shape, src.dtype());
   fill(out, 0);

@@ -28,13 +28,11 @@ MatView as_blas(int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
   return v;
 }
 
-
 // Strides of the batch dims of t aligned to `batch` (0 where broadcast).
 Strides batch_strides(const Tensor& t, const Shape& batch) {
   Strides st = Dims::filled(batch.size(), 0);
   int64_t tb = t.dim() - 2, lead = batch.size() - tb;
-  for (int64_t i = 0; i < tb; ++i)
-    st[lead + i] = t.shape()[i] == 1 ? 0 : t.strides()[i];
+  for (int64_t i = 0; i < tb; ++i) st[lead + i] = t.shape()[i] == 1 ? 0 : t.strides()[i];
   return st;
 }
 

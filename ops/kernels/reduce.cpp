@@ -48,7 +48,10 @@ int64_t arg_extreme(const T* row, int64_t len, bool greater) {
     T v = row[i], b = row[best];
     if constexpr (std::is_floating_point_v<T>) {
       if (std::isnan(b)) break;
-      if (std::isnan(v)) { best = i; break; }
+      if (std::isnan(v)) {
+        best = i;
+        break;
+      }
     }
     if (greater ? v > b : v < b) best = i;
   }
@@ -90,8 +93,8 @@ Tensor reduce(Reduce op, const Tensor& x, const std::vector<int64_t>& dims, bool
   for (int64_t d = 0; d < x.dim(); ++d)
     if (reduced[d]) perm_shape.push_back(x.shape()[d]), perm_strides.push_back(x.strides()[d]);
   const int64_t outer = numel(kept_shape);
-  AG_CHECK(len > 0 || op == Reduce::sum || outer == 0, ValueError, name,
-           ": cannot reduce over an empty dim (shape ", x.shape(), ")");
+  AG_CHECK(len > 0 || op == Reduce::sum || outer == 0, ValueError, name, ": cannot reduce over an empty dim (shape ",
+           x.shape(), ")");
 
   DType out_dtype = x.dtype();
   if (op == Reduce::sum && !is_floating(x.dtype())) out_dtype = DType::i64;
@@ -102,8 +105,10 @@ Tensor reduce(Reduce op, const Tensor& x, const std::vector<int64_t>& dims, bool
   // Sum over leading dims of a contiguous tensor: no transposing copy.
   bool leading = x.is_contiguous();
   for (int64_t d = 0, seen_kept = 0; d < x.dim(); ++d) {
-    if (!reduced[d]) seen_kept = 1;
-    else if (seen_kept) leading = false;
+    if (!reduced[d])
+      seen_kept = 1;
+    else if (seen_kept)
+      leading = false;
   }
 
   dispatch_all(x.dtype(), name, [&]<class T>() {
@@ -130,8 +135,10 @@ Tensor reduce(Reduce op, const Tensor& x, const std::vector<int64_t>& dims, bool
     bool greater = op == Reduce::max || op == Reduce::argmax;
     for (int64_t o = 0; o < outer; ++o) {
       int64_t i = arg_extreme(p + o * len, len, greater);
-      if (op == Reduce::argmax || op == Reduce::argmin) out.data<int64_t>()[o] = i;
-      else out.data<T>()[o] = p[o * len + i];
+      if (op == Reduce::argmax || op == Reduce::argmin)
+        out.data<int64_t>()[o] = i;
+      else
+        out.data<T>()[o] = p[o * len + i];
     }
   });
   return out;

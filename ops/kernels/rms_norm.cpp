@@ -50,8 +50,7 @@ void rms_norm_rows(const T* px, const T* w, T* py, T* pr, int64_t i0, int64_t i1
 //   dx = r * gw - x * r^3 * mean(gw * x)
 // (y = x r w and dr/dx_j = -r^3 x_j / n).
 template <class T>
-void rms_norm_dx_rows(const T* px, const T* pg, const T* w, const T* pr, T* dx, int64_t i0, int64_t i1,
-                      int64_t n) {
+void rms_norm_dx_rows(const T* px, const T* pg, const T* w, const T* pr, T* dx, int64_t i0, int64_t i1, int64_t n) {
   for (int64_t i = i0; i < i1; ++i) {
     const T *row = px + i * n, *gr = pg + i * n;
     const double s = dot(row, gr, w, n);  // sum of x * g * w
@@ -98,7 +97,8 @@ RmsNormGrads rms_norm_backward(const Tensor& x_in, const Tensor& rstd, const Ten
     if (need_x) {
       T* dx = r.dx.data<T>();
       const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1));
-      detail::parallel_for(rows, grain, [&](int64_t i0, int64_t i1) { rms_norm_dx_rows(px, pg, w, pr, dx, i0, i1, n); });
+      detail::parallel_for(rows, grain,
+                           [&](int64_t i0, int64_t i1) { rms_norm_dx_rows(px, pg, w, pr, dx, i0, i1, n); });
     }
     if (need_w) {
       std::vector<double> dw(static_cast<std::size_t>(n), 0.0);

@@ -10,9 +10,8 @@ void check_index_range(const Tensor& index, int64_t size, int64_t dim, const cha
   Tensor idx = convert(index, DType::i64);  // contiguous; index itself when it already is
   const int64_t* p = idx.data<int64_t>();
   for (int64_t k = 0; k < idx.numel(); ++k)
-    AG_CHECK(p[k] >= 0 && p[k] < size, IndexError, op, ": index ", p[k],
-             " is out of bounds for dimension ", dim, " with size ", size, " (index shape ",
-             index.shape(), ")");
+    AG_CHECK(p[k] >= 0 && p[k] < size, IndexError, op, ": index ", p[k], " is out of bounds for dimension ", dim,
+             " with size ", size, " (index shape ", index.shape(), ")");
 }
 
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, double value) {

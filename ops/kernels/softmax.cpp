@@ -30,8 +30,7 @@ Tensor dim_last(const Tensor& x, int64_t dim) {
 Tensor dim_back(const Tensor& y, const Shape& shape, int64_t dim) {
   Strides cs = y.strides();
   Strides st = Dims::filled(shape.size(), 0);
-  for (int64_t d = 0, j = 0; d < shape.size(); ++d)
-    st[d] = d == dim ? cs[cs.size() - 1] : cs[j++];
+  for (int64_t d = 0, j = 0; d < shape.size(); ++d) st[d] = d == dim ? cs[cs.size() - 1] : cs[j++];
   return Tensor(y.storage(), shape, st, y.offset(), y.dtype());
 }
 

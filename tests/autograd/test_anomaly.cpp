@@ -48,8 +48,9 @@ TEST_CASE("anomaly: sqrt(0) names sqrt, its input shape and where it was created
   // d sqrt(x) / dx = 1 / (2 sqrt(x)): inf at 0, 0.25 at 4.
   std::string msg = backward_error(anomaly_fwd::root_of(x).sum());
   INFO(msg);
-  CHECK(contains(msg, "anomaly: the backward of 'sqrt' returned inf values in its gradient for input 0 "
-                      "(0 nan and 1 inf of 2 elements, shape [2]); the op's inputs have shapes [2]"));
+  CHECK(contains(msg,
+                 "anomaly: the backward of 'sqrt' returned inf values in its gradient for input 0 "
+                 "(0 nan and 1 inf of 2 elements, shape [2]); the op's inputs have shapes [2]"));
   CHECK(contains(msg, "'sqrt' was created at:\n  #0 ag::sqrt(ag::Tensor const&)"));
   CHECK(contains(msg, "anomaly_fwd::root_of(ag::Tensor const&) (test_anomaly)"));
   CHECK(contains(msg, "main (test_anomaly)"));
@@ -62,8 +63,9 @@ TEST_CASE("anomaly: log(0) and a division by zero, with every input's shape") {
   Tensor x = leaf({1.0, 0.0, 2.0});
   // d log(x) / dx = 1 / x: inf at 0.
   std::string msg = backward_error(ag::log(x).sum());
-  CHECK(contains(msg, "the backward of 'log' returned inf values in its gradient for input 0 "
-                      "(0 nan and 1 inf of 3 elements, shape [3]); the op's inputs have shapes [3]"));
+  CHECK(contains(msg,
+                 "the backward of 'log' returned inf values in its gradient for input 0 "
+                 "(0 nan and 1 inf of 3 elements, shape [3]); the op's inputs have shapes [3]"));
 
   // a / b with a (3, 2) not requiring grad and b (2) broadcast over rows:
   // d/db = -sum_rows(a / b^2) = -(1/4 + 1/4 + 0/4, 1/0 + 1/0 + 0/0) = (-0.5, nan).
@@ -71,8 +73,9 @@ TEST_CASE("anomaly: log(0) and a division by zero, with every input's shape") {
   Tensor b = leaf({2.0, 0.0});
   msg = backward_error((a / b).sum());
   INFO(msg);
-  CHECK(contains(msg, "the backward of 'div' returned nan values in its gradient for input 1 "
-                      "(1 nan and 0 inf of 2 elements, shape [2]); the op's inputs have shapes [3, 2], [2]"));
+  CHECK(contains(msg,
+                 "the backward of 'div' returned nan values in its gradient for input 1 "
+                 "(1 nan and 0 inf of 2 elements, shape [2]); the op's inputs have shapes [3, 2], [2]"));
   CHECK(contains(msg, "'div' was created at:"));
 }
 
@@ -88,8 +91,9 @@ TEST_CASE("anomaly: a nan two ops from the loss is blamed on the op whose backwa
   x.zero_grad();
   std::string msg = backward_error((anomaly_fwd::norm_of(x) * 2.0));
   INFO(msg);
-  CHECK(contains(msg, "the backward of 'sqrt' returned inf values in its gradient for input 0 "
-                      "(0 nan and 1 inf of 1 elements, shape []); the op's inputs have shapes []"));
+  CHECK(contains(msg,
+                 "the backward of 'sqrt' returned inf values in its gradient for input 0 "
+                 "(0 nan and 1 inf of 1 elements, shape []); the op's inputs have shapes []"));
   CHECK(contains(msg, "anomaly_fwd::norm_of(ag::Tensor const&) (test_anomaly)"));
   CHECK_FALSE(contains(msg, "'mul'"));
 }
@@ -167,8 +171,9 @@ TEST_CASE("anomaly: double backward under the guard") {
     CHECK(tc::diff(g, {0.0, 1.5}) == "");
     std::string msg = backward_error(g.sum());
     INFO(msg);
-    CHECK(contains(msg, "the backward of 'pow' returned inf values in its gradient for input 0 "
-                        "(0 nan and 1 inf of 2 elements, shape [2]); the op's inputs have shapes [2]"));
+    CHECK(contains(msg,
+                   "the backward of 'pow' returned inf values in its gradient for input 0 "
+                   "(0 nan and 1 inf of 2 elements, shape [2]); the op's inputs have shapes [2]"));
     // Its own creation (inside the closure, under ag::grad) and the forward pow's.
     CHECK(contains(msg, "'pow' was created at:\n  #0 ag::pow(ag::Tensor const&, ag::Scalar)"));
     CHECK(contains(msg, "\nwhile running the backward of 'pow', which was created at:"));

@@ -23,8 +23,8 @@ using ag::DType;
 using ag::Shape;
 using ag::Tensor;
 
-using test_util::error_of;
 using test_util::contains;
+using test_util::error_of;
 
 namespace {
 
@@ -106,8 +106,7 @@ TEST_CASE("self-attention: x as query, key and value gets the sum of three paths
   loss(x, x, x).backward();
 
   // The three paths separately, on detached copies that share x's values.
-  Tensor q = x.detach().requires_grad_(), k = x.detach().requires_grad_(),
-         v = x.detach().requires_grad_();
+  Tensor q = x.detach().requires_grad_(), k = x.detach().requires_grad_(), v = x.detach().requires_grad_();
   loss(q, k, v).backward();
   CHECK(ag::allclose(x.grad(), q.grad() + k.grad() + v.grad(), 1e-10, 1e-12));
   // All three paths carry gradient.
@@ -126,12 +125,11 @@ TEST_CASE("gradients of views flow to the base") {
   Tensor x = leaf({1, 2, 3, 4, 5, 6}, {2, 3});
   // A transposed view, a slice, a selected row and a reshape of x all feed one loss.
   Tensor loss = (x.t() * f64({1, 2, 3, 4, 5, 6}, {3, 2})).sum()  // x^T weights -> [[1,3,5],[2,4,6]]
-                + x.slice(1, 0, 3, 2).sum() * 10.0                 // columns 0 and 2
-                + x.select(0, 1).sum() * 100.0                     // row 1
-                + x.reshape({6}).select(0, 0) * 1000.0;            // element (0, 0)
+                + x.slice(1, 0, 3, 2).sum() * 10.0               // columns 0 and 2
+                + x.select(0, 1).sum() * 100.0                   // row 1
+                + x.reshape({6}).select(0, 0) * 1000.0;          // element (0, 0)
   loss.backward();
-  CHECK(ag::allclose(x.grad(), f64({1 + 10 + 1000, 3, 5 + 10, 2 + 10 + 100, 4 + 100, 6 + 10 + 100},
-                                   {2, 3})));
+  CHECK(ag::allclose(x.grad(), f64({1 + 10 + 1000, 3, 5 + 10, 2 + 10 + 100, 4 + 100, 6 + 10 + 100}, {2, 3})));
   // A view of a leaf shares its storage and is itself not a leaf.
   Tensor v = x.t();
   CHECK(v.shares_storage(x));
@@ -278,8 +276,8 @@ TEST_CASE("backward of a non-scalar needs a gradient; a wrongly shaped one is re
 TEST_CASE("ag::grad returns gradients without touching .grad()") {
   Tensor x = leaf({1, 2, 3});
   Tensor w = leaf({0.5, -1, 2});
-  Tensor h = x * w;                // intermediate
-  Tensor y = (h * h).sum();        // dy/dh = 2h, dy/dx = 2 h w, dy/dw = 2 h x
+  Tensor h = x * w;          // intermediate
+  Tensor y = (h * h).sum();  // dy/dh = 2h, dy/dx = 2 h w, dy/dw = 2 h x
   auto g = ag::grad({y}, {x, h, w}, {}, /*retain_graph=*/true);
   REQUIRE(g.size() == 3);
   CHECK(ag::allclose(g[0], f64({2 * 0.5 * 0.5, 2 * -2 * -1, 2 * 6 * 2})));
@@ -342,9 +340,7 @@ TEST_CASE("a 100,000-op chain runs backward and is destroyed without deep recurs
         first = y.grad_fn();
       }
       expired_unused = first.expired();
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
+    } catch (const std::exception& e) { error = e.what(); }
   });
   CHECK(error == "");
   // d/dx = 1.0000001^(kOps / 2) = e^0.005 approximately
@@ -363,9 +359,9 @@ TEST_CASE("graphs die with their last tensor: no cycles after many iterations") 
   Tensor targets = Tensor::from_vector(std::vector<int64_t>{0, 4, 2, 1, 3, 0}, {2, 3});
   std::weak_ptr<ag::Node> root, inner;
   for (int it = 0; it < 1000; ++it) {
-    Tensor h = ag::layer_norm(ag::linear(x, w, b), {5});                   // (2, 3, 5)
+    Tensor h = ag::layer_norm(ag::linear(x, w, b), {5});  // (2, 3, 5)
     Tensor a = ag::scaled_dot_product_attention(h, h, h, causal()).first;
-    Tensor loss = ag::cross_entropy(a.transpose(1, 2), targets);           // (N, C, d) layout
+    Tensor loss = ag::cross_entropy(a.transpose(1, 2), targets);  // (N, C, d) layout
     inner = h.grad_fn();
     root = loss.grad_fn();
     if (it % 2) loss.backward();  // half with backward, half dropped as built
@@ -393,8 +389,8 @@ TEST_CASE("record() builds a user op; gradcheck passes it and reports a wrong ba
   y.sum().backward();
   CHECK(ag::allclose(x.grad(), f64({3, -4})));
 
-  auto good = ag::gradcheck([](const std::vector<Tensor>& in) { return my_square(in[0], true); }, {x},
-                            {.name = "my_square"});
+  auto good =
+      ag::gradcheck([](const std::vector<Tensor>& in) { return my_square(in[0], true); }, {x}, {.name = "my_square"});
   CHECK_MESSAGE(good.ok, good.message);
 
   auto bad = ag::gradcheck([](const std::vector<Tensor>& in) { return my_square(in[0], false); }, {x},
@@ -462,15 +458,15 @@ TEST_CASE("printing a tensor shows its grad_fn") {
 
 // ---- higher-order gradients ---------------------------------------------------------
 using ag::allclose;
-using ag::GradcheckResult;
-using ag::Grads;
-using ag::NeedsGrad;
-using ag::Saved;
 using ag::exp;
 using ag::gradcheck;
+using ag::GradcheckResult;
 using ag::gradgradcheck;
+using ag::Grads;
+using ag::NeedsGrad;
 using ag::pow;
 using ag::record;
+using ag::Saved;
 using ag::sum;
 
 TEST_CASE("create_graph: a Hessian-vector product by hand") {
@@ -519,16 +515,13 @@ TEST_CASE("gradgradcheck catches a backward that is not differentiable") {
   auto bad_square = [](const std::vector<Tensor>& in) {
     const Tensor& x = in[0];
     Tensor y = x.detach() * x.detach();
-    return record("bad_square", y, {x}, [xd = x.detach()](const Tensor& g, NeedsGrad) {
-      return Grads{g * xd * 2.0};
-    });
+    return record("bad_square", y, {x}, [xd = x.detach()](const Tensor& g, NeedsGrad) { return Grads{g * xd * 2.0}; });
   };
   auto good_square = [](const std::vector<Tensor>& in) {
     const Tensor& x = in[0];
     Tensor y = x.detach() * x.detach();
-    return record("good_square", y, {x}, [sx = Saved(x)](const Tensor& g, NeedsGrad) {
-      return Grads{g * sx.get() * 2.0};
-    });
+    return record("good_square", y, {x},
+                  [sx = Saved(x)](const Tensor& g, NeedsGrad) { return Grads{g * sx.get() * 2.0}; });
   };
   Tensor x = f64({0.5, -1.5, 2.0}, {3}).requires_grad_();
   CHECK(gradcheck(bad_square, {x}).ok);
@@ -542,7 +535,7 @@ TEST_CASE("Saved::output reconnects an op's output to its node under create_grap
   // exp saves its output y; d/dx (g * y) needs y's own gradient, exp(x).
   Tensor x = f64({0.3, -0.7}, {2}).requires_grad_();
   Tensor g1 = ag::grad({sum(exp(x) * 3.0)}, {x}, {}, {}, true)[0];  // 3 exp(x)
-  Tensor g2 = ag::grad({sum(g1)}, {x})[0];                           // 3 exp(x)
+  Tensor g2 = ag::grad({sum(g1)}, {x})[0];                          // 3 exp(x)
   CHECK(allclose(g2, exp(x.detach()) * 3.0));
 }
 
@@ -551,29 +544,70 @@ TEST_CASE("in-place ops on non-leaf tensors are recorded (gradcheck and gradgrad
   using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
   const Tensor mask = ag::gt(f64({1, 0, 1, 0, 0, 1}, {2, 3}), 0.5);
   const std::vector<std::pair<const char*, Fn>> cases = {
-      {"relu_", [](const std::vector<Tensor>& x) { Tensor y = x[0] * 1.5; return y.relu_(); }},
-      {"mul_ tensor", [](const std::vector<Tensor>& x) { Tensor y = x[0] + 0.0; return y.mul_(x[1]); }},
-      {"mul_ scalar", [](const std::vector<Tensor>& x) { Tensor y = ag::sin(x[0]); return y.mul_(2.0); }},
-      {"add_ alpha", [](const std::vector<Tensor>& x) { Tensor y = ag::sin(x[0]); return y.add_(x[1], -0.5); }},
-      {"sub_ div_", [](const std::vector<Tensor>& x) { Tensor y = x[0] * x[1]; y.sub_(x[1]); return y.div_(3.0); }},
-      {"div_ tensor", [](const std::vector<Tensor>& x) {
+      {"relu_",
+       [](const std::vector<Tensor>& x) {
+         Tensor y = x[0] * 1.5;
+         return y.relu_();
+       }},
+      {"mul_ tensor",
+       [](const std::vector<Tensor>& x) {
+         Tensor y = x[0] + 0.0;
+         return y.mul_(x[1]);
+       }},
+      {"mul_ scalar",
+       [](const std::vector<Tensor>& x) {
+         Tensor y = ag::sin(x[0]);
+         return y.mul_(2.0);
+       }},
+      {"add_ alpha",
+       [](const std::vector<Tensor>& x) {
+         Tensor y = ag::sin(x[0]);
+         return y.add_(x[1], -0.5);
+       }},
+      {"sub_ div_",
+       [](const std::vector<Tensor>& x) {
+         Tensor y = x[0] * x[1];
+         y.sub_(x[1]);
+         return y.div_(3.0);
+       }},
+      {"div_ tensor",
+       [](const std::vector<Tensor>& x) {
          Tensor y = x[0] * 2.0;
          return y.div_(ag::exp(x[1]));
        }},
-      {"masked_fill_", [mask](const std::vector<Tensor>& x) { Tensor y = x[0] * x[1]; return y.masked_fill_(mask, 0.25); }},
-      {"exp_ tanh_ sigmoid_ neg_", [](const std::vector<Tensor>& x) {
+      {"masked_fill_",
+       [mask](const std::vector<Tensor>& x) {
+         Tensor y = x[0] * x[1];
+         return y.masked_fill_(mask, 0.25);
+       }},
+      {"exp_ tanh_ sigmoid_ neg_",
+       [](const std::vector<Tensor>& x) {
          Tensor y = x[0] * 0.5;
          y.exp_().tanh_();
          return y.sigmoid_().neg_();
        }},
-      {"clamp_", [](const std::vector<Tensor>& x) { Tensor y = x[0] * 1.0; return y.clamp_(-0.3, 0.4); }},
-      {"copy_ into a buffer", [](const std::vector<Tensor>& x) {
+      {"clamp_",
+       [](const std::vector<Tensor>& x) {
+         Tensor y = x[0] * 1.0;
+         return y.clamp_(-0.3, 0.4);
+       }},
+      {"copy_ into a buffer",
+       [](const std::vector<Tensor>& x) {
          Tensor buf = ag::zeros({2, 3}, DType::f64);  // a leaf that needs no grad
          buf.copy_(x[0] * x[1]);
          return buf * 2.0;
        }},
-      {"fill_ then add_", [](const std::vector<Tensor>& x) { Tensor y = x[0] * 3.0; y.fill_(1.0); return y.add_(x[1]); }},
-      {"add_ into a constant", [](const std::vector<Tensor>& x) { Tensor y = ag::ones({2, 3}, DType::f64); return y.add_(x[0]); }},
+      {"fill_ then add_",
+       [](const std::vector<Tensor>& x) {
+         Tensor y = x[0] * 3.0;
+         y.fill_(1.0);
+         return y.add_(x[1]);
+       }},
+      {"add_ into a constant",
+       [](const std::vector<Tensor>& x) {
+         Tensor y = ag::ones({2, 3}, DType::f64);
+         return y.add_(x[0]);
+       }},
   };
   ag::Generator rng(5);
   for (auto& name_fn : cases) {

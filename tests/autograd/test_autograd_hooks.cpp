@@ -35,9 +35,7 @@ TEST_CASE("post_accumulate_grad_hook: once per backward, after every contributio
   // x is used four times, one of them through a view:
   // loss = sum(x^2) + sum(x w) + sum(exp(x)) + 5 x[1]
   // d loss / dx = 2x + w + exp(x) + (0, 5, 0)
-  auto loss_of = [&] {
-    return (x * x).sum() + (x * w).sum() + ag::exp(x).sum() + x.slice(0, 1, 2).sum() * 5.0;
-  };
+  auto loss_of = [&] { return (x * x).sum() + (x * w).sum() + ag::exp(x).sum() + x.slice(0, 1, 2).sum() * 5.0; };
   std::vector<double> expect(3);
   const std::vector<double> xv{0.5, -1.0, 2.0}, wv{3.0, 0.25, -2.0};
   for (int i = 0; i < 3; ++i) expect[i] = 2 * xv[i] + wv[i] + std::exp(xv[i]) + (i == 1 ? 5.0 : 0.0);

@@ -57,8 +57,7 @@ TEST_CASE("double backward: a WGAN-GP gradient penalty's gradient equals PyTorch
   const test_util::Fixture t = test_util::load_fixture("double_backward");
   auto p = leaves(t, "wgan_gp.param.");
   Tensor alpha = t.at("wgan_gp.input.alpha");
-  Tensor x_hat = (alpha * t.at("wgan_gp.input.real") + (1.0 - alpha) * t.at("wgan_gp.input.fake"))
-                     .requires_grad_();
+  Tensor x_hat = (alpha * t.at("wgan_gp.input.real") + (1.0 - alpha) * t.at("wgan_gp.input.fake")).requires_grad_();
   CHECK(rel_err(x_hat, t.at("wgan_gp.x_hat")) < 1e-12);
   // critic = Sequential(Linear(6, 16), LeakyReLU(0.2), Linear(16, 1))
   Tensor h = linear(x_hat, p["0.weight"], p["0.bias"]);

@@ -14,12 +14,10 @@ int main() {
   failures += got != 6.0f;
 
   const std::string_view expected = AG_EXPECTED_VERSION;
-  std::printf("attograd consumer: ag::version %.*s, the package says %.*s\n",
-              static_cast<int>(ag::version.size()), ag::version.data(),
-              static_cast<int>(expected.size()), expected.data());
+  std::printf("attograd consumer: ag::version %.*s, the package says %.*s\n", static_cast<int>(ag::version.size()),
+              ag::version.data(), static_cast<int>(expected.size()), expected.data());
   failures += ag::version != expected;
-  static_assert(ATTOGRAD_VERSION_MAJOR == 0 && ATTOGRAD_VERSION_MINOR == 2,
-                "the consumer asks for attograd 0.2");
+  static_assert(ATTOGRAD_VERSION_MAJOR == 0 && ATTOGRAD_VERSION_MINOR == 2, "the consumer asks for attograd 0.2");
 
   std::printf("attograd consumer: %s\n", failures ? "FAILED" : "OK");
   return failures ? 1 : 0;

@@ -68,7 +68,7 @@ std::vector<float> run(Model& m, int i) {
     m.layer->eval();
     for (int step = 0; step < 4; ++step) {
       Tensor x = ag::randn({2, 5, 16}, ag::DType::f32, &gen);  // (B, L, E)
-      Tensor y = m.head->forward(m.layer->forward(x));          // (B, L, 3)
+      Tensor y = m.head->forward(m.layer->forward(x));         // (B, L, 3)
       CHECK_FALSE(y.requires_grad());
       losses.push_back((y * y).mean());
     }
@@ -168,7 +168,8 @@ TEST_CASE("concurrency: hooks registered from several threads get distinct ids")
     Tensor& x = xs[static_cast<std::size_t>(t)];
     std::vector<ag::RemovableHandle> handles;
     for (int k = 0; k < 2000; ++k)
-      handles.push_back(x.register_post_accumulate_grad_hook([&calls, t](Tensor&) { ++calls[static_cast<std::size_t>(t)]; }));
+      handles.push_back(
+          x.register_post_accumulate_grad_hook([&calls, t](Tensor&) { ++calls[static_cast<std::size_t>(t)]; }));
     for (int k = 0; k < 2000; k += 2) handles[static_cast<std::size_t>(k)].remove();
     (x * 2.0).sum().backward();
   });

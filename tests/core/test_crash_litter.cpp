@@ -92,9 +92,7 @@ TEST_CASE("a save killed mid-write leaves a temporary that the next save removes
       for (;;) {
         try {
           ag::save_safetensors(path, big);
-        } catch (...) {
-          ::_exit(3);
-        }
+        } catch (...) { ::_exit(3); }
       }
     }
     // Wait until the child's temporary exists (and, mostly, holds part of the data), then

@@ -39,9 +39,7 @@ std::string st_file(const std::string& header, const std::string& data) {
 std::string load_error(const std::string& path) {
   try {
     ag::load_safetensors(path);
-  } catch (const ag::IOError& e) {
-    return e.what();
-  }
+  } catch (const ag::IOError& e) { return e.what(); }
   return "";
 }
 
@@ -320,8 +318,8 @@ TEST_CASE("a file truncated anywhere throws IOError") {
   write_bytes(path, good.substr(0, 5));
   CHECK(load_error(path) == "load_safetensors: " + path + ": file is 5 bytes, shorter than the 8-byte header length");
   write_bytes(path, good.substr(0, 100));
-  CHECK(load_error(path).find("header length " + std::to_string(n) + " is larger than the rest of the file (92 bytes)") !=
-        std::string::npos);
+  CHECK(load_error(path).find("header length " + std::to_string(n) +
+                              " is larger than the rest of the file (92 bytes)") != std::string::npos);
   write_bytes(path, good.substr(0, 8 + n));
   CHECK(load_error(path).find("beyond the data buffer (0 bytes)") != std::string::npos);
   write_bytes(path, good.substr(0, good.size() - 1));
@@ -348,7 +346,8 @@ TEST_CASE("corrupt headers throw IOError saying what is wrong") {
       {"unknown dtype", st_file(tensor("F16", "[2]", "[0,4]"), "abcd"), "unsupported dtype 'F16'"},
       {"dtype not a string", st_file(R"({"w":{"dtype":4,"shape":[2],"data_offsets":[0,8]}})", f32x2),
        "'w': dtype must be a string, got 4"},
-      {"negative dim", st_file(tensor("F32", "[-2]", "[0,8]"), f32x2), "shape dim 0 must be a non-negative integer, got -2"},
+      {"negative dim", st_file(tensor("F32", "[-2]", "[0,8]"), f32x2),
+       "shape dim 0 must be a non-negative integer, got -2"},
       {"float dim", st_file(tensor("F32", "[2.0]", "[0,8]"), f32x2), "shape dim 0 must be a non-negative integer"},
       {"shape not an array", st_file(tensor("F32", "\"2\"", "[0,8]"), f32x2), "shape must be an array"},
       {"nine dims", st_file(tensor("F32", "[1,1,1,1,1,1,1,1,2]", "[0,8]"), f32x2), "at most 8"},
@@ -362,12 +361,14 @@ TEST_CASE("corrupt headers throw IOError saying what is wrong") {
       {"trailing bytes", st_file(tensor("F32", "[2]", "[0,8]"), f32x2 + "xx"), "the data buffer has 10 bytes"},
       {"hole", st_file(tensor("F32", "[1]", "[4,8]"), f32x2), "leaving a hole"},
       {"overlap",
-       st_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-               f32x2),
+       st_file(
+           R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+           f32x2),
        "overlaps tensor 'a'"},
       {"duplicate name",
-       st_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-               f32x2),
+       st_file(
+           R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+           f32x2),
        "'w' twice"},
       {"bool byte 2", st_file(tensor("BOOL", "[2]", "[0,2]"), std::string("\x01\x02", 2)), "not 0 or 1"},
       {"metadata value not a string", st_file(R"({"__metadata__":{"a":1}})", ""), "__metadata__ value for 'a'"},
@@ -419,7 +420,7 @@ TEST_CASE("a shape whose byte count overflows 64 bits is rejected, whatever the 
   };
   for (const auto& [dtype, shape_b, offsets, data] :
        {std::tuple<std::string, std::string, std::string, std::string>{"I64", "[2305843009213693953]", "[0,8]",
-                                                                        std::string(8, '\0')},
+                                                                       std::string(8, '\0')},
         {"I32", "[4611686018427387904]", "[0,0]", ""},
         {"F32", "[4294967296,1073741824]", "[0,0]", ""},
         {"F64", "[3,768614336404564651]", "[0,8]", std::string(8, '\0')}}) {  // 3 * 768614336404564651 * 8 = 2^64 + 8
@@ -476,8 +477,8 @@ TEST_CASE("a crash during save leaves the old file intact and no temporary file"
     CAPTURE(after);
     {
       FaultGuard fault(after);
-      CHECK_THROWS_WITH_AS(ag::save_safetensors(path, new_map, {{"version", "new"}}),
-                           doctest::Contains(crash.c_str()), ag::IOError);
+      CHECK_THROWS_WITH_AS(ag::save_safetensors(path, new_map, {{"version", "new"}}), doctest::Contains(crash.c_str()),
+                           ag::IOError);
     }
     CHECK(read_bytes(path) == old_bytes);
     CHECK(ag::load_safetensors_metadata(path).at("version") == "old");

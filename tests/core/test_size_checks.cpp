@@ -29,19 +29,22 @@ TEST_CASE("numel and contiguous strides: overflow throws ShapeError") {
 }
 
 TEST_CASE("factories: element, stride and byte overflow are ShapeErrors naming the op") {
-  CHECK_THROWS_MSG(ag::zeros({k32, k32}), ag::ShapeError, "zeros: shape [4294967296, 4294967296] has too many elements");
+  CHECK_THROWS_MSG(ag::zeros({k32, k32}), ag::ShapeError,
+                   "zeros: shape [4294967296, 4294967296] has too many elements");
   CHECK_THROWS_MSG(ag::ones({k32, k32}), ag::ShapeError, "ones: shape [4294967296, 4294967296]");
   CHECK_THROWS_MSG(ag::full({k32, k32}, 1.0), ag::ShapeError, "full: shape");
   CHECK_THROWS_MSG(ag::empty({k32, k32}), ag::ShapeError, "empty: shape");
   CHECK_THROWS_MSG(ag::randn({k32, k32}), ag::ShapeError, "randn: shape");
   CHECK_THROWS_MSG(ag::eye(k32, k32), ag::ShapeError, "eye: shape [4294967296, 4294967296]");
   // numel fits, strides do not (a size-0 dim keeps numel at 0).
-  CHECK_THROWS_MSG(ag::zeros({0, k62, 4}), ag::ShapeError, "zeros: strides of shape [0, 4611686018427387904, 4] overflow");
+  CHECK_THROWS_MSG(ag::zeros({0, k62, 4}), ag::ShapeError,
+                   "zeros: strides of shape [0, 4611686018427387904, 4] overflow");
   // numel fits, bytes do not: 2^62 f32 elements are 2^64 bytes.
   CHECK_THROWS_MSG(ag::zeros({k62}), ag::ShapeError,
                    "zeros: shape [4611686018427387904] of f32 needs more bytes than int64 can count");
   CHECK(ag::zeros({0, k62}).numel() == 0);  // empty tensors with huge dims are fine
-  CHECK_THROWS_MSG(ag::arange(0.0, 1e300, 1.0), ag::ShapeError, "arange: [0, 1e+300) with step 1 has too many elements");
+  CHECK_THROWS_MSG(ag::arange(0.0, 1e300, 1.0), ag::ShapeError,
+                   "arange: [0, 1e+300) with step 1 has too many elements");
   CHECK_THROWS_MSG(ag::arange(0.0, 1e18, 1.0, DType::f64), ag::MemoryError,
                    "arange: cannot allocate 8000000000000000000 bytes for shape [1000000000000000000] of f64");
 }
@@ -76,7 +79,8 @@ TEST_CASE("views and ops check the shapes they make") {
   // Broadcasting two valid views to an overflowing shape.
   Tensor col = ag::ones({1, 1}).expand({k32, 1}), row = ag::ones({1}).expand({k32});
   CHECK_THROWS_MSG(col + row, ag::ShapeError, "add: shape [4294967296, 4294967296] has too many elements");
-  CHECK_THROWS_MSG(ag::where(ag::gt(ag::ones({1}), 0.0), col, row), ag::ShapeError, "where: shape [4294967296, 4294967296]");
+  CHECK_THROWS_MSG(ag::where(ag::gt(ag::ones({1}), 0.0), col, row), ag::ShapeError,
+                   "where: shape [4294967296, 4294967296]");
   // matmul output (M, N) = (2^32, 2^32)
   Tensor a = ag::ones({1, 1}).expand({k32, 1}), b = ag::ones({1, 1}).expand({1, k32});
   CHECK_THROWS_MSG(ag::matmul(a, b), ag::ShapeError, "matmul: shape [4294967296, 4294967296] has too many elements");

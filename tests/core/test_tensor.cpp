@@ -207,8 +207,7 @@ TEST_CASE("in-place: shape and dtype errors") {
   CHECK_THROWS_MSG(x.masked_fill_(ag::ones({2, 3}, DType::b8), 0.0), ag::ShapeError,
                    "masked_fill: mask shape [2, 3] cannot be broadcast to input shape [3]");
   CHECK_THROWS_MSG(x.copy_(ag::zeros({4})), ag::ShapeError, "copy_: shapes [4] and [3] cannot be broadcast");
-  CHECK_THROWS_MSG(x.copy_(ag::zeros({2, 3})), ag::ShapeError,
-                   "copy_: source shape [2, 3] cannot be broadcast to [3]");
+  CHECK_THROWS_MSG(x.copy_(ag::zeros({2, 3})), ag::ShapeError, "copy_: source shape [2, 3] cannot be broadcast to [3]");
 }
 
 TEST_CASE("in-place: a tensor that requires grad refuses writes outside NoGradGuard") {

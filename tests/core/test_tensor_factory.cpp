@@ -244,8 +244,7 @@ TEST_CASE("random: rand and uniform stay in range with the right mean") {
   CHECK(*std::min_element(u.begin(), u.end()) >= -2.0);
   CHECK(*std::max_element(u.begin(), u.end()) <= 3.0);
   CHECK(std::abs(mean_of(u) - 0.5) < 0.08);  // std error 0.014
-  CHECK_THROWS_MSG(ag::uniform({2}, 0, 1, DType::i64), ag::DTypeError,
-                   "uniform: needs a floating dtype, got i64");
+  CHECK_THROWS_MSG(ag::uniform({2}, 0, 1, DType::i64), ag::DTypeError, "uniform: needs a floating dtype, got i64");
 }
 
 TEST_CASE("random: randn over 10000 samples has mean ~0 and std ~1") {

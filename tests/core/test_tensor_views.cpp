@@ -132,8 +132,7 @@ TEST_CASE("views: permute reorders shape and strides") {
 
 TEST_CASE("views: unsqueeze inserts a size-1 dim at every position") {
   Tensor x = tc::iota(6).view({2, 3});
-  Tensor a = x.unsqueeze(0), b = x.unsqueeze(1), c = x.unsqueeze(2), d = x.unsqueeze(-1),
-         e = x.unsqueeze(-3);
+  Tensor a = x.unsqueeze(0), b = x.unsqueeze(1), c = x.unsqueeze(2), d = x.unsqueeze(-1), e = x.unsqueeze(-3);
   CHECK(str(a.shape()) == "[1, 2, 3]");
   CHECK(str(a.strides()) == "[6, 3, 1]");
   CHECK(str(b.shape()) == "[2, 1, 3]");
@@ -342,8 +341,7 @@ TEST_CASE("views: reshape and view reject bad sizes") {
                    "reshape: shape [4, -1] is invalid for input of shape [2, 3] (6 elements)");
   CHECK_THROWS_MSG(x.reshape({-1, -1}), ag::ShapeError, "reshape: only one dim can be -1 in [-1, -1]");
   CHECK_THROWS_MSG(x.reshape({-2, -3}), ag::ShapeError, "reshape: invalid size -2 in shape [-2, -3]");
-  CHECK_THROWS_MSG(x.view({5}), ag::ShapeError,
-                   "view: shape [5] is invalid for input of shape [2, 3] (6 elements)");
+  CHECK_THROWS_MSG(x.view({5}), ag::ShapeError, "view: shape [5] is invalid for input of shape [2, 3] (6 elements)");
   CHECK_THROWS_MSG(x.view({-1, 2, -1}), ag::ShapeError, "view: only one dim can be -1");
   CHECK_THROWS_MSG(x.reshape({0, -1}), ag::ShapeError, "reshape: shape [0, -1] is invalid");
 }
@@ -351,8 +349,7 @@ TEST_CASE("views: reshape and view reject bad sizes") {
 TEST_CASE("views: permute rejects a wrong count or a repeated dim") {
   Tensor x = ag::zeros({2, 3, 4});
   CHECK_THROWS_MSG(x.permute({0, 1}), ag::ShapeError, "permute: 2 dims given for a tensor of shape [2, 3, 4]");
-  CHECK_THROWS_MSG(x.permute({0, 0, 1}), ag::IndexError,
-                   "permute: dim 0 repeats in the permutation (shape [2, 3, 4])");
+  CHECK_THROWS_MSG(x.permute({0, 0, 1}), ag::IndexError, "permute: dim 0 repeats in the permutation (shape [2, 3, 4])");
   CHECK_THROWS_MSG(x.permute({2, 1, -1}), ag::IndexError, "permute: dim -1 repeats");
   CHECK_THROWS_MSG(x.permute({0, 1, 3}), ag::IndexError, "permute: dim 3 is out of range");
 }
@@ -361,10 +358,8 @@ TEST_CASE("views: expand rejects a size mismatch, fewer dims and a new -1 dim") 
   Tensor x = ag::zeros({3, 1});
   CHECK_THROWS_MSG(x.expand({4, 2}), ag::ShapeError,
                    "expand: input shape [3, 1] cannot be expanded to [4, 2] (dim 0: 3 vs 4)");
-  CHECK_THROWS_MSG(x.expand({3}), ag::ShapeError,
-                   "expand: shape [3] has fewer dims than the input shape [3, 1]");
-  CHECK_THROWS_MSG(x.expand({-1, 3, 1}), ag::ShapeError,
-                   "expand: new leading dim 0 cannot be -1 (input shape [3, 1])");
+  CHECK_THROWS_MSG(x.expand({3}), ag::ShapeError, "expand: shape [3] has fewer dims than the input shape [3, 1]");
+  CHECK_THROWS_MSG(x.expand({-1, 3, 1}), ag::ShapeError, "expand: new leading dim 0 cannot be -1 (input shape [3, 1])");
   CHECK_THROWS_MSG(x.expand({3, -2}), ag::ShapeError,
                    "expand: invalid size -2 at dim 1 of [3, -2] (input shape [3, 1])");
 }
@@ -374,8 +369,7 @@ TEST_CASE("views: select, narrow and slice reject out-of-range arguments") {
   CHECK_THROWS_MSG(x.select(1, 3), ag::IndexError,
                    "select: index 3 is out of range for dim 1 of size 3 (shape [2, 3])");
   CHECK_THROWS_MSG(x.select(-1, -4), ag::IndexError, "select: index -4 is out of range for dim 1");
-  CHECK_THROWS_MSG(ag::scalar_tensor(1.0).select(0, 0), ag::ShapeError,
-                   "select: cannot select from a 0-d tensor");
+  CHECK_THROWS_MSG(ag::scalar_tensor(1.0).select(0, 0), ag::ShapeError, "select: cannot select from a 0-d tensor");
   CHECK_THROWS_MSG(x.narrow(1, 2, 2), ag::IndexError,
                    "narrow: start 2 and length 2 do not fit in dim 1 of size 3 (shape [2, 3])");
   CHECK_THROWS_MSG(x.narrow(0, 0, -1), ag::IndexError, "narrow: start 0 and length -1 do not fit");

@@ -55,8 +55,8 @@ TEST_CASE("all_reduce: SUM, AVG, MAX, MIN, PRODUCT for f32, f64 and i64") {
     auto sum = expect([](double a, double b) { return a + b; });
     auto got = values(av);
     for (std::size_t i = 0; i < sum.size(); ++i) {
-      const double want = dt == DType::i64 ? std::trunc(sum[i] / static_cast<double>(W()))
-                                           : sum[i] / static_cast<double>(W());
+      const double want =
+          dt == DType::i64 ? std::trunc(sum[i] / static_cast<double>(W())) : sum[i] / static_cast<double>(W());
       CHECK(got[i] == doctest::Approx(want).epsilon(1e-7));
     }
   }
@@ -98,8 +98,7 @@ TEST_CASE("all_gather and all_gather_into_tensor") {
 
   Tensor out = zeros({2 * W(), 3}, DType::f32);
   dist::all_gather_into_tensor(out, mine);
-  for (int64_t r = 0; r < W(); ++r)
-    CHECK(values(out.narrow(0, 2 * r, 2)) == values(rank_tensor(r, 2, 3, DType::f32)));
+  for (int64_t r = 0; r < W(); ++r) CHECK(values(out.narrow(0, 2 * r, 2)) == values(rank_tensor(r, 2, 3, DType::f32)));
 
   // A strided output (a transposed view) is filled through a contiguous copy.
   Tensor base = zeros({3, 2 * W()}, DType::f32);
@@ -203,12 +202,16 @@ TEST_CASE("collective errors name the collective, the shapes and the world") {
   Tensor undefined;
   CHECK_THROWS_MSG(dist::broadcast(undefined), ValueError, "dist::broadcast: the tensor is undefined");
   Tensor t = zeros({2}, DType::f32);
-  CHECK_THROWS_MSG(dist::broadcast(t, static_cast<int>(W())), ValueError, ("dist::broadcast: src " + w + " is not a rank of a world of " + w).c_str());
+  CHECK_THROWS_MSG(dist::broadcast(t, static_cast<int>(W())), ValueError,
+                   ("dist::broadcast: src " + w + " is not a rank of a world of " + w).c_str());
   Tensor big = zeros({2 * W() + 1, 3}, DType::f32), small = zeros({2, 3}, DType::f32);
-  CHECK_THROWS_MSG(dist::all_gather_into_tensor(big, small), ShapeError, ("dist::all_gather_into_tensor: the larger tensor f32 [" + std::to_string(2 * W() + 1) + ", 3]").c_str());
+  CHECK_THROWS_MSG(
+      dist::all_gather_into_tensor(big, small), ShapeError,
+      ("dist::all_gather_into_tensor: the larger tensor f32 [" + std::to_string(2 * W() + 1) + ", 3]").c_str());
   CHECK_THROWS_MSG(dist::reduce_scatter_tensor(small, big), ShapeError, ("dim 0 times the world size " + w).c_str());
   std::vector<Tensor> too_many(static_cast<std::size_t>(W() + 1), small);
-  CHECK_THROWS_MSG(dist::reduce_scatter(small, too_many), ValueError, ("dist::reduce_scatter: " + std::to_string(W() + 1) + " input tensors for a world of " + w).c_str());
+  CHECK_THROWS_MSG(dist::reduce_scatter(small, too_many), ValueError,
+                   ("dist::reduce_scatter: " + std::to_string(W() + 1) + " input tensors for a world of " + w).c_str());
   std::vector<Tensor> wrong(static_cast<std::size_t>(W()), zeros({3, 2}, DType::f32));
   CHECK_THROWS_MSG(dist::reduce_scatter(small, wrong), ShapeError,
                    "dist::reduce_scatter: input 0 is f32 [3, 2], output is f32 [2, 3]");
@@ -225,10 +228,13 @@ TEST_CASE("differentiable collective errors") {
                    "gather_from_parallel_region: needs at least one dim, got []");
   CHECK_THROWS_MSG(dist::copy_to_parallel_region(zeros({2}, DType::b8)), DTypeError,
                    "copy_to_parallel_region: tensor of shape [2] has dtype");
-  CHECK_THROWS_MSG(dist::functional::all_gather(x, 2), IndexError, "dist::functional::all_gather: dim 2 is out of range");
+  CHECK_THROWS_MSG(dist::functional::all_gather(x, 2), IndexError,
+                   "dist::functional::all_gather: dim 2 is out of range");
   if (W() > 1) {
     Tensor odd = zeros({2 * W() + 1, 2}, DType::f64);
-    CHECK_THROWS_MSG(dist::functional::reduce_scatter(odd, 0), ShapeError, ("must divide by the world size " + std::to_string(W())).c_str());
-    CHECK_THROWS_MSG(dist::scatter_to_parallel_region(odd.t()), ShapeError, ("scatter_to_parallel_region: the last dim of [2, " + std::to_string(2 * W() + 1) + "]").c_str());
+    CHECK_THROWS_MSG(dist::functional::reduce_scatter(odd, 0), ShapeError,
+                     ("must divide by the world size " + std::to_string(W())).c_str());
+    CHECK_THROWS_MSG(dist::scatter_to_parallel_region(odd.t()), ShapeError,
+                     ("scatter_to_parallel_region: the last dim of [2, " + std::to_string(2 * W() + 1) + "]").c_str());
   }
 }

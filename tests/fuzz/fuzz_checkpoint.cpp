@@ -43,7 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ag::default_generator().next_u64();
   const Snapshot before = snapshot(rig);
 
-  if (fuzz::accepts("load_checkpoint", [&] { ag::load_checkpoint(path, *rig.model, rig.opt.get(), rig.sched.get()); })) {
+  if (fuzz::accepts("load_checkpoint",
+                    [&] { ag::load_checkpoint(path, *rig.model, rig.opt.get(), rig.sched.get()); })) {
     fuzz::accepts("training after load_checkpoint", [&] {
       rig.step();
       rig.step();

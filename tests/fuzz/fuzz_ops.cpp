@@ -223,8 +223,8 @@ Params decode_params(fuzz::Bytes& in) {
 
 Tensor f64(const Tensor& t) { return t.to(DType::f64).contiguous(); }
 
-void compare(const Op& op, const std::vector<Tensor>& args, const Params& p, const Tensor& got,
-             const Tensor& want, const Tensor& scale) {
+void compare(const Op& op, const std::vector<Tensor>& args, const Params& p, const Tensor& got, const Tensor& want,
+             const Tensor& scale) {
   // The op, its arguments' dtypes, shapes, layouts and values, and its parameters.
   auto where = [&] {
     std::string s = std::string(op.name) + " on";
@@ -247,8 +247,8 @@ void compare(const Op& op, const std::vector<Tensor>& args, const Params& p, con
   // A bool result of arithmetic is "nonzero" (PyTorch: True + True is True).
   if (got.dtype() == DType::b8)
     for (double& v : w) v = v != 0;
-  const std::vector<double> s = scale.defined() ? ag::expand(scale, want.shape()).to_vector<double>()
-                                                : std::vector<double>(w.size(), 0.0);
+  const std::vector<double> s =
+      scale.defined() ? ag::expand(scale, want.shape()).to_vector<double>() : std::vector<double>(w.size(), 0.0);
   const bool f32 = got.dtype() == DType::f32;
   // The reference rounded to the result's dtype: an exact op (where, copies) with an f64
   // 0-d operand and an f32 result (PyTorch's promotion) gives the f32 nearest the f64 value.
@@ -310,8 +310,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     compare(op, args, p, got, f64(want), scale);
     if (tame(got)) {
-      if (int(regs.size()) < kMaxRegs) regs.push_back(got);
-      else regs[in.u8() % regs.size()] = got;
+      if (int(regs.size()) < kMaxRegs)
+        regs.push_back(got);
+      else
+        regs[in.u8() % regs.size()] = got;
     }
   }
   return 0;

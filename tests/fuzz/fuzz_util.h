@@ -34,9 +34,7 @@ bool accepts(const char* what, F&& f) {
   try {
     f();
     return true;
-  } catch (const ag::Error&) {
-    return false;
-  } catch (const std::exception& e) {
+  } catch (const ag::Error&) { return false; } catch (const std::exception& e) {
     fail(std::string(what) + " threw " + typeid(e).name() + " (not an ag::Error): " + e.what());
   }
 }

@@ -40,8 +40,10 @@ std::string make_mo(std::vector<std::pair<std::string, std::string>> msgs, bool 
   u32(0x950412de), u32(0), u32(n), u32(originals), u32(translations), u32(0), u32(0);
   std::string strings;
   std::vector<std::pair<uint32_t, uint32_t>> orig, trans;
-  for (auto& [id, str] : msgs) orig.push_back({uint32_t(id.size()), at + uint32_t(strings.size())}), strings += id + '\0';
-  for (auto& [id, str] : msgs) trans.push_back({uint32_t(str.size()), at + uint32_t(strings.size())}), strings += str + '\0';
+  for (auto& [id, str] : msgs)
+    orig.push_back({uint32_t(id.size()), at + uint32_t(strings.size())}), strings += id + '\0';
+  for (auto& [id, str] : msgs)
+    trans.push_back({uint32_t(str.size()), at + uint32_t(strings.size())}), strings += str + '\0';
   for (auto [len, off] : orig) u32(len), u32(off);
   for (auto [len, off] : trans) u32(len), u32(off);
   return out + strings;
@@ -118,9 +120,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path root = argv[1];
-  const std::vector<std::pair<const char*, void (*)(const fs::path&)>> targets = {
-      {"safetensors", safetensors_seeds}, {"nn_load", nn_load_seeds}, {"checkpoint", checkpoint_seeds},
-      {"mo", mo_seeds},                   {"ops", ops_seeds}};
+  const std::vector<std::pair<const char*, void (*)(const fs::path&)>> targets = {{"safetensors", safetensors_seeds},
+                                                                                  {"nn_load", nn_load_seeds},
+                                                                                  {"checkpoint", checkpoint_seeds},
+                                                                                  {"mo", mo_seeds},
+                                                                                  {"ops", ops_seeds}};
   for (auto& [name, write] : targets) {
     const fs::path dir = root / name;
     fs::create_directories(dir);

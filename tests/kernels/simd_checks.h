@@ -37,8 +37,15 @@ inline std::vector<T> values(int64_t n, uint64_t seed, bool specials = true) {
   ag::Generator g(seed);
   std::vector<T> x(static_cast<std::size_t>(n));
   for (auto& v : x) v = static_cast<T>(g.normal() * 3);
-  const T sp[] = {T(0), -T(0), std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity(),
-                  std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::denorm_min(), T(-20), T(1e30), T(-2.5)};
+  const T sp[] = {T(0),
+                  -T(0),
+                  std::numeric_limits<T>::infinity(),
+                  -std::numeric_limits<T>::infinity(),
+                  std::numeric_limits<T>::quiet_NaN(),
+                  std::numeric_limits<T>::denorm_min(),
+                  T(-20),
+                  T(1e30),
+                  T(-2.5)};
   if (specials)
     for (std::size_t i = 0; i < x.size(); i += 5) x[i] = sp[(i / 5) % std::size(sp)];
   return x;
@@ -73,12 +80,9 @@ struct StubCheck {
 // ops/kernels/dispatch_table.cpp fails every test_simd* program until its header has a
 // line here, and then fails that program until it has a StubCheck.
 inline const std::map<std::string_view, std::string_view> kHeaderChecks{
-    {"adam", "test_simd_norm_optim"},
-    {"attention_rows", "test_simd"},
-    {"dropout_rows", "test_simd"},
-    {"elementwise_rows", "test_simd_elementwise"},
-    {"gelu_rows", "test_simd_elementwise"},
-    {"layer_norm_rows", "test_simd_norm_optim"},
+    {"adam", "test_simd_norm_optim"},       {"attention_rows", "test_simd"},
+    {"dropout_rows", "test_simd"},          {"elementwise_rows", "test_simd_elementwise"},
+    {"gelu_rows", "test_simd_elementwise"}, {"layer_norm_rows", "test_simd_norm_optim"},
     {"sum_rows", "test_simd_norm_optim"},
 };
 

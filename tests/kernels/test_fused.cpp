@@ -32,8 +32,10 @@ TEST_CASE("fused layer_norm equals the composite formula, values and gradients")
     Shape x, norm;
     bool weight, bias, transposed;
   };
-  const Case cases[] = {{{5, 8}, {8}, true, true, false},   {{2, 3, 6}, {6}, false, false, false},
-                        {{2, 3, 6}, {3, 6}, true, true, false}, {{4, 5}, {4}, true, false, true},
+  const Case cases[] = {{{5, 8}, {8}, true, true, false},
+                        {{2, 3, 6}, {6}, false, false, false},
+                        {{2, 3, 6}, {3, 6}, true, true, false},
+                        {{4, 5}, {4}, true, false, true},
                         {{3, 7}, {7}, false, true, false}};
   for (const auto& c : cases) {
     INFO("x " << c.x << " normalized " << c.norm);

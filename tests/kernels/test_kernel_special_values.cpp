@@ -39,8 +39,8 @@ template <class T>
 std::vector<T> specials() {
   using L = std::numeric_limits<T>;
   return {T(0), -T(0), L::infinity(), -L::infinity(), L::quiet_NaN(), L::denorm_min(), -L::denorm_min(),
-          L::min() / T(3), L::min(), -L::min(), L::max(), L::lowest(), T(1), T(-1), T(0.5), T(-0.5), T(2),
-          T(-2.5), T(3), T(0.3), T(20), T(100), T(-100), T(1e-30), T(1e30), T(-7.25),
+          L::min() / T(3), L::min(), -L::min(), L::max(), L::lowest(), T(1), T(-1), T(0.5), T(-0.5), T(2), T(-2.5),
+          T(3), T(0.3), T(20), T(100), T(-100), T(1e-30), T(1e30), T(-7.25),
           // where xsimd was wrong: exp near underflow (denormal results), erf (f64)
           T(-88.376), T(-709.4), T(0.055), T(-2.2), T(1e5)};
 }
@@ -62,8 +62,9 @@ int64_t ordered(T x) {
 template <class T>
 bool matches(T got, T want, int ulp) {
   if (std::isnan(got) || std::isnan(want)) return std::isnan(got) && std::isnan(want);
-  if (ulp < 0) return std::bit_cast<std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>(got) ==
-                      std::bit_cast<std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>(want);
+  if (ulp < 0)
+    return std::bit_cast<std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>(got) ==
+           std::bit_cast<std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>(want);
   int64_t d = ordered(got) - ordered(want);
   return (d < 0 ? -d : d) <= ulp;
 }
@@ -82,8 +83,11 @@ struct UnaryCase {
   int ulp;
   template <class Ref>
   UnaryCase(std::string n, TensorFn1 o, Ref r, int u = kExact)
-      : name(std::move(n)), op(std::move(o)), ref32([r](float v) { return float(r(v)); }),
-        ref64([r](double v) { return double(r(v)); }), ulp(u) {}
+      : name(std::move(n)),
+        op(std::move(o)),
+        ref32([r](float v) { return float(r(v)); }),
+        ref64([r](double v) { return double(r(v)); }),
+        ulp(u) {}
 };
 
 struct BinaryCase {
@@ -94,8 +98,11 @@ struct BinaryCase {
   int ulp;
   template <class Ref>
   BinaryCase(std::string n, TensorFn2 o, Ref r, int u = kExact)
-      : name(std::move(n)), op(std::move(o)), ref32([r](float x, float y) { return float(r(x, y)); }),
-        ref64([r](double x, double y) { return double(r(x, y)); }), ulp(u) {}
+      : name(std::move(n)),
+        op(std::move(o)),
+        ref32([r](float x, float y) { return float(r(x, y)); }),
+        ref64([r](double x, double y) { return double(r(x, y)); }),
+        ulp(u) {}
 };
 
 // Gradient of sum(f(x)) w.r.t. x: exercises the mask kernels (step, in_range, ge_mask).
@@ -119,7 +126,8 @@ T pow_ref(T v, double e) {
 // Transcendental bounds: the max ulp distance of the xsimd vector forms from std:: (glibc)
 // measured over these values and 2e6 random ones (|x| in [1e-300, 1e300]), SSE2 build.
 // f64 erf is std::erf (exact); the bound only matters for f32.
-constexpr int kUlpExp = 1, kUlpLog = 1, kUlpTanh = 2, kUlpSigmoid = 4, kUlpErf = 3, kUlpTrig = 2;  // sigmoid: exp's ulp, amplified
+constexpr int kUlpExp = 1, kUlpLog = 1, kUlpTanh = 2, kUlpSigmoid = 4, kUlpErf = 3,
+              kUlpTrig = 2;  // sigmoid: exp's ulp, amplified
 
 std::vector<UnaryCase> unary_cases() {
   using ag::Tensor;
@@ -145,11 +153,20 @@ std::vector<UnaryCase> unary_cases() {
       {"square", [](const Tensor& x) { return ag::square(x); }, [](auto v) { return v * v; }},
       // clamp: NaN stays NaN; bounds only replace values strictly outside them
       {"clamp(-1, 1)", [](const Tensor& x) { return ag::clamp(x, -1.0, 1.0); },
-       [](auto v) { using T = decltype(v); return v < T(-1) ? T(-1) : v > T(1) ? T(1) : v; }},
+       [](auto v) {
+         using T = decltype(v);
+         return v < T(-1) ? T(-1) : v > T(1) ? T(1) : v;
+       }},
       {"clamp(0.5, -)", [](const Tensor& x) { return ag::clamp(x, 0.5, std::optional<double>{}); },
-       [](auto v) { using T = decltype(v); return v < T(0.5) ? T(0.5) : v; }},
+       [](auto v) {
+         using T = decltype(v);
+         return v < T(0.5) ? T(0.5) : v;
+       }},
       {"clamp(-, -0.5)", [](const Tensor& x) { return ag::clamp(x, std::optional<double>{}, -0.5); },
-       [](auto v) { using T = decltype(v); return v > T(-0.5) ? T(-0.5) : v; }},
+       [](auto v) {
+         using T = decltype(v);
+         return v > T(-0.5) ? T(-0.5) : v;
+       }},
       {"clamp grad (in_range)", grad_of([](const Tensor& x) { return ag::clamp(x, -1.0, 1.0); }),
        [](auto v) { return decltype(v)(v >= -1 && v <= 1 ? 1 : 0); }},
       // bool results, shown as 0/1 in the input's dtype
@@ -175,9 +192,13 @@ std::vector<BinaryCase> binary_cases() {
       {"pow", [](const Tensor& a, const Tensor& b) { return ag::pow(a, b); },
        [](auto x, auto y) { return std::pow(x, y); }},
       {"maximum", [](const Tensor& a, const Tensor& b) { return ag::maximum(a, b); },
-       [](auto x, auto y) { return std::isnan(x) || std::isnan(y) ? x + y : x >= y ? x : y; }},
+       [](auto x, auto y) { return std::isnan(x) || std::isnan(y) ? x + y
+                                   : x >= y                       ? x
+                                                                  : y; }},
       {"minimum", [](const Tensor& a, const Tensor& b) { return ag::minimum(a, b); },
-       [](auto x, auto y) { return std::isnan(x) || std::isnan(y) ? x + y : x <= y ? x : y; }},
+       [](auto x, auto y) { return std::isnan(x) || std::isnan(y) ? x + y
+                                   : x <= y                       ? x
+                                                                  : y; }},
       // gradient masks (the eq/lt/gt compare kernels): PyTorch splits g on ties
       {"maximum grad a",
        [](const Tensor& a, const Tensor& b) {  // a expanded (stride 0 for a 0-d a): da per element
@@ -186,7 +207,10 @@ std::vector<BinaryCase> binary_cases() {
          y.backward(ag::ones_like(y));
          return pa.grad();
        },
-       [](auto x, auto y) { using T = decltype(x); return x == y ? T(0.5) : x < y ? T(0) : T(1); }},
+       [](auto x, auto y) {
+         using T = decltype(x);
+         return x == y ? T(0.5) : x < y ? T(0) : T(1);
+       }},
       {"where(a > b, a, b)", [](const Tensor& a, const Tensor& b) { return ag::where(ag::gt(a, b), a, b); },
        [](auto x, auto y) { return x > y ? x : y; }},
       // comparisons: bool results, shown as 0/1 in the operands' dtype
@@ -218,12 +242,12 @@ Tensor rows(const std::vector<T>& s, int64_t n, int64_t shift, int64_t step) {
 }
 
 template <class T>
-std::string describe(const std::string& name, const char* layout, int64_t n, std::size_t at, T x, T y, T got,
-                     T want, bool binary) {
+std::string describe(const std::string& name, const char* layout, int64_t n, std::size_t at, T x, T y, T got, T want,
+                     bool binary) {
   std::ostringstream os;
   os.precision(std::numeric_limits<T>::max_digits10);
-  os << name << " [" << (sizeof(T) == 4 ? "f32" : "f64") << ", " << layout << ", row length " << n
-     << ", flat element " << at << "]: " << name << "(" << x;
+  os << name << " [" << (sizeof(T) == 4 ? "f32" : "f64") << ", " << layout << ", row length " << n << ", flat element "
+     << at << "]: " << name << "(" << x;
   if (binary) os << ", " << y;
   os << ") = " << got << ", want " << want;
   return os.str();
@@ -232,8 +256,10 @@ std::string describe(const std::string& name, const char* layout, int64_t n, std
 template <class T>
 std::string check_unary(const UnaryCase& c) {
   auto ref = [&c](T v) -> T {
-    if constexpr (sizeof(T) == 4) return c.ref32(v);
-    else return c.ref64(v);
+    if constexpr (sizeof(T) == 4)
+      return c.ref32(v);
+    else
+      return c.ref64(v);
   };
   const std::vector<T> s = specials<T>();
   const int64_t W = xsimd::batch<T>::size;
@@ -243,7 +269,8 @@ std::string check_unary(const UnaryCase& c) {
       Tensor x = rows(s, n, 0, step);
       std::vector<T> xv = x.template to_vector<T>(), got = c.op(x).template to_vector<T>();
       for (std::size_t i = 0; i < xv.size(); ++i)
-        if (!matches(got[i], ref(xv[i]), c.ulp)) return describe(c.name, layout, n, i, xv[i], T(0), got[i], ref(xv[i]), false);
+        if (!matches(got[i], ref(xv[i]), c.ulp))
+          return describe(c.name, layout, n, i, xv[i], T(0), got[i], ref(xv[i]), false);
     }
   return "";
 }
@@ -251,8 +278,10 @@ std::string check_unary(const UnaryCase& c) {
 template <class T>
 std::string check_binary(const BinaryCase& c) {
   auto ref = [&c](T x, T y) -> T {
-    if constexpr (sizeof(T) == 4) return c.ref32(x, y);
-    else return c.ref64(x, y);
+    if constexpr (sizeof(T) == 4)
+      return c.ref32(x, y);
+    else
+      return c.ref64(x, y);
   };
   const std::vector<T> s = specials<T>();
   const int64_t m = s.size(), W = xsimd::batch<T>::size;

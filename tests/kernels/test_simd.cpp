@@ -315,7 +315,8 @@ TEST_CASE("simd: fused attention forward and backward at every width equal the b
           CAPTURE(t);
           CHECK(allclose(results[i][t], results[0][t], 1e-5, 1e-5));
           // Dropout masks are integer hashes: the zeros sit in the same places.
-          if (t == 0) CHECK(eq(results[i][t], 0.0).sum().item<int64_t>() == eq(results[0][t], 0.0).sum().item<int64_t>());
+          if (t == 0)
+            CHECK(eq(results[i][t], 0.0).sum().item<int64_t>() == eq(results[0][t], 0.0).sum().item<int64_t>());
         }
     }
 }
@@ -323,8 +324,10 @@ TEST_CASE("simd: fused attention forward and backward at every width equal the b
 TEST_CASE("simd: set_simd_level rejects nothing it listed and names what it cannot run") {
   LevelGuard guard;
   auto levels = kernels::available_simd_levels();
-  if (levels.size() < 3) CHECK_THROWS_AS(kernels::set_simd_level(K::avx512), ValueError);
-  else CHECK_NOTHROW(kernels::set_simd_level(K::avx512));
+  if (levels.size() < 3)
+    CHECK_THROWS_AS(kernels::set_simd_level(K::avx512), ValueError);
+  else
+    CHECK_NOTHROW(kernels::set_simd_level(K::avx512));
 }
 
 TEST_CASE("simd: Philox4x32-10 gives Random123's known answers") {
@@ -332,12 +335,13 @@ TEST_CASE("simd: Philox4x32-10 gives Random123's known answers") {
     uint32_t ctr[4], key[2], out[4];
   };
   // Random123's tests/kat_vectors for philox4x32 with 10 rounds.
-  const Kat kats[] = {
-      {{0, 0, 0, 0}, {0, 0}, {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
-      {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff},
-       {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
-      {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0},
-       {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}}};
+  const Kat kats[] = {{{0, 0, 0, 0}, {0, 0}, {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
+                      {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
+                       {0xffffffff, 0xffffffff},
+                       {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+                      {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
+                       {0xa4093822, 0x299f31d0},
+                       {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}}};
   for (const Kat& k : kats) {
     uint32_t out[4];
     kernels::philox4x32_10(k.ctr, k.key, out);

@@ -107,7 +107,8 @@ double dgelu_ref(double x, bool tanh_form) {
     const double t = std::tanh((x + c * x * x * x) * k);
     return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x);
   }
-  return 0.5 * std::erfc(-x / std::numbers::sqrt2) + x * std::exp(-0.5 * x * x) * std::numbers::inv_sqrtpi / std::numbers::sqrt2;
+  return 0.5 * std::erfc(-x / std::numbers::sqrt2) +
+         x * std::exp(-0.5 * x * x) * std::numbers::inv_sqrtpi / std::numbers::sqrt2;
 }
 
 // Elements of y = gelu(x) further than the erf / tanh rounding allows from PyTorch's
@@ -168,9 +169,12 @@ void check_gelu_backward_row() {
 }
 
 const std::vector<StubCheck> kChecks{
-    {"arith_row_f32", check_arith_row<float>}, {"arith_row_f64", check_arith_row<double>},
-    {"where_row_f32", check_where_row<float>}, {"where_row_f64", check_where_row<double>},
-    {"gelu_row", check_gelu_row},              {"gelu_backward_row", check_gelu_backward_row},
+    {"arith_row_f32", check_arith_row<float>},
+    {"arith_row_f64", check_arith_row<double>},
+    {"where_row_f32", check_where_row<float>},
+    {"where_row_f64", check_where_row<double>},
+    {"gelu_row", check_gelu_row},
+    {"gelu_backward_row", check_gelu_backward_row},
 };
 
 }  // namespace
@@ -235,9 +239,9 @@ TEST_CASE("simd elementwise: float GELU backward is the float64 gradient rounded
   }
   // Special values: NaN and infinities where the float64 formula has them.
   const std::vector<float> xs{0.0f, -0.0f, INFINITY, -INFINITY, NAN, -20.0f, 1e30f};
-  const std::vector<float> dx = gelu_backward(Tensor::from_vector(std::vector<float>(xs.size(), 1.0f)),
-                                              Tensor::from_vector(xs))
-                                    .to_vector<float>();
+  const std::vector<float> dx =
+      gelu_backward(Tensor::from_vector(std::vector<float>(xs.size(), 1.0f)), Tensor::from_vector(xs))
+          .to_vector<float>();
   CHECK(dx[0] == 0.5f);
   CHECK(dx[1] == 0.5f);
   CHECK(std::isnan(dx[2]));  // inf * pdf(inf) = inf * 0, as the composite formula
@@ -263,8 +267,10 @@ TEST_CASE("gelu float64: the fused pass equals the composite formula; strided in
   int bad = 0;
   for (std::size_t i = 0; i < xv.size(); ++i) {
     const double want = dgelu_ref(xv[i], false);
-    if (std::isnan(want)) bad += !std::isnan(dx[i]);
-    else bad += !(std::abs(dx[i] - want) <= 1e-14 * std::max(1.0, std::abs(want)));
+    if (std::isnan(want))
+      bad += !std::isnan(dx[i]);
+    else
+      bad += !(std::abs(dx[i] - want) <= 1e-14 * std::max(1.0, std::abs(want)));
   }
   CHECK(bad == 0);
   CHECK_THROWS_MSG(gelu_backward(ones({2, 3}), ones({3, 2})), ShapeError,
@@ -296,7 +302,8 @@ TEST_CASE("softmax and log_softmax rows (vector exp, short rows and tails) at ev
           const double want = std::exp(double(x[size_t(r * n + j)]) - m) / s;
           const std::size_t i = size_t(r * n + j);
           bad += !(std::abs(y[i] - want) <= 1e-6 * want + 1e-37);
-          bad += !(std::isinf(x[i]) ? ly[i] == ninf : std::abs(ly[i] - std::log(want)) <= 2e-6 * (1 + std::abs(std::log(want))));
+          bad += !(std::isinf(x[i]) ? ly[i] == ninf
+                                    : std::abs(ly[i] - std::log(want)) <= 2e-6 * (1 + std::abs(std::log(want))));
         }
       }
       for (int64_t j = 0; j < n; ++j) {
@@ -339,7 +346,8 @@ TEST_CASE("where / masked_fill rows (values, scalars, broadcast masks) at every 
       CAPTURE(kernels::to_string(level));
       kernels::set_simd_level(level);
       const std::vector<float> w = where(c, a, b).to_vector<float>(), f = masked_fill(b, c, -7.5).to_vector<float>(),
-                               wb = where(row_mask, a, b).to_vector<float>(), ws = where(c, a, b.t().t()).to_vector<float>();
+                               wb = where(row_mask, a, b).to_vector<float>(),
+                               ws = where(c, a, b.t().t()).to_vector<float>();
       int bad = 0;
       for (int64_t i = 0; i < 3 * n; ++i) {
         const std::size_t k = size_t(i), kb = size_t(i % n);

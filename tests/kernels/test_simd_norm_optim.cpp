@@ -25,8 +25,8 @@ struct LnRef {
   std::vector<double> y, dx, dw, db;
 };
 template <class T>
-LnRef layer_norm_ref(const std::vector<T>& x, const std::vector<T>& g, const std::vector<T>& w,
-                     const std::vector<T>& b, int64_t rows, int64_t n, double eps) {
+LnRef layer_norm_ref(const std::vector<T>& x, const std::vector<T>& g, const std::vector<T>& w, const std::vector<T>& b,
+                     int64_t rows, int64_t n, double eps) {
   LnRef r{std::vector<double>(x.size()), std::vector<double>(x.size()), std::vector<double>(size_t(n)),
           std::vector<double>(size_t(n))};
   for (int64_t i = 0; i < rows; ++i) {
@@ -71,8 +71,12 @@ struct LnCase {
   std::vector<T> x, g, w, b;
   LnRef ref;
   explicit LnCase(int64_t n_)
-      : n(n_), x(values<T>(rows * n, 21 + uint64_t(n), false)), g(values<T>(rows * n, 22, false)),
-        w(values<T>(n, 23, false)), b(values<T>(n, 24, false)), ref(layer_norm_ref(x, g, w, b, rows, n, 1e-5)) {}
+      : n(n_),
+        x(values<T>(rows * n, 21 + uint64_t(n), false)),
+        g(values<T>(rows * n, 22, false)),
+        w(values<T>(n, 23, false)),
+        b(values<T>(n, 24, false)),
+        ref(layer_norm_ref(x, g, w, b, rows, n, 1e-5)) {}
 };
 
 const std::vector<int64_t> kLnLengths{1, 3, 8, 17, 64, 128, 129};
@@ -112,14 +116,14 @@ void check_layer_norm_backward_rows() {
       std::vector<double> dw(size_t(n), 0.0), db(size_t(n), 0.0);
       kernels::layer_norm_rows.of<T>().get(level)(c.x.data(), c.w.data(), c.b.data(), y.data(), mean.data(),
                                                   rstd.data(), c.rows, n, 1e-5);
-      kernels::layer_norm_backward_rows.of<T>().get(level)(c.x.data(), c.g.data(), c.w.data(), mean.data(),
-                                                           rstd.data(), dx.data(), dw.data(), db.data(), c.rows, n);
+      kernels::layer_norm_backward_rows.of<T>().get(level)(c.x.data(), c.g.data(), c.w.data(), mean.data(), rstd.data(),
+                                                           dx.data(), dw.data(), db.data(), c.rows, n);
       CHECK(count_far(dx, c.ref.dx, 10 * c.tol, 1) == 0);
       CHECK(count_far(dw, c.ref.dw, c.tol, 1) == 0);
       CHECK(count_far(db, c.ref.db, c.tol, 1) == 0);
       // dx not wanted: only dw, db (added again onto the first pass's).
-      kernels::layer_norm_backward_rows.of<T>().get(level)(c.x.data(), c.g.data(), c.w.data(), mean.data(),
-                                                           rstd.data(), nullptr, dw.data(), db.data(), c.rows, n);
+      kernels::layer_norm_backward_rows.of<T>().get(level)(c.x.data(), c.g.data(), c.w.data(), mean.data(), rstd.data(),
+                                                           nullptr, dw.data(), db.data(), c.rows, n);
       std::vector<double> ref_dw2(c.ref.dw), ref_db2(c.ref.db);
       for (auto& e : ref_dw2) e *= 2;
       for (auto& e : ref_db2) e *= 2;
@@ -158,8 +162,10 @@ void check_adam_update() {
           int bad = 0;
           for (std::size_t i = 0; i < std::size_t(n); ++i) {
             T wi = w0[i], gi = g[i], mi = m0[i], vi = v0[i], xi = x0[i];
-            if (h.decoupled) wi = wi * h.decay;
-            else if (h.wd != 0) gi = gi + h.wd * wi;
+            if (h.decoupled)
+              wi = wi * h.decay;
+            else if (h.wd != 0)
+              gi = gi + h.wd * wi;
             mi = mi * h.b1 + h.c1 * gi;
             vi = vi * h.b2 + h.c2 * gi * gi;
             T vv = vi;
@@ -278,4 +284,3 @@ TEST_CASE("sum: float sums through the op (rows and leading dims) at every level
     CHECK(bad == 0);
   }
 }
-

@@ -62,8 +62,10 @@ TEST_CASE("GroupedQueryAttention matches the gqa fixture for g in {4, 2, 1}, bot
       } else {
         args.causal = true;
         args.causal_variant = CausalVariant::lower_right;
-        if (convention == 0) args.key_padding_mask = kpm;
-        else args.padding_mask = logical_not(kpm);
+        if (convention == 0)
+          args.key_padding_mask = kpm;
+        else
+          args.padding_mask = logical_not(kpm);
       }
       auto [out, w] = attn(q, k, v, args);
       (out * t.at(p + "upstream")).sum().backward();
@@ -95,7 +97,7 @@ TEST_CASE("MultiheadAttention: key_padding_mask (true = ignore) against padding_
   const Tensor x = t.at("input.x");
   nn::AttentionArgs a, b;
   a.attn_mask = b.attn_mask = t.at("mask.attn");
-  a.padding_mask = t.at("mask.padding");                 // true = real token
+  a.padding_mask = t.at("mask.padding");                   // true = real token
   b.key_padding_mask = logical_not(t.at("mask.padding"));  // torch's: true = padding
   Tensor oa = mha(x, x, x, a).first, ob = mha(x, x, x, b).first;
   CHECK(max_abs_diff(ob, t.at("output")) < 1e-9);
@@ -210,7 +212,8 @@ TEST_CASE("GroupedQueryAttention: state-dict keys, printing, errors") {
   std::ostringstream os;
   attn->pretty_print(os);
   CHECK(os.str() == "GroupedQueryAttention(embed_dim=8, num_heads=4, num_kv_heads=2, dropout=0, bias=true)");
-  std::string e = error_of<ShapeError>([] { nn::GroupedQueryAttention(nn::GroupedQueryAttentionOptions(8, 4).num_kv_heads(3)); });
+  std::string e =
+      error_of<ShapeError>([] { nn::GroupedQueryAttention(nn::GroupedQueryAttentionOptions(8, 4).num_kv_heads(3)); });
   CHECK(contains(e, "num_heads 4 must be divisible by num_kv_heads 3"));
   e = error_of<ShapeError>([&] { attn(zeros({2, 3, 6}), zeros({2, 3, 8}), zeros({2, 3, 8})); });
   CHECK(contains(e, "query must be (B, len, E) with E = 8, got [2, 3, 6]"));

@@ -19,8 +19,8 @@
 namespace fs = std::filesystem;
 using namespace ag;
 
-using test_util::error_of;
 using test_util::contains;
+using test_util::error_of;
 
 namespace {
 
@@ -137,7 +137,8 @@ Errors run_fixture(const std::string& name, DType dtype, double tol) {
     ++n_grads;
   }
   CHECK(n_grads == int(inputs.size() + mha->parameters().size()));  // every gradient compared
-  MESSAGE(name, " ", std::string(ag::name(dtype)), ": max rel err output ", e.output, ", weights ", e.weights, ", grads ", e.grads);
+  MESSAGE(name, " ", std::string(ag::name(dtype)), ": max rel err output ", e.output, ", weights ", e.weights,
+          ", grads ", e.grads);
   return e;
 }
 
@@ -442,8 +443,8 @@ TEST_CASE("gradcheck: self-attention through the fused q/k/v projection") {
   nn::AttentionArgs args;
   args.causal = true;
   args.padding_mask = bool_tensor({1, 1, 1, 1, 1, 0}, {B, L});
-  auto r = gradcheck([&](const std::vector<Tensor>& in) { return mha(in[0], in[0], in[0], args).first; },
-                     inputs, GradcheckOptions{.name = "MultiheadAttention self-attention"});
+  auto r = gradcheck([&](const std::vector<Tensor>& in) { return mha(in[0], in[0], in[0], args).first; }, inputs,
+                     GradcheckOptions{.name = "MultiheadAttention self-attention"});
   CHECK_MESSAGE(r.ok, r.message);
 }
 
@@ -492,9 +493,9 @@ TEST_CASE("MultiheadAttention errors name the shapes and dtypes involved") {
   CHECK(contains(msg, "[2, 3, 7]"));
   CHECK(contains(msg, "[2, 4, 5]"));
   CHECK_THROWS_AS(mha(q, k, randn({2, 4, 5})), ShapeError);
-  CHECK_THROWS_AS(mha(randn({3, 8}), k, v), ShapeError);                // not 3-D
-  CHECK_THROWS_AS(mha(q, randn({2, 5, 5}), v), ShapeError);             // S differs
-  CHECK_THROWS_AS(mha(randn({1, 3, 8}), k, v), ShapeError);             // B differs
+  CHECK_THROWS_AS(mha(randn({3, 8}), k, v), ShapeError);     // not 3-D
+  CHECK_THROWS_AS(mha(q, randn({2, 5, 5}), v), ShapeError);  // S differs
+  CHECK_THROWS_AS(mha(randn({1, 3, 8}), k, v), ShapeError);  // B differs
 
   nn::AttentionArgs bad_attn;
   bad_attn.attn_mask = bool_tensor(std::vector<int>(15, 1), {3, 5});  // (L, S + 1)
@@ -526,8 +527,8 @@ TEST_CASE("MultiheadAttention state_dict: PyTorch's keys, round trip through saf
   randomize(*a, 101);
   std::vector<std::string> keys;
   for (auto& [key, t] : a->state_dict()) keys.push_back(key);
-  CHECK(keys == std::vector<std::string>{"q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias",
-                                         "bias_k", "bias_v", "out_proj.weight", "out_proj.bias"});
+  CHECK(keys == std::vector<std::string>{"q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias", "bias_k",
+                                         "bias_v", "out_proj.weight", "out_proj.bias"});
   fs::path dir = fs::path(AG_TMP_DIR) / "mha";
   fs::create_directories(dir);
   const std::string path = (dir / "mha.safetensors").string();

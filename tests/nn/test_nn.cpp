@@ -17,8 +17,8 @@
 namespace fs = std::filesystem;
 using namespace ag;
 
-using test_util::error_of;
 using test_util::contains;
+using test_util::error_of;
 
 namespace {
 
@@ -76,9 +76,8 @@ AG_MODULE(Net);
 
 TEST_CASE("custom module: named_parameters are dotted and recursive, in registration order") {
   Net net;
-  CHECK(names(net->named_parameters()) ==
-        std::vector<std::string>{"scale", "layers.0.weight", "layers.0.bias", "layers.1.weight", "norm.weight",
-                                 "norm.bias"});
+  CHECK(names(net->named_parameters()) == std::vector<std::string>{"scale", "layers.0.weight", "layers.0.bias",
+                                                                   "layers.1.weight", "norm.weight", "norm.bias"});
   CHECK(names(net->named_parameters(/*recurse=*/false)) == std::vector<std::string>{"scale"});
   CHECK(names(net->named_buffers()) == std::vector<std::string>{"steps", "running"});
   CHECK(net->parameters().size() == 6);
@@ -100,8 +99,8 @@ TEST_CASE("custom module: named_parameters are dotted and recursive, in registra
   TensorMap sd = net->state_dict();
   std::vector<std::string> keys;
   for (auto& [k, t] : sd) keys.push_back(k);
-  CHECK(keys == std::vector<std::string>{"scale", "layers.0.weight", "layers.0.bias", "layers.1.weight",
-                                         "norm.weight", "norm.bias", "steps", "running"});
+  CHECK(keys == std::vector<std::string>{"scale", "layers.0.weight", "layers.0.bias", "layers.1.weight", "norm.weight",
+                                         "norm.bias", "steps", "running"});
   CHECK_FALSE(sd.at("layers.0.weight").requires_grad());
   CHECK(sd.at("layers.0.weight").shares_storage(net->layers->at<nn::LinearImpl>(0)->weight));
 }
@@ -220,7 +219,7 @@ TEST_CASE("load_state_dict: a shape mismatch names the key and both shapes and c
 
   TensorMap bad;
   for (auto& [k, t] : before) bad.insert(k, zeros_like(t));  // would zero everything...
-  bad.insert("layers.1.weight", zeros({3, 7}));               // ...but one shape is wrong
+  bad.insert("layers.1.weight", zeros({3, 7}));              // ...but one shape is wrong
   std::string msg = error_of<ShapeError>([&] { net->load_state_dict(bad); });
   CHECK(contains(msg, "layers.1.weight"));
   CHECK(contains(msg, "[3, 7]"));
@@ -352,8 +351,7 @@ TEST_CASE("Sequential runs its modules in order; names are 0, 1, ...") {
   nn::Linear l1(3, 6), l2(6, 2);
   nn::Sequential seq(l1, nn::ReLU(), l2);
   CHECK(seq->size() == 3);
-  CHECK(names(seq->named_parameters()) ==
-        std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"});
+  CHECK(names(seq->named_parameters()) == std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"});
   Tensor x = randn({4, 3});
   CHECK(same_values(seq(x), l2(relu(l1(x)))));
   nn::Sequential copy(seq);  // copies the holder, does not nest it
@@ -459,7 +457,7 @@ TEST_CASE("Embedding: lookup, padding_idx row zero with no gradient, out-of-rang
   Tensor g = emb->weight.grad();
   CHECK(g.select(0, 2).to_vector<double>() == std::vector<double>{0, 0, 0});  // padding
   CHECK(g.select(0, 3).to_vector<double>() == std::vector<double>{0, 0, 0});  // unused
-  for (double v : g.select(0, 1).to_vector<double>()) CHECK(v != 0.0);       // used twice
+  for (double v : g.select(0, 1).to_vector<double>()) CHECK(v != 0.0);        // used twice
 
   // negative padding_idx counts from the end, as in PyTorch
   nn::Embedding last(nn::EmbeddingOptions(4, 2).padding_idx(-1));
@@ -502,8 +500,10 @@ TEST_CASE("Dropout: train vs eval, p = 0, fraction zeroed and scale") {
   auto v = y.to_vector<double>();
   int64_t zeros_n = 0, wrong_scale = 0;  // kept values are scaled by 1 / (1 - p)
   for (double e : v) {
-    if (e == 0.0) ++zeros_n;
-    else if (std::abs(e - 1.0 / 0.7) > 1e-6) ++wrong_scale;
+    if (e == 0.0)
+      ++zeros_n;
+    else if (std::abs(e - 1.0 / 0.7) > 1e-6)
+      ++wrong_scale;
   }
   CHECK(wrong_scale == 0);
   double frac = double(zeros_n) / double(v.size());

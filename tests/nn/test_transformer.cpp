@@ -26,11 +26,8 @@ double max_err(const Tensor& a, const Tensor& b) {
 }
 
 nn::Transformer fixture_model(const test_util::Fixture& f, DType dtype) {
-  nn::Transformer model(nn::TransformerOptions(8, 2)
-                            .num_encoder_layers(2)
-                            .num_decoder_layers(2)
-                            .dim_feedforward(16)
-                            .dropout(0.0));
+  nn::Transformer model(
+      nn::TransformerOptions(8, 2).num_encoder_layers(2).num_decoder_layers(2).dim_feedforward(16).dropout(0.0));
   TensorMap params;
   for (auto& [k, t] : f)
     if (k.rfind("param.", 0) == 0) params.insert(k.substr(6), t);
@@ -76,8 +73,12 @@ TEST_CASE("Transformer matches torch.nn.Transformer in float32") { run_parity(DT
 TEST_CASE("incremental decoding with the KV cache equals full recomputation") {
   manual_seed(3);
   for (bool norm_first : {false, true}) {
-    nn::Transformer model(nn::TransformerOptions(8, 2).num_encoder_layers(2).num_decoder_layers(2)
-                              .dim_feedforward(16).dropout(0.0).norm_first(norm_first));
+    nn::Transformer model(nn::TransformerOptions(8, 2)
+                              .num_encoder_layers(2)
+                              .num_decoder_layers(2)
+                              .dim_feedforward(16)
+                              .dropout(0.0)
+                              .norm_first(norm_first));
     model->to(DType::f64);
     model->eval();
     NoGradGuard no_grad;
@@ -99,8 +100,8 @@ TEST_CASE("incremental decoding with the KV cache equals full recomputation") {
 
 TEST_CASE("padded sources give the same outputs at real positions as unpadded runs") {
   manual_seed(4);
-  nn::Transformer model(nn::TransformerOptions(8, 2).num_encoder_layers(1).num_decoder_layers(1)
-                            .dim_feedforward(16).dropout(0.0));
+  nn::Transformer model(
+      nn::TransformerOptions(8, 2).num_encoder_layers(1).num_decoder_layers(1).dim_feedforward(16).dropout(0.0));
   model->to(DType::f64);
   NoGradGuard no_grad;
   // Two sources of lengths 5 and 3, padded to 5; targets of lengths 4 and 2, padded to 4.
@@ -115,15 +116,21 @@ TEST_CASE("padded sources give the same outputs at real positions as unpadded ru
   for (int64_t b = 0; b < 2; ++b) {
     nn::TransformerMasks one;
     one.tgt_causal = true;
-    Tensor alone = model(src.narrow(0, b, 1).narrow(1, 0, src_len[b]), tgt.narrow(0, b, 1).narrow(1, 0, tgt_len[b]), one);
+    Tensor alone =
+        model(src.narrow(0, b, 1).narrow(1, 0, src_len[b]), tgt.narrow(0, b, 1).narrow(1, 0, tgt_len[b]), one);
     CHECK(max_err(batched.narrow(0, b, 1).narrow(1, 0, tgt_len[b]), alone) < 1e-12);
   }
 }
 
 TEST_CASE("a tiny pre-norm GELU Transformer passes float64 gradcheck") {
   manual_seed(5);
-  nn::Transformer model(nn::TransformerOptions(4, 2).num_encoder_layers(1).num_decoder_layers(1)
-                            .dim_feedforward(6).dropout(0.0).activation(nn::Activation::GELU).norm_first(true));
+  nn::Transformer model(nn::TransformerOptions(4, 2)
+                            .num_encoder_layers(1)
+                            .num_decoder_layers(1)
+                            .dim_feedforward(6)
+                            .dropout(0.0)
+                            .activation(nn::Activation::GELU)
+                            .norm_first(true));
   model->to(DType::f64);
   Tensor src = randn({1, 3, 4}, DType::f64).requires_grad_();
   Tensor tgt = randn({1, 2, 4}, DType::f64).requires_grad_();
@@ -156,6 +163,6 @@ TEST_CASE("a decoder layer returns its cross-attention weights next to the same 
   auto [out, w] = layer->forward_with_cross_weights(tgt, memory, m);
   CHECK(max_err(out, layer(tgt, memory, m)) < 1e-12);
   REQUIRE(w.shape() == Shape{2, 2, 4, 5});
-  CHECK(max_err(sum(w, {-1}), ones({2, 2, 4}, DType::f64)) < 1e-12);        // each row is a distribution
+  CHECK(max_err(sum(w, {-1}), ones({2, 2, 4}, DType::f64)) < 1e-12);                      // each row is a distribution
   CHECK(max_err(w.select(0, 1).narrow(-1, 3, 2), zeros({2, 4, 2}, DType::f64)) < 1e-15);  // padded keys get 0
 }

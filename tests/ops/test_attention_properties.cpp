@@ -90,7 +90,7 @@ Tensor mhsa(const Tensor& x, const MhsaWeights& w, int64_t h, const Tensor& mask
     return ag::transpose(ag::reshape(t, {b, n, h, d}), 1, 2);
   };
   Tensor o = attn(split(ag::matmul(x, w.w_q)), split(ag::matmul(x, w.w_k)), split(ag::matmul(x, w.w_v)),
-                  mask);                                                // (B, h, N, d)
+                  mask);                                                     // (B, h, N, d)
   return ag::matmul(ag::reshape(ag::transpose(o, 1, 2), {b, n, E}), w.w_o);  // (B, N, E)
 }
 
@@ -153,7 +153,7 @@ TEST_CASE("properties: permutation equivariance of multi-head self-attention") {
     CAPTURE(h);
     const MhsaWeights w = random_weights(E, gen);
     const Tensor x = ag::randn({B, N, E}, DType::f64, &gen);  // (B, N, E)
-    const Tensor out = mhsa(x, w, h);                          // (B, N, E)
+    const Tensor out = mhsa(x, w, h);                         // (B, N, E)
     for (int trial = 0; trial < 3; ++trial) {
       const Tensor pi = idx(random_perm(N, gen));
       CHECK(max_abs_diff(mhsa(ag::index_select(x, 1, pi), w, h), ag::index_select(out, 1, pi)) <= kTol);
@@ -225,12 +225,12 @@ TEST_CASE("properties: input deletion in masked multi-head self-attention") {
   const int64_t E = 8, N = 6, h = 2;
   const MhsaWeights w = random_weights(E, gen);
   const Tensor x = ag::randn({B, N, E}, DType::f64, &gen);  // (B, N, E)
-  const Tensor causal = ag::causal_mask(N, N);               // (N, N), a mask B that is not all true
+  const Tensor causal = ag::causal_mask(N, N);              // (N, N), a mask B that is not all true
   for (int64_t s = 0; s < N; ++s) {
     CAPTURE(s);
     const Tensor keep = idx(all_but(N, s));
-    Tensor col_s = ag::eq(ag::arange(double(N)).view({1, N}), double(s));   // (1, N)
-    Tensor row_s = ag::eq(ag::arange(double(N)).view({N, 1}), double(s));   // (N, 1)
+    Tensor col_s = ag::eq(ag::arange(double(N)).view({1, N}), double(s));  // (1, N)
+    Tensor row_s = ag::eq(ag::arange(double(N)).view({N, 1}), double(s));  // (N, 1)
     // Column s masked for every query but s itself, on top of the causal mask.
     Tensor mask = ag::logical_and(causal, ag::logical_or(ag::logical_not(col_s), row_s));
     Tensor reduced_mask = ag::index_select(ag::index_select(causal, 0, keep), 1, keep);  // B^<s>

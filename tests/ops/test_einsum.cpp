@@ -78,8 +78,8 @@ TEST_CASE("einsum matches torch 1.13") {
   // torch.einsum('...ij,...jk->...ik', arange(12).view(2,1,2,3), arange(18).view(3,3,2))
   Tensor e = einsum("...ij,...jk->...ik", {ar({2, 1, 2, 3}), ar({3, 3, 2})});
   CHECK(e.shape() == Shape{2, 3, 2, 2});
-  CHECK(tc::diff(e, {10,  13,  28,  40,  28,  31,  100, 112, 46,  49,  172, 184,
-                     46,  67,  64,  94,  172, 193, 244, 274, 298, 319, 424, 454}) == "");
+  CHECK(tc::diff(e, {10, 13, 28, 40, 28,  31,  100, 112, 46,  49,  172, 184,
+                     46, 67, 64, 94, 172, 193, 244, 274, 298, 319, 424, 454}) == "");
   // A contracted letter of size 1 broadcasts: torch.einsum('ij,jk->ik', [[1],[2]],
   // [[1,2],[3,4]]) = [[4, 6], [8, 12]]
   CHECK(tc::diff(einsum("ij,jk->ik", {ar({2, 1}, 1, 1), ar({2, 2}, 1, 1)}), {4, 6, 8, 12}) == "");
@@ -224,8 +224,7 @@ TEST_CASE("einsum errors name einsum, the equation and the shapes (messages afte
   CHECK_THROWS_MSG(einsum("ij...", {c}), ValueError, "einsum: operand 0 has 1 dims, fewer than its 2 subscripts");
   CHECK_THROWS_MSG(einsum("..i->i", {a}), ValueError,
                    "einsum: found '.' for operand 0 that is not part of an ellipsis");
-  CHECK_THROWS_MSG(einsum("i...j...->", {a}), ValueError,
-                   "einsum: found more than one ellipsis '...' for operand 0");
+  CHECK_THROWS_MSG(einsum("i...j...->", {a}), ValueError, "einsum: found more than one ellipsis '...' for operand 0");
   CHECK_THROWS_MSG(einsum("i->..", {c}), ValueError, "found '.' for the output that is not part of an ellipsis");
   CHECK_THROWS_MSG(einsum("...i,...i->...", {zeros({2, 3}, DType::f64), zeros({4, 3}, DType::f64)}), ValueError,
                    "einsum: ellipsis dim 0 has size 4 for operand 1, which does not broadcast with the size 2");

@@ -47,8 +47,7 @@ struct Run {
 
 // Output and the gradients of sum(out * up) with respect to q, k, v; with repeat > 0
 // attention runs on K/V repeated to `repeat` heads (the gradient still goes to k, v).
-Run run(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaOptions& o, const Tensor& up,
-        int64_t repeat = 0) {
+Run run(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaOptions& o, const Tensor& up, int64_t repeat = 0) {
   Tensor out = repeat > 0 ? scaled_dot_product_attention(q, repeat_heads(k, repeat), repeat_heads(v, repeat), o).first
                           : scaled_dot_product_attention(q, k, v, o).first;
   auto gr = grad({sum(out * up)}, {q, k, v});
@@ -133,10 +132,10 @@ TEST_CASE("causal variants against explicit masks, L < S and L == S") {
   // lower_right, L 2, S 4: query 0 sees keys 0..2, query 1 sees 0..3.
   Tensor want = ne(Tensor::from_vector<int64_t>({1, 1, 1, 0, 1, 1, 1, 1}, {2, 4}), 0.0);
   CHECK(max_abs_diff(causal_mask(2, 4, CausalVariant::lower_right).to(DType::f64), want.to(DType::f64)) == 0);
-  CHECK(max_abs_diff(causal_mask(3, 3, CausalVariant::lower_right).to(DType::f64),
-                     causal_mask(3, 3).to(DType::f64)) == 0);
-  CHECK(max_abs_diff(causal_mask(2, 4, CausalVariant::upper_left).to(DType::f64),
-                     causal_mask(2, 4).to(DType::f64)) == 0);
+  CHECK(max_abs_diff(causal_mask(3, 3, CausalVariant::lower_right).to(DType::f64), causal_mask(3, 3).to(DType::f64)) ==
+        0);
+  CHECK(max_abs_diff(causal_mask(2, 4, CausalVariant::upper_left).to(DType::f64), causal_mask(2, 4).to(DType::f64)) ==
+        0);
   Generator gen(8);
   for (auto sizes : {std::pair<int64_t, int64_t>{3, 6}, {5, 5}, {70, 100}})
     for (CausalVariant var : {CausalVariant::upper_left, CausalVariant::lower_right})

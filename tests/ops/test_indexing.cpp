@@ -64,8 +64,8 @@ TEST_CASE("scatter: value form, src larger than index, repeats, special values, 
   CHECK(tc::diff(src.grad(), {20, 0, 0, 30, 0, 0}) == "");
   // Repeated indices are undefined in PyTorch; the last in row-major order wins here, as
   // on PyTorch's CPU: torch.scatter(zeros(4), 0, [1,1,1,3], [1,2,3,4]) = [0, 3, 0, 4].
-  CHECK(tc::diff(scatter(zeros({4}, DType::f64), 0, i64({1, 1, 1, 3}, {4}), f64({1, 2, 3, 4}, {4})),
-                 {0, 3, 0, 4}) == "");
+  CHECK(tc::diff(scatter(zeros({4}, DType::f64), 0, i64({1, 1, 1, 3}, {4}), f64({1, 2, 3, 4}, {4})), {0, 3, 0, 4}) ==
+        "");
   // torch.scatter([nan, 1, -inf], 0, [0], [-0.]) = [-0., 1., -inf]
   Tensor s = scatter(f64({kNaN, 1, -kInf}, {3}), 0, i64({0}, {1}), f64({-0.0}, {1}));
   CHECK(tc::diff(s, {0.0, 1, -kInf}) == "");
@@ -76,8 +76,7 @@ TEST_CASE("scatter: value form, src larger than index, repeats, special values, 
   // 0-d: torch.scatter(tensor(1.), 0, tensor(0), tensor(5.)) = 5
   CHECK(scatter(f64({1}, {}), 0, i64({0}, {}), f64({5}, {})).item<double>() == 5.0);
   // Integer tensors scatter too (no gradient).
-  CHECK(scatter(zeros({3}, DType::i64), 0, i64({2}, {1}), 7.0).to_vector<int64_t>() ==
-        std::vector<int64_t>{0, 0, 7});
+  CHECK(scatter(zeros({3}, DType::i64), 0, i64({2}, {1}), 7.0).to_vector<int64_t>() == std::vector<int64_t>{0, 0, 7});
 }
 
 TEST_CASE("scatter_add: repeated indices add up (torch 1.13)") {
@@ -104,8 +103,8 @@ TEST_CASE("index_add: alpha and repeated indices (torch 1.13)") {
   CHECK(tc::diff(index_add(ones({3, 4}, DType::f64), 1, i64({3, 3}, {2}), iota(6, {3, 2}, 1), -2.0),
                  {1, 1, 1, -5, 1, 1, 1, -13, 1, 1, 1, -21}) == "");
   // i32 indices, and 0-d: torch.index_add(tensor(1.), 0, [0], tensor(5.)) = 6
-  CHECK(tc::diff(index_add(zeros({3}, DType::f64), 0, i64({2, 2}, {2}).to(DType::i32), f64({1, 2}, {2})),
-                 {0, 0, 3}) == "");
+  CHECK(tc::diff(index_add(zeros({3}, DType::f64), 0, i64({2, 2}, {2}).to(DType::i32), f64({1, 2}, {2})), {0, 0, 3}) ==
+        "");
   CHECK(index_add(f64({1}, {}), 0, i64({0}, {1}), f64({5}, {})).item<double>() == 6.0);
 }
 
@@ -133,7 +132,7 @@ TEST_CASE("masked_scatter: row-major source, broadcasting and gradients (torch 1
   Tensor y = masked_scatter(x, bools({1, 0, 1, 0, 1, 1}, {2, 3}), src);
   CHECK(tc::diff(y, {10, 1, 11, 0, 12, 13}) == "");
   y.backward(iota(6, {2, 3}, 1));
-  CHECK(tc::diff(x.grad(), {4, 2, 0}) == "");            // g where the mask is false, summed over rows
+  CHECK(tc::diff(x.grad(), {4, 2, 0}) == "");             // g where the mask is false, summed over rows
   CHECK(tc::diff(src.grad(), {1, 3, 5, 6, 0, 0}) == "");  // g's masked elements, then zeros
 }
 
@@ -185,15 +184,13 @@ TEST_CASE("scatter family: errors name the op, the index and the sizes") {
   CHECK_THROWS_MSG(masked_select(x, i64({1, 0, 1, 0}, {4})), DTypeError,
                    "masked_select: mask must be b8 (bool), got i64");
   CHECK_THROWS_AS(masked_select(x, bools({1, 0}, {2})), ShapeError);
-  CHECK_THROWS_MSG(masked_scatter(zeros({2, 3}, DType::f64), bools({1, 0, 1, 0, 1, 1}, {2, 3}),
-                                  ones({3}, DType::f64)),
+  CHECK_THROWS_MSG(masked_scatter(zeros({2, 3}, DType::f64), bools({1, 0, 1, 0, 1, 1}, {2, 3}), ones({3}, DType::f64)),
                    ShapeError, "masked_scatter: source shape [3] has 3 elements, fewer than the 4 true");
-  CHECK_THROWS_MSG(masked_scatter(zeros({3}, DType::f64), bools({1, 0, 1}, {3}), ones({3}, DType::f32)),
-                   DTypeError, "masked_scatter: source dtype f32 differs from the input dtype f64");
+  CHECK_THROWS_MSG(masked_scatter(zeros({3}, DType::f64), bools({1, 0, 1}, {3}), ones({3}, DType::f32)), DTypeError,
+                   "masked_scatter: source dtype f32 differs from the input dtype f64");
   // one_hot: PyTorch's "Class values must be non-negative." / "... smaller than num_classes."
   CHECK_THROWS_MSG(one_hot(i64({0, -1}, {2}), 4), IndexError, "one_hot: class value -1 is negative");
-  CHECK_THROWS_MSG(one_hot(i64({0, 4}, {2}), 4), IndexError,
-                   "one_hot: class value 4 is out of range for 4 classes");
+  CHECK_THROWS_MSG(one_hot(i64({0, 4}, {2}), 4), IndexError, "one_hot: class value 4 is out of range for 4 classes");
   CHECK_THROWS_MSG(one_hot(i64({0}, {1}), 0), IndexError, "one_hot: class value 0 is out of range for 0 classes");
   CHECK_THROWS_MSG(one_hot(i64({0, 2}, {2}).to(DType::i32)), DTypeError, "one_hot: indices must be i64, got i32");
   CHECK_THROWS_MSG(one_hot(zeros({0}, DType::i64)), ValueError,
@@ -207,8 +204,7 @@ TEST_CASE("scatter family: backward closures are recorded ops (double backward r
   Tensor idx = i64({0, 1, 2, 0, 2, 0, 0, 1}, {2, 4});
   Tensor m = bools({1, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 0}, {3, 4});
   for (const Tensor& y : {scatter(x, 0, idx, s), scatter(x, 1, i64({3}, {1, 1}), 2.0), scatter_add(x, 0, idx, s),
-                          index_add(x, 0, i64({2, 0}, {2}), s, 2.0), masked_select(x, m),
-                          masked_scatter(x, m, s)}) {
+                          index_add(x, 0, i64({2, 0}, {2}), s, 2.0), masked_select(x, m), masked_scatter(x, m, s)}) {
     INFO("op: ", y.grad_fn()->name);
     for (const Tensor& g : closure_grads(y))
       if (g.defined()) CHECK(g.requires_grad());

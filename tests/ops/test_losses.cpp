@@ -24,9 +24,7 @@ Tensor i64(const std::vector<int64_t>& v, const Shape& s) { return Tensor::from_
 Tensor leaf(const std::vector<double>& v, const Shape& s) { return f64(v, s).requires_grad_(); }
 
 // z (3, 4), w (4): the cross_entropy fixtures of the torch script.
-Tensor logits() {
-  return f64({1.0, -0.5, 2.0, 0.25, 0.3, 0.8, -1.2, 0.0, -0.7, 1.5, 0.4, -2.0}, {3, 4});
-}
+Tensor logits() { return f64({1.0, -0.5, 2.0, 0.25, 0.3, 0.8, -1.2, 0.0, -0.7, 1.5, 0.4, -2.0}, {3, 4}); }
 Tensor class_w() { return f64({0.5, 2.0, 1.0, 3.0}, {4}); }
 }  // namespace
 
@@ -44,8 +42,8 @@ TEST_CASE("cross_entropy: class weights with ignore_index and label_smoothing (t
   Tensor z = logits().requires_grad_();
   cross_entropy(z, t, {.label_smoothing = 0.2, .weight = class_w()}).backward();
   CHECK(tc::diff(z.grad(),
-                 {-0.07449761302131722, -0.01809971630609864, 0.11328585714489214, -0.020688527817476234, 0.0, 0.0,
-                  0.0, 0.0, 0.05138881671858475, 0.4996777181725599, 0.16155315165354298, -0.7126196865446878},
+                 {-0.07449761302131722, -0.01809971630609864, 0.11328585714489214, -0.020688527817476234, 0.0, 0.0, 0.0,
+                  0.0, 0.05138881671858475, 0.4996777181725599, 0.16155315165354298, -0.7126196865446878},
                  1e-13) == "");
 
   // weight with ignore_index=1, and weight alone: mean = sum w_t l / sum w_t.
@@ -70,8 +68,8 @@ TEST_CASE("cross_entropy: weights + label_smoothing in (N, C, d) and unbatched (
   Tensor p = softmax(reshape(cos(tc::iota(12, DType::f64)), {2, 3, 2}), 1);
   CHECK(tc::diff(cross_entropy(z, p, {.label_smoothing = 0.1, .weight = w}), {3.285563723223994}, 1e-13) == "");
   Tensor u = f64({0.3, -1.0, 2.0, 0.5}, {4});
-  CHECK(tc::diff(cross_entropy(u, i64({3}, {}), {.label_smoothing = 0.1, .weight = class_w()}),
-                 {1.8027953465158826}, 1e-14) == "");
+  CHECK(tc::diff(cross_entropy(u, i64({3}, {}), {.label_smoothing = 0.1, .weight = class_w()}), {1.8027953465158826},
+                 1e-14) == "");
   CHECK(std::isnan(
       cross_entropy(u, i64({3}, {}), {.ignore_index = 3, .label_smoothing = 0.1, .weight = class_w()}).item<double>()));
 }
@@ -158,14 +156,13 @@ TEST_CASE("binary_cross_entropy_with_logits: pos_weight along the last dim, weig
   CHECK(tc::diff(l, {0.1269280110429727, 0.34657359027997264, 2.192315967990109, 0.0, 0.0, 5.412254524399184}, 1e-14) ==
         "");
   sum(l).backward();
-  CHECK(tc::diff(x.grad(), {0.11920292202211755, -0.25, 0.6098908409626236, 0.0, 5.786249543891754e-22,
-                            -3.890701423659414},
+  CHECK(tc::diff(x.grad(),
+                 {0.11920292202211755, -0.25, 0.6098908409626236, 0.0, 5.786249543891754e-22, -3.890701423659414},
                  1e-13) == "");
-  CHECK(tc::diff(y.grad(), {4.126928011042973, -0.34657359027997264, -2.854237945278774, -150.0, 75.0,
-                            2.76669285762096},
+  CHECK(tc::diff(y.grad(),
+                 {4.126928011042973, -0.34657359027997264, -2.854237945278774, -150.0, 75.0, 2.76669285762096},
                  1e-13) == "");
-  CHECK(tc::diff(binary_cross_entropy_with_logits(x.detach(), y.detach(), {}, pw), {0.7449837351299081}, 1e-14) ==
-        "");
+  CHECK(tc::diff(binary_cross_entropy_with_logits(x.detach(), y.detach(), {}, pw), {0.7449837351299081}, 1e-14) == "");
   // Stable at +-1000 (the naive log(sigmoid) would give inf).
   CHECK(tc::diff(binary_cross_entropy_with_logits(f64({1000, -1000}, {2}), f64({0, 1}, {2}), {}, {}, Reduction::none),
                  {1000.0, 1000.0}) == "");
@@ -221,8 +218,8 @@ TEST_CASE("l1_loss / mse_loss: reductions, broadcasting as PyTorch, shape errors
 TEST_CASE("kl_div: reductions, log_target both ways, target 0 and < 0 (torch 1.13)") {
   Tensor inp = f64({-1.0, -2.0, -0.5, -0.3, -1.5, -3.0}, {2, 3});
   Tensor tg = f64({0.2, 0.0, 0.8, 0.5, 0.25, 0.25}, {2, 3});
-  const std::vector<double> none = {-0.12188758248682008, 0.0, 0.22148515894863224, -0.19657359027997265,
-                                    0.028426409720027357, 0.40342640972002736};
+  const std::vector<double> none = {
+      -0.12188758248682008, 0.0, 0.22148515894863224, -0.19657359027997265, 0.028426409720027357, 0.40342640972002736};
   CHECK(tc::diff(kl_div(inp, tg, KLDivReduction::none), none, 1e-14) == "");
   CHECK(tc::diff(kl_div(inp, tg, KLDivReduction::sum), {0.33487680562189415}, 1e-14) == "");
   CHECK(tc::diff(kl_div(inp, tg), {0.055812800936982356}, 1e-14) == "");  // mean over all 6
@@ -238,8 +235,9 @@ TEST_CASE("kl_div: reductions, log_target both ways, target 0 and < 0 (torch 1.1
   Tensor x = leaf({-1.0, -2.0, -0.5, -0.3, -1.5, -3.0}, {2, 3}), t = log(tg).requires_grad_();
   kl_div(x, t, KLDivReduction::sum, true).backward();
   CHECK(tc::diff(x.grad(), {-0.2, -0.0, -0.8, -0.5, -0.25, -0.25}, 1e-15) == "");
-  CHECK(tc::diff(t.grad(), {0.07811241751317995, kNaN, 1.0214851589486322, 0.3034264097200273, 0.27842640972002736,
-                            0.6534264097200273},
+  CHECK(tc::diff(t.grad(),
+                 {0.07811241751317995, kNaN, 1.0214851589486322, 0.3034264097200273, 0.27842640972002736,
+                  0.6534264097200273},
                  1e-14) == "");
   // Probability targets: 0 gives 0, a negative target NaN (xlogy); d/dt at t = 0 is NaN.
   Tensor x2 = leaf({-1.0, -2.0, -0.5}, {3}), t2 = leaf({0.0, -1.0, 0.5}, {3});

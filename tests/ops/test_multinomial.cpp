@@ -106,7 +106,5 @@ TEST_CASE("multinomial: typed errors") {
   CHECK(multinomial(ok, 3, true).shape() == Shape{3});  // with replacement, any count
   try {
     multinomial(ok, 3, false);
-  } catch (const ValueError& e) {
-    CHECK(std::string(e.what()).find("multinomial") != std::string::npos);
-  }
+  } catch (const ValueError& e) { CHECK(std::string(e.what()).find("multinomial") != std::string::npos); }
 }

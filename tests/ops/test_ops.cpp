@@ -156,8 +156,8 @@ TEST_CASE("op table: the table mirrors the op families") {
   for (const OpCase& c : op_table::all()) {
     tables.insert(c.family);
     auto it = by_header.find(c.family);
-    REQUIRE_MESSAGE(it != by_header.end(), "op table family '", std::string(c.family),
-                    "' has no header attograd/ops/", std::string(c.family), ".h");
+    REQUIRE_MESSAGE(it != by_header.end(), "op table family '", std::string(c.family), "' has no header attograd/ops/",
+                    std::string(c.family), ".h");
     auto w = words(c.name);
     bool own = std::any_of(w.begin(), w.end(), [&](const std::string& x) { return it->second.count(x) > 0; });
     CHECK_MESSAGE(own, "op table line '", std::string(c.name), "' in tests/ops/op_table/", std::string(c.family),
@@ -179,8 +179,8 @@ extern const int kFunctionalNameCount;
 TEST_CASE("nn::functional reaches every op of the functional families") {
   std::set<std::string> names(kFunctionalNames, kFunctionalNames + kFunctionalNameCount);
   for (const char* op : {"relu", "gelu", "softmax", "log_softmax", "cross_entropy", "layer_norm", "rms_norm",
-                         "normalize", "cosine_similarity", "scaled_dot_product_attention", "causal_mask",
-                         "SdpaOptions", "Reduction", "dropout", "pad", "one_hot", "embedding", "linear"})
+                         "normalize", "cosine_similarity", "scaled_dot_product_attention", "causal_mask", "SdpaOptions",
+                         "Reduction", "dropout", "pad", "one_hot", "embedding", "linear"})
     CHECK_MESSAGE(names.count(op), op, " is not among the generated nn::functional names");
   // Every op of the functional families' headers is in the list (it is generated from them).
   const auto by_header = ops_by_header();

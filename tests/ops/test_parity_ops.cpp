@@ -41,8 +41,7 @@ Tol tol_for(DType t) { return t == DType::f64 ? Tol{1e-9, 1e-13} : Tol{1e-4, 1e-
 // print it.
 double check_close(const std::string& what, const Tensor& got, const Tensor& want, Tol tol) {
   REQUIRE_MESSAGE(got.defined(), what, ": result is undefined");
-  REQUIRE_MESSAGE(got.shape() == want.shape(), what, ": shape ", got.shape(), " != reference ",
-                  want.shape());
+  REQUIRE_MESSAGE(got.shape() == want.shape(), what, ": shape ", got.shape(), " != reference ", want.shape());
   const std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
   double worst_rel = 0, worst_abs = 0;
   int64_t bad = -1;
@@ -52,12 +51,11 @@ double check_close(const std::string& what, const Tensor& got, const Tensor& wan
     worst_abs = std::max(worst_abs, diff);
     if (std::abs(w[i]) > tol.atol) worst_rel = std::max(worst_rel, diff / std::abs(w[i]));
   }
-  CHECK_MESSAGE(bad < 0, what, " (", got.dtype(), "): element ", bad, " is ",
-                bad < 0 ? 0.0 : g[size_t(bad)], ", reference ", bad < 0 ? 0.0 : w[size_t(bad)],
-                " (rtol ", tol.rtol, ", atol ", tol.atol, ")");
+  CHECK_MESSAGE(bad < 0, what, " (", got.dtype(), "): element ", bad, " is ", bad < 0 ? 0.0 : g[size_t(bad)],
+                ", reference ", bad < 0 ? 0.0 : w[size_t(bad)], " (rtol ", tol.rtol, ", atol ", tol.atol, ")");
   if (std::getenv("AG_PARITY_REPORT"))
-    std::printf("  %-40s %-4s max rel %.3e  max abs %.3e\n", what.c_str(),
-                std::string(ag::name(got.dtype())).c_str(), worst_rel, worst_abs);
+    std::printf("  %-40s %-4s max rel %.3e  max abs %.3e\n", what.c_str(), std::string(ag::name(got.dtype())).c_str(),
+                worst_rel, worst_abs);
   return worst_rel;
 }
 
@@ -74,8 +72,8 @@ std::vector<std::string> keys_with_prefix(const test_util::Fixture& m, const std
 
 // Compares every "grad.<name>" of the file with the gradient of `loss` with respect to
 // leaves["<name>"]; a stored gradient with no matching leaf fails the test.
-void check_all_grads(const test_util::Fixture& file, const Tensor& loss,
-                     const std::map<std::string, Tensor>& leaves, const Tensor& upstream = {}) {
+void check_all_grads(const test_util::Fixture& file, const Tensor& loss, const std::map<std::string, Tensor>& leaves,
+                     const Tensor& upstream = {}) {
   const std::vector<std::string> keys = keys_with_prefix(file, "grad.");
   std::vector<Tensor> inputs;
   for (const std::string& k : keys) {
@@ -84,10 +82,8 @@ void check_all_grads(const test_util::Fixture& file, const Tensor& loss,
     inputs.push_back(it->second);
   }
   if (inputs.empty()) return;
-  std::vector<Tensor> grads =
-      upstream.defined() ? ag::grad({loss}, inputs, {upstream}) : ag::grad({loss}, inputs);
-  for (size_t i = 0; i < keys.size(); ++i)
-    check_close(keys[i], grads[i], file.at(keys[i]), tol_for(loss.dtype()));
+  std::vector<Tensor> grads = upstream.defined() ? ag::grad({loss}, inputs, {upstream}) : ag::grad({loss}, inputs);
+  for (size_t i = 0; i < keys.size(); ++i) check_close(keys[i], grads[i], file.at(keys[i]), tol_for(loss.dtype()));
 }
 
 }  // namespace
@@ -112,7 +108,7 @@ TEST_CASE("parity: masked softmax rows of nn/ATTENTION.md") {
 
   for (const char* name : {"causal", "padding", "both"}) {
     CAPTURE(name);
-    const Tensor& mask = f.at(std::string("mask.") + name);   // (3, 3) bool, true = may attend
+    const Tensor& mask = f.at(std::string("mask.") + name);    // (3, 3) bool, true = may attend
     const Tensor& want = f.at(std::string("output.") + name);  // (3, 3)
     const std::vector<double> y = want.to_vector<double>(), gv = g64.to_vector<double>();
     std::vector<double> dx(9);
@@ -180,9 +176,9 @@ TEST_CASE("parity: embedding, linear, layer_norm, cross_entropy with label smoot
     const Tensor& ln_w = leaves.at("param.layer_norm.weight");  // (C)
     const Tensor& ln_b = leaves.at("param.layer_norm.bias");    // (C)
 
-    Tensor h = ag::embedding(tokens, emb_w);                   // (B, L, E)
-    Tensor z = ag::linear(h, lin_w, lin_b);                     // (B, L, C)
-    Tensor logits = ag::layer_norm(z, Shape{C}, ln_w, ln_b, eps);  // (B, L, C)
+    Tensor h = ag::embedding(tokens, emb_w);                                                         // (B, L, E)
+    Tensor z = ag::linear(h, lin_w, lin_b);                                                          // (B, L, C)
+    Tensor logits = ag::layer_norm(z, Shape{C}, ln_w, ln_b, eps);                                    // (B, L, C)
     Tensor loss = ag::cross_entropy(ag::reshape(logits, {-1, C}), ag::reshape(targets, {-1}), opt);  // []
     check_close("layers_and_loss logits", logits, f.at("logits"), tol);
     check_close("layers_and_loss loss", ag::reshape(loss, {1}), f.at("loss"), tol);
@@ -208,8 +204,8 @@ struct MhaResult {
   Tensor concat;   // (B, L, E), the merged heads before w_o
 };
 
-MhaResult mha_forward(const Tensor& x, const Tensor& w_q, const Tensor& w_k, const Tensor& w_v,
-                      const Tensor& w_o, int64_t h) {
+MhaResult mha_forward(const Tensor& x, const Tensor& w_q, const Tensor& w_k, const Tensor& w_v, const Tensor& w_o,
+                      int64_t h) {
   const int64_t B = x.size(0), L = x.size(1), E = x.size(2), d = E / h;
   auto split = [&](const Tensor& t) {  // (B, L, E) -> (B, h, L, d)
     return ag::transpose(ag::reshape(t, {B, L, h, d}), 1, 2);
@@ -218,7 +214,7 @@ MhaResult mha_forward(const Tensor& x, const Tensor& w_q, const Tensor& w_k, con
   ag::SdpaOptions opt;
   opt.need_weights = true;
   auto [o, weights] = ag::scaled_dot_product_attention(q, k, v, opt);  // (B, h, L, d), (B, h, L, L)
-  Tensor concat = ag::reshape(ag::transpose(o, 1, 2), {B, L, E});     // (B, L, E)
+  Tensor concat = ag::reshape(ag::transpose(o, 1, 2), {B, L, E});      // (B, L, E)
   return {ag::matmul(concat, w_o), weights, concat};
 }
 
@@ -235,8 +231,8 @@ TEST_CASE("parity: multi-head attention worked example of nn/ATTENTION.md") {
     const Tol tol = tol_for(dt);
     std::map<std::string, Tensor> leaves;
     for (const char* k : {"input.x", "w_q", "w_k", "w_v", "w_o"}) leaves[k] = leaf(f.at(k), dt);
-    MhaResult r = mha_forward(leaves.at("input.x"), leaves.at("w_q"), leaves.at("w_k"), leaves.at("w_v"),
-                              leaves.at("w_o"), h);
+    MhaResult r =
+        mha_forward(leaves.at("input.x"), leaves.at("w_q"), leaves.at("w_k"), leaves.at("w_v"), leaves.at("w_o"), h);
     check_close("mha_worked_example output", r.output, f.at("output"), tol);
     check_close("mha_worked_example attn_weights", r.weights, f.at("attn_weights"), tol);
     check_close("mha_worked_example concat", r.concat, f.at("concat"), tol);
@@ -261,7 +257,6 @@ TEST_CASE("parity: multi-head attention worked example of nn/ATTENTION.md") {
   gopt.atol = 1e-7;
   gopt.rtol = 1e-5;
   auto res = ag::gradcheck(
-      [h](const std::vector<Tensor>& t) { return mha_forward(t[0], t[1], t[2], t[3], t[4], h).output; }, in,
-      gopt);
+      [h](const std::vector<Tensor>& t) { return mha_forward(t[0], t[1], t[2], t[3], t[4], h).output; }, in, gopt);
   CHECK_MESSAGE(res.ok, res.message);
 }

@@ -79,26 +79,26 @@ const F32Diff kF32Diffs[] = {
     {"sigmoid.grad", 9, 0.0f},                // x = 20: f64 2.0611536879193953e-09
     {"expm1.grad", 10, 0.0f},                 // x = -20: f64 2.0611535811454473e-09
     // f32(1e30) = 1.0000000150474662e30, a different angle (torch's f32 is right for it).
-    {"sin.out", 14, -0.791163444519043f},   // f64 0.009331468931175825
+    {"sin.out", 14, -0.791163444519043f},    // f64 0.009331468931175825
     {"sin.grad", 11, -0.6116048097610474f},  // f64 -0.9999564608959665
-    {"cos.out", 14, -0.6116048097610474f},  // f64 -0.9999564608959665
+    {"cos.out", 14, -0.6116048097610474f},   // f64 -0.9999564608959665
     {"cos.grad", 11, 0.791163444519043f},    // f64 -0.009331468931175825
-    {"tan.out", 14, 1.293586015701294f},    // f64 -0.009331875232662407
+    {"tan.out", 14, 1.293586015701294f},     // f64 -0.009331875232662407
     {"tan.grad", 11, 2.6733646392822266f},   // f64 1.000087083895358
     // 1 / sqrt(x^2 +- 1) with x^2 overflowing f32 at x = 1e30: f64 1e-30.
     {"asinh.grad", 11, 0.0f},
     {"acosh.grad", 11, 0.0f},
     // f32 arithmetic in torch's vectorized activation kernels: 5 to 33 ulps.
-    {"mish.grad", 3, 0.059216730296611786f},         // x = -1: f64 0.059216755877395014
-    {"gelu.out", 1, 0.0f},                           // x = -0: f64 -0
-    {"gelu.out", 7, -0.015524178743362427f},         // x = -2.5: f64 -0.015524163314440398
-    {"gelu.out", 13, 0.0f},                          // x = -20: f64 -0
-    {"gelu.grad", 3, -0.08331543207168579f},         // x = -1: f64 -0.08331547058768635
-    {"gelu.grad", 7, -0.03761106729507446f},         // x = -2.5: f64 -0.03761108590814519
-    {"gelu.grad", 10, 0.0f},                         // x = -20: f64 -1.1e-86 (rounds to -0)
-    {"gelu_tanh.out", 7, -0.015084296464920044f},    // x = -2.5: f64 -0.015084266089998577
-    {"gelu_tanh.grad", 7, -0.03795165196061134f},    // x = -2.5: f64 -0.03795157621266618
-    {"gelu_tanh.grad", 11, kNaNf},                   // x = 1e30: x^3 overflows; f64 1
+    {"mish.grad", 3, 0.059216730296611786f},       // x = -1: f64 0.059216755877395014
+    {"gelu.out", 1, 0.0f},                         // x = -0: f64 -0
+    {"gelu.out", 7, -0.015524178743362427f},       // x = -2.5: f64 -0.015524163314440398
+    {"gelu.out", 13, 0.0f},                        // x = -20: f64 -0
+    {"gelu.grad", 3, -0.08331543207168579f},       // x = -1: f64 -0.08331547058768635
+    {"gelu.grad", 7, -0.03761106729507446f},       // x = -2.5: f64 -0.03761108590814519
+    {"gelu.grad", 10, 0.0f},                       // x = -20: f64 -1.1e-86 (rounds to -0)
+    {"gelu_tanh.out", 7, -0.015084296464920044f},  // x = -2.5: f64 -0.015084266089998577
+    {"gelu_tanh.grad", 7, -0.03795165196061134f},  // x = -2.5: f64 -0.03795157621266618
+    {"gelu_tanh.grad", 11, kNaNf},                 // x = 1e30: x^3 overflows; f64 1
 };
 
 // The reference index for element i of `xs` in T: a nonzero value that T flushes to +0
@@ -113,8 +113,7 @@ int f32_index(const std::vector<double>& xs, int i) {
 
 // Element i of reference `key` (over inputs xs) matches got in T.
 template <class T>
-bool matches_ref(T got, const std::string& key, const std::vector<double>& ref, const std::vector<double>& xs,
-                 int i) {
+bool matches_ref(T got, const std::string& key, const std::vector<double>& ref, const std::vector<double>& xs, int i) {
   if (matches<T>(got, ref[size_t(f32_index<T>(xs, i))])) return true;
   if constexpr (sizeof(T) == 4) {
     for (const F32Diff& d : kF32Diffs)
@@ -234,7 +233,8 @@ void check_unary_line(const UnaryLine& line, bool forward, bool gradient, double
   for (int i = 0; i < int(xf.size()); ++i) {
     INFO(grad_key, " ", tname, " at x = ", xf[size_t(i)], ": got ", full(double(gv[size_t(i)])), ", torch f64 ",
          full(grad_ref[size_t(i)]));
-    const bool close = gradient_rel > 0 && within<T>(gv[size_t(i)], grad_ref[size_t(f32_index<T>(xf, i))], gradient_rel);
+    const bool close =
+        gradient_rel > 0 && within<T>(gv[size_t(i)], grad_ref[size_t(f32_index<T>(xf, i))], gradient_rel);
     CHECK((close || matches_ref<T>(gv[size_t(i)], grad_key, grad_ref, xf, i)));
   }
 }
@@ -368,7 +368,9 @@ struct LossLine {
   std::function<Tensor(const std::vector<Tensor>&, const std::string&, DType)> fn;
 };
 
-Reduction red(const std::string& r) { return r == "none" ? Reduction::none : r == "sum" ? Reduction::sum : Reduction::mean; }
+Reduction red(const std::string& r) {
+  return r == "none" ? Reduction::none : r == "sum" ? Reduction::sum : Reduction::mean;
+}
 KLDivReduction kl_red(const std::string& r) {
   return r == "none" ? KLDivReduction::none : r == "sum" ? KLDivReduction::sum : KLDivReduction::batchmean;
 }
@@ -376,7 +378,9 @@ Tensor fx(const char* key, DType dt) { return losses().at(key).to(dt); }
 
 // cross_entropy on ce.input with ce.target (class indices) or ce_prob.target.
 LossLine ce_line(const char* name, const char* target, bool weight, int64_t ignore, double smooth) {
-  return {name, {"none", "mean", "sum"}, {{"ce.input", "input"}},
+  return {name,
+          {"none", "mean", "sum"},
+          {{"ce.input", "input"}},
           [=](const std::vector<Tensor>& x, const std::string& r, DType dt) {
             CrossEntropyOptions o;
             o.ignore_index = ignore;
@@ -392,11 +396,15 @@ const std::vector<LossLine>& loss_lines() {
   const std::vector<const char*> nms = {"none", "mean", "sum"}, kl = {"none", "batchmean", "sum"};
   const std::vector<std::pair<const char*, const char*>> reg = {{"reg.input", "input"}, {"reg.target", "target"}};
   static const std::vector<LossLine> lines = {
-      {"bce", nms, {{"bce.input", "input"}},
+      {"bce",
+       nms,
+       {{"bce.input", "input"}},
        [](const auto& x, const std::string& r, DType dt) {
          return binary_cross_entropy(x[0], fx("bce.target", dt), fx("bce.weight", dt), red(r));
        }},
-      {"bce_logits", nms, {{"bce_logits.input", "input"}},
+      {"bce_logits",
+       nms,
+       {{"bce_logits.input", "input"}},
        [](const auto& x, const std::string& r, DType dt) {
          return binary_cross_entropy_with_logits(x[0], fx("bce_logits.target", dt), fx("bce_logits.weight", dt),
                                                  fx("bce_logits.pos_weight", dt), red(r));
@@ -408,7 +416,9 @@ const std::vector<LossLine>& loss_lines() {
       ce_line("ce_prob.plain", "ce_prob.target", false, -100, 0),
       ce_line("ce_prob.smooth", "ce_prob.target", false, -100, 0.2),
       ce_line("ce_prob.weight_smooth", "ce_prob.target", true, -100, 0.2),
-      {"nll", nms, {{"nll.input", "input"}},
+      {"nll",
+       nms,
+       {{"nll.input", "input"}},
        [](const auto& x, const std::string& r, DType dt) {
          return nll_loss(x[0], losses().at("ce.target"), NLLOptions{fx("ce.class_weight", dt), 3, red(r)});
        }},
@@ -417,9 +427,13 @@ const std::vector<LossLine>& loss_lines() {
        [](const auto& x, const std::string& r, DType) { return smooth_l1_loss(x[0], x[1], red(r), 0.5); }},
       {"huber", nms, reg,
        [](const auto& x, const std::string& r, DType) { return huber_loss(x[0], x[1], red(r), 1.5); }},
-      {"kl", kl, {{"kl.input", "input"}, {"kl.target", "target"}},
+      {"kl",
+       kl,
+       {{"kl.input", "input"}, {"kl.target", "target"}},
        [](const auto& x, const std::string& r, DType) { return kl_div(x[0], x[1], kl_red(r), false); }},
-      {"kl_log", kl, {{"kl.input", "input"}, {"kl.log_target", "target"}},
+      {"kl_log",
+       kl,
+       {{"kl.input", "input"}, {"kl.log_target", "target"}},
        [](const auto& x, const std::string& r, DType) { return kl_div(x[0], x[1], kl_red(r), true); }},
   };
   return lines;

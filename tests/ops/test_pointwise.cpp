@@ -134,7 +134,8 @@ void check_specials(const std::string& name, const SpecialOp& op, const double (
         CHECK(same({double(got)}, {double(exp)}));
       } else {
         // A few ulps (libm vs PyTorch's vectorized paths); subnormal results may flush.
-        const bool tiny = std::abs(got) < std::numeric_limits<T>::min() && std::abs(exp) < std::numeric_limits<T>::min();
+        const bool tiny =
+            std::abs(got) < std::numeric_limits<T>::min() && std::abs(exp) < std::numeric_limits<T>::min();
         CHECK((tiny || ulps(got, exp) <= 4));
       }
     }
@@ -178,9 +179,7 @@ TEST_CASE("pointwise gradients match torch 1.13 at the special values") {
 }
 
 // sign and gelu, the `known` ops of SpecialOp.
-TEST_CASE("sign and gelu (erf) match torch 1.13 at special values") {
-  check_all_specials(true);
-}
+TEST_CASE("sign and gelu (erf) match torch 1.13 at special values") { check_all_specials(true); }
 
 TEST_CASE("round: half to even; decimals as torch.round(x, decimals=d)") {
   // torch 1.13: torch.round([0.5, 1.5, 2.5, -0.5, -2.5]) = [0, 2, 2, -0, -2]
@@ -250,8 +249,8 @@ void check_binary_specials(const pointwise_specials::ExpectedBinary& e) {
   std::vector<double> got = fn(Tensor::from_vector(s, {15, 1}), Tensor::from_vector(s)).template to_vector<double>();
   for (int i = 0; i < 225; ++i) {
     const T g = static_cast<T>(got[size_t(i)]), w = static_cast<T>(want[i]);
-    INFO(std::string(e.op), sizeof(T) == 4 ? " f32" : " f64", " (", kSpecials[i / 15], ", ", kSpecials[i % 15], "): got ", double(g),
-         ", torch ", double(w));
+    INFO(std::string(e.op), sizeof(T) == 4 ? " f32" : " f64", " (", kSpecials[i / 15], ", ", kSpecials[i % 15],
+         "): got ", double(g), ", torch ", double(w));
     if (exact) {
       CHECK(same({double(g)}, {double(w)}));
     } else {
@@ -271,8 +270,8 @@ TEST_CASE("binary ops match torch 1.13 at every pair of special values, with gra
     for (int i = 0; i < 225; ++i) {
       Tensor a = f64({kSpecials[i / 15]}).requires_grad_(), b = f64({kSpecials[i % 15]}).requires_grad_();
       fn(a, b).backward(f64({1}));
-      INFO(std::string(e.op), " grads at (", kSpecials[i / 15], ", ", kSpecials[i % 15], "): got ", vals(a.grad())[0], ", ",
-           vals(b.grad())[0], "; torch ", e.grad_a[i], ", ", e.grad_b[i]);
+      INFO(std::string(e.op), " grads at (", kSpecials[i / 15], ", ", kSpecials[i % 15], "): got ", vals(a.grad())[0],
+           ", ", vals(b.grad())[0], "; torch ", e.grad_a[i], ", ", e.grad_b[i]);
       CHECK(ulps(vals(a.grad())[0], e.grad_a[i]) <= 8);
       CHECK(ulps(vals(b.grad())[0], e.grad_b[i]) <= 8);
     }
@@ -323,7 +322,8 @@ TEST_CASE("atan2, logaddexp and lerp at special values") {
   CHECK(same(vals(e.grad()), {0.25, 0.75}));
   CHECK(same(vals(w.grad()), {2, -4}));
   // torch.lerp([1, 1e30], [3, -1e30], [-0.6, 0.7]) (f64): the start formula below 0.5
-  CHECK(same(vals(lerp(f64({1, 1e30}), f64({3, -1e30}), f64({-0.6, 0.7}))), {-0.19999999999999996, -3.999999999999999e+29}));
+  CHECK(same(vals(lerp(f64({1, 1e30}), f64({3, -1e30}), f64({-0.6, 0.7}))),
+             {-0.19999999999999996, -3.999999999999999e+29}));
   CHECK(same(vals(lerp(f64({1, 2}), f64({3, 4}), 0.5)), {2, 3}));
 }
 
@@ -383,8 +383,7 @@ TEST_CASE("pointwise errors name the op, shapes and dtypes") {
   CHECK_THROWS_MSG(hardtanh(i), DTypeError, "hardtanh: expected a floating tensor");
   CHECK_THROWS_MSG(atan2(f64({1}), ag::ones({1})), DTypeError, "atan2: dtypes f64 and f32 differ");
   CHECK_THROWS_AS(fmod(ag::ones({2}, DType::f64), ag::ones({3}, DType::f64)), ShapeError);
-  CHECK_THROWS_AS(lerp(ag::ones({2}, DType::f64), ag::ones({2}, DType::f64), ag::ones({3}, DType::f64)),
-                  ShapeError);
+  CHECK_THROWS_AS(lerp(ag::ones({2}, DType::f64), ag::ones({2}, DType::f64), ag::ones({3}, DType::f64)), ShapeError);
   CHECK_THROWS_MSG(clamp(f64({1}), std::optional<Tensor>{}, std::optional<Tensor>{}), ValueError,
                    "clamp: at least one of min or max must be given");
   CHECK_THROWS_MSG(celu(f64({1}), 0), ValueError, "celu: alpha cannot be 0");

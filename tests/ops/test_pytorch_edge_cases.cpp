@@ -26,7 +26,8 @@ std::string same(const std::vector<double>& got, const std::vector<double>& want
   for (std::size_t i = 0; i < got.size(); ++i) {
     bool ok = (std::isnan(got[i]) && std::isnan(want[i])) ||
               (got[i] == want[i] && std::signbit(got[i]) == std::signbit(want[i]));
-    if (!ok) return "element " + std::to_string(i) + ": got " + std::to_string(got[i]) + ", want " + std::to_string(want[i]);
+    if (!ok)
+      return "element " + std::to_string(i) + ": got " + std::to_string(got[i]) + ", want " + std::to_string(want[i]);
   }
   return "";
 }
@@ -46,8 +47,7 @@ TEST_CASE("pow(x, e): std::pow on every element, body and tail alike (torch's sq
     std::vector<double> want;
     // PyTorch takes sqrt for 0.5 and rsqrt for -0.5 (so (-0)^0.5 = -0, (-inf)^0.5 = NaN,
     // (-0)^-0.5 = -inf; tests/fixtures/ops_special_values has torch's values).
-    for (double v : x)
-      want.push_back(e == 0.5 ? std::sqrt(v) : e == -0.5 ? 1.0 / std::sqrt(v) : std::pow(v, e));
+    for (double v : x) want.push_back(e == 0.5 ? std::sqrt(v) : e == -0.5 ? 1.0 / std::sqrt(v) : std::pow(v, e));
     CAPTURE(e);
     CHECK(same(ag::pow(f64(x), e).to_vector<double>(), want) == "");
   }

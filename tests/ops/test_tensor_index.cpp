@@ -38,7 +38,7 @@ TEST_CASE("cat: along dim 0, dim 1 and a negative dim") {
 }
 
 TEST_CASE("cat: non-contiguous inputs and integer / bool dtypes") {
-  Tensor a = tc::iota(6).view({2, 3}).t();  // [3, 2]: [[0, 3], [1, 4], [2, 5]]
+  Tensor a = tc::iota(6).view({2, 3}).t();             // [3, 2]: [[0, 3], [1, 4], [2, 5]]
   Tensor b = tc::iota(6).view({3, 2}).slice(1, 1, 2);  // [3, 1]: 1, 3, 5
   CHECK(diff(ag::cat({a, b}, 1), {0, 3, 1, 1, 4, 3, 2, 5, 5}) == "");
   Tensor i = ag::cat({i64({1, 2}), i64({3})});
@@ -191,7 +191,8 @@ TEST_CASE("embedding: an out-of-range id names the id and the vocabulary size") 
   CHECK_THROWS_WITH_AS(ag::embedding(i64({0, 5}), w),
                        "embedding: id 5 is out of range for a vocabulary of 5 rows (weight shape [5, 3])",
                        ag::IndexError);
-  CHECK_THROWS_MSG(ag::embedding(i64({-1}), w), ag::IndexError, "embedding: id -1 is out of range for a vocabulary of 5");
+  CHECK_THROWS_MSG(ag::embedding(i64({-1}), w), ag::IndexError,
+                   "embedding: id -1 is out of range for a vocabulary of 5");
   CHECK_THROWS_MSG(ag::embedding(ag::zeros({2}), w), ag::DTypeError, "embedding: ids must be integer (i64), got f32");
   CHECK_THROWS_MSG(ag::embedding(i64({0}), ag::zeros({5})), ag::ShapeError,
                    "embedding: weight must be 2-D (V, E), got shape [5]");

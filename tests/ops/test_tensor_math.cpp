@@ -56,8 +56,8 @@ std::vector<UnaryCase> unary_cases() {
       {"abs", [](const Tensor& x) { return ag::abs(x); }, [](double x) { return std::fabs(x); }, false},
       {"sign", [](const Tensor& x) { return ag::sign(x); }, [](double x) { return x > 0 ? 1.0 : -1.0; }, false},
       {"tanh", [](const Tensor& x) { return ag::tanh(x); }, [](double x) { return std::tanh(x); }, false},
-      {"sigmoid", [](const Tensor& x) { return ag::sigmoid(x); },
-       [](double x) { return 1 / (1 + std::exp(-x)); }, false},
+      {"sigmoid", [](const Tensor& x) { return ag::sigmoid(x); }, [](double x) { return 1 / (1 + std::exp(-x)); },
+       false},
       {"relu", [](const Tensor& x) { return ag::relu(x); }, [](double x) { return x > 0 ? x : 0.0; }, false},
       {"erf", [](const Tensor& x) { return ag::erf(x); }, [](double x) { return std::erf(x); }, false},
       {"sin", [](const Tensor& x) { return ag::sin(x); }, [](double x) { return std::sin(x); }, false},
@@ -239,7 +239,7 @@ TEST_CASE("binary: values on transposed and sliced operands") {
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 3; ++j) want.push_back((4 * j + i) * (3 * i + j) + 1.0);
   CHECK(diff(s, want) == "");
-  Tensor every2 = a.slice(1, 0, 4, 2);  // columns 0, 2
+  Tensor every2 = a.slice(1, 0, 4, 2);                                        // columns 0, 2
   CHECK(diff(every2 - a.slice(1, 1, 4, 2), {-1, -1, -1, -1, -1, -1}) == "");  // cols 0, 2 minus 1, 3
   CHECK(diff(ag::pow(every2, ag::full({3, 2}, 2.0, DType::f64)), {0, 4, 16, 36, 64, 100}) == "");
   CHECK(diff(ag::maximum(a.t(), b), {0, 4, 8, 3, 5, 9, 6, 7, 10, 9, 10, 11}) == "");
@@ -252,7 +252,7 @@ TEST_CASE("unary: float-only ops reject integer tensors naming the op") {
   CHECK_THROWS_MSG(ag::sigmoid(i), ag::DTypeError, "sigmoid: expected a floating dtype");
   CHECK_THROWS_MSG(ag::gelu(i), ag::DTypeError, "gelu: expected a floating tensor (f32, f64), got i64");
   CHECK_THROWS_MSG(ag::pow(i, 2), ag::DTypeError, "pow: expected a floating tensor");  // integer pow
-  CHECK(ag::pow(i, 2.0).dtype() == DType::f32);  // promoted, as in PyTorch
+  CHECK(ag::pow(i, 2.0).dtype() == DType::f32);                                        // promoted, as in PyTorch
   CHECK_THROWS_MSG(ag::clamp(ag::ones({2}, DType::b8), 0.0, 1.0), ag::DTypeError,
                    "clamp: expected a numeric dtype, got bool");
 }

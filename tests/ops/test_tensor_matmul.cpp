@@ -57,8 +57,9 @@ TEST_CASE("matmul: 2-D against a triple loop, f32 and f64") {
     Tensor c = ag::matmul(a.t, b.t);
     CHECK(c.dtype() == dt);
     CHECK(str(c.shape()) == "[5, 3]");
-    auto want = naive_bmm(1, M, N, K, [&](int64_t, int64_t i, int64_t k) { return a.at(i * K + k); },
-                          [&](int64_t, int64_t k, int64_t j) { return b.at(k * N + j); });
+    auto want = naive_bmm(
+        1, M, N, K, [&](int64_t, int64_t i, int64_t k) { return a.at(i * K + k); },
+        [&](int64_t, int64_t k, int64_t j) { return b.at(k * N + j); });
     CHECK(diff(c, want, tol_for(dt)) == "");
     // the identity leaves a matrix unchanged
     CHECK(diff(ag::matmul(a.t, ag::eye(K, K, dt)), a.t, tol_for(dt)) == "");

@@ -34,7 +34,8 @@ std::vector<double> reduce_ref(const std::vector<double>& vals, const std::vecto
   for (int64_t d = 0; d < nd; ++d) (red[static_cast<std::size_t>(d)] ? reduced : kept).push_back(d);
   std::vector<int64_t> stride(static_cast<std::size_t>(nd), 1);
   for (int64_t d = nd - 2; d >= 0; --d)
-    stride[static_cast<std::size_t>(d)] = stride[static_cast<std::size_t>(d + 1)] * shape[static_cast<std::size_t>(d + 1)];
+    stride[static_cast<std::size_t>(d)] =
+        stride[static_cast<std::size_t>(d + 1)] * shape[static_cast<std::size_t>(d + 1)];
   auto count = [&](const std::vector<int64_t>& ds) {
     int64_t n = 1;
     for (int64_t d : ds) n *= shape[static_cast<std::size_t>(d)];
@@ -107,10 +108,10 @@ std::vector<double> transposed_values(const std::vector<double>& v) {
 }
 
 struct DimsCase {
-  std::vector<int64_t> dims;       // as passed (may be negative)
-  std::vector<int64_t> wrapped;    // sorted, non-negative
-  const char* keep_shape;          // with keepdim
-  const char* drop_shape;          // without
+  std::vector<int64_t> dims;     // as passed (may be negative)
+  std::vector<int64_t> wrapped;  // sorted, non-negative
+  const char* keep_shape;        // with keepdim
+  const char* drop_shape;        // without
 };
 
 }  // namespace
@@ -123,9 +124,9 @@ TEST_CASE("reduce: hand-computed values on a 2 x 2 tensor") {
   CHECK(x.sum().dim() == 0);
   CHECK(diff(x.mean({1}), {1.5, 3.5}) == "");
   CHECK(x.mean().item<float>() == 2.5f);
-  CHECK(ag::var(x).item<float>() == doctest::Approx(5.0 / 3.0));  // unbiased: 5 / 3
+  CHECK(ag::var(x).item<float>() == doctest::Approx(5.0 / 3.0));    // unbiased: 5 / 3
   CHECK(ag::var(x, {}, 0).item<float>() == doctest::Approx(1.25));  // biased: 5 / 4
-  CHECK(diff(ag::var(x, {0}), {2, 2}) == "");  // over dim 0: ((1-2)^2 + (3-2)^2) / 1
+  CHECK(diff(ag::var(x, {0}), {2, 2}) == "");                       // over dim 0: ((1-2)^2 + (3-2)^2) / 1
   CHECK(diff(ag::var(x, {0}, 0), {1, 1}) == "");
   auto [mv, mi] = ag::max(x, 1);
   CHECK(diff(mv, {2, 4}) == "");
@@ -141,14 +142,10 @@ TEST_CASE("reduce: sum, mean, var, logsumexp over single, multiple, negative and
   const std::vector<double> v = x234_values();
   const std::vector<int64_t> shape{2, 3, 4};
   std::vector<DimsCase> cases = {
-      {{0}, {0}, "[1, 3, 4]", "[3, 4]"},
-      {{1}, {1}, "[2, 1, 4]", "[2, 4]"},
-      {{2}, {2}, "[2, 3, 1]", "[2, 3]"},
-      {{-1}, {2}, "[2, 3, 1]", "[2, 3]"},
-      {{-3}, {0}, "[1, 3, 4]", "[3, 4]"},
-      {{0, 2}, {0, 2}, "[1, 3, 1]", "[3]"},
-      {{-1, 0}, {0, 2}, "[1, 3, 1]", "[3]"},
-      {{1, -1}, {1, 2}, "[2, 1, 1]", "[2]"},
+      {{0}, {0}, "[1, 3, 4]", "[3, 4]"},         {{1}, {1}, "[2, 1, 4]", "[2, 4]"},
+      {{2}, {2}, "[2, 3, 1]", "[2, 3]"},         {{-1}, {2}, "[2, 3, 1]", "[2, 3]"},
+      {{-3}, {0}, "[1, 3, 4]", "[3, 4]"},        {{0, 2}, {0, 2}, "[1, 3, 1]", "[3]"},
+      {{-1, 0}, {0, 2}, "[1, 3, 1]", "[3]"},     {{1, -1}, {1, 2}, "[2, 1, 1]", "[2]"},
       {{0, 1, 2}, {0, 1, 2}, "[1, 1, 1]", "[]"},
   };
   for (DType dt : {DType::f64, DType::f32}) {
@@ -196,8 +193,10 @@ TEST_CASE("reduce: max/min values and indices, argmax/argmin, over each dim") {
       auto [mv, mi] = ag::max(x, d, keep);
       auto [nv, ni] = ag::min(x, d, keep);
       Shape want = x.shape();
-      if (keep) want[w[0]] = 1;
-      else want.erase(w[0]);
+      if (keep)
+        want[w[0]] = 1;
+      else
+        want.erase(w[0]);
       CHECK(mv.shape() == want);
       CHECK(mi.shape() == want);
       CHECK(ni.dtype() == DType::i64);

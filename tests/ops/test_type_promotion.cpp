@@ -60,20 +60,26 @@ struct Operand {
 Operand make(const std::string& spec, bool first) {
   std::string kind = spec.substr(0, 1), d = spec.substr(2);
   std::string cat = d == "bool" ? "bool" : (d == "float" || d[0] == 'f') ? "float" : "int";
-  std::vector<double> v = cat == "bool"    ? (first ? std::vector<double>{1, 0, 1} : std::vector<double>{1, 1, 0})
-                          : cat == "int"   ? (first ? std::vector<double>{7, -3, 4} : std::vector<double>{2, 5, -3})
-                                           : (first ? std::vector<double>{1.5, -2.25, 3.0}
-                                                    : std::vector<double>{2.0, 0.5, -4.0});
+  std::vector<double> v = cat == "bool" ? (first ? std::vector<double>{1, 0, 1} : std::vector<double>{1, 1, 0})
+                          : cat == "int"
+                              ? (first ? std::vector<double>{7, -3, 4} : std::vector<double>{2, 5, -3})
+                              : (first ? std::vector<double>{1.5, -2.25, 3.0} : std::vector<double>{2.0, 0.5, -4.0});
   Operand o;
   if (kind == "s") {
     o.is_scalar = true;
-    if (cat == "bool") o.s = v[0] != 0;
-    else if (cat == "int") o.s = static_cast<int64_t>(v[0]);
-    else o.s = v[0];
+    if (cat == "bool")
+      o.s = v[0] != 0;
+    else if (cat == "int")
+      o.s = static_cast<int64_t>(v[0]);
+    else
+      o.s = v[0];
     return o;
   }
-  DType dt = d == "bool" ? DType::b8 : d == "i32" ? DType::i32 : d == "i64" ? DType::i64
-           : d == "f32" ? DType::f32 : DType::f64;
+  DType dt = d == "bool"  ? DType::b8
+             : d == "i32" ? DType::i32
+             : d == "i64" ? DType::i64
+             : d == "f32" ? DType::f32
+                          : DType::f64;
   o.t = kind == "z" ? ag::full(Shape{}, v[0], dt) : Tensor::from_vector(v).to(dt);
   return o;
 }
@@ -119,8 +125,7 @@ std::string compare_values(const Tensor& got, const std::vector<double>& want) {
     if (std::isnan(want[i]) && std::isnan(g[i])) continue;
     if (g[i] == want[i]) continue;
     if (std::isinf(want[i]) || !(std::fabs(g[i] - want[i]) <= 1e-6 * std::fabs(want[i])))
-      return "element " + std::to_string(i) + ": got " + std::to_string(g[i]) + ", want " +
-             std::to_string(want[i]);
+      return "element " + std::to_string(i) + ": got " + std::to_string(g[i]) + ", want " + std::to_string(want[i]);
   }
   return "";
 }

@@ -258,8 +258,8 @@ TEST_CASE("a crash while saving leaves the previous checkpoint intact") {
   const uint64_t data_start = 8 + header_length(old_bytes);
 
   for (int k = 0; k < 2; ++k) a.step();  // the state now differs from the file
-  for (uint64_t n : {uint64_t(0), uint64_t(1), uint64_t(8), uint64_t(100), data_start - 1, data_start,
-                     data_start + 17, uint64_t(old_bytes.size()) - 1}) {
+  for (uint64_t n : {uint64_t(0), uint64_t(1), uint64_t(8), uint64_t(100), data_start - 1, data_start, data_start + 17,
+                     uint64_t(old_bytes.size()) - 1}) {
     CAPTURE(n);
     {
       SaveFault fault{int64_t(n)};

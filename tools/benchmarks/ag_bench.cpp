@@ -58,7 +58,6 @@ namespace {
 using namespace ag;
 using namespace bench;
 
-
 // ---- 1, 2: copy-task training step -------------------------------------------
 Timings copy_training(const Args& a, int64_t d_model, int64_t heads, int64_t d_ff) {
   copy_task::Config c;  // batch 80, length 10, 2+2 layers, dropout 0.1, vocab 11
@@ -124,11 +123,10 @@ Timings matmul_vs_sgemm(const Args& a) {
   Tensor C = zeros({n, n});
   float *pa = A.data<float>(), *pb = Bm.data<float>(), *pc = C.data<float>();
   Tensor out;
-  Timings t = run_reps(a, [&] { out = matmul(A, Bm); },
-                       {{"sgemm", [&] {
-                           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, pa, n, pb, n,
-                                       0.0f, pc, n);
-                         }}});
+  Timings t = run_reps(a, [&] { out = matmul(A, Bm); }, {{"sgemm", [&] {
+                                                            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n,
+                                                                        n, 1.0f, pa, n, pb, n, 0.0f, pc, n);
+                                                          }}});
   // The two results must agree, or the comparison means nothing.
   double diff = max(abs(out - C)).item<double>();
   t.info = {{"n", n}, {"max_abs_diff_vs_sgemm", diff}};
@@ -226,8 +224,12 @@ Timings gpt_decoding(const Args& a, lm::GPT model, int64_t B) {
   };
   Timings t = run_reps(a, cached, {{"no_cache", recompute}});
   bool same = with.to_vector<int64_t>() == without.to_vector<int64_t>();
-  t.info = {{"batch", B}, {"steps", steps}, {"tokens", B * steps}, {"context", kContext},
-            {"cache_equals_no_cache", same}, {"parameters", model->num_parameters()},
+  t.info = {{"batch", B},
+            {"steps", steps},
+            {"tokens", B * steps},
+            {"context", kContext},
+            {"cache_equals_no_cache", same},
+            {"parameters", model->num_parameters()},
             {"cache_bytes_per_token", kv_bytes}};
   return t;
 }
@@ -254,9 +256,16 @@ int main(int argc, char** argv) {
     case 12: t = gpt_decoding(a, make_llama(), 32); break;
   }
   long peak = peak_rss_kb();
-  nlohmann::json j = {{"framework", "attograd"}, {"workload", a.workload}, {"threads", a.threads},
-                      {"reps", a.reps},          {"warmup", a.warmup},     {"times", t.times},
-                      {"extra", t.extra},        {"info", t.info},         {"rss_before_kb", rss_before},
-                      {"peak_rss_kb", peak},     {"peak_delta_kb", peak - rss_before}};
+  nlohmann::json j = {{"framework", "attograd"},
+                      {"workload", a.workload},
+                      {"threads", a.threads},
+                      {"reps", a.reps},
+                      {"warmup", a.warmup},
+                      {"times", t.times},
+                      {"extra", t.extra},
+                      {"info", t.info},
+                      {"rss_before_kb", rss_before},
+                      {"peak_rss_kb", peak},
+                      {"peak_delta_kb", peak - rss_before}};
   std::cout << j.dump() << std::endl;
 }

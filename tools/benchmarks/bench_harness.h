@@ -26,17 +26,23 @@ struct Args {
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::cerr << kProgram << ": " << why
-            << "\nusage: " << kProgram << " --workload N (1-12) --threads T --reps R --warmup W"
+  std::cerr << kProgram << ": " << why << "\nusage: " << kProgram
+            << " --workload N (1-12) --threads T --reps R --warmup W"
                " [--L L --B B --E E --heads H --causal 0|1]\n";
   std::exit(2);
 }
 
 Args parse(int argc, char** argv) {
   Args a;
-  std::map<std::string, int*> opts = {{"--workload", &a.workload}, {"--threads", &a.threads}, {"--reps", &a.reps},
-                                      {"--warmup", &a.warmup},     {"--L", &a.L},             {"--B", &a.B},
-                                      {"--E", &a.E},               {"--heads", &a.heads},     {"--causal", &a.causal}};
+  std::map<std::string, int*> opts = {{"--workload", &a.workload},
+                                      {"--threads", &a.threads},
+                                      {"--reps", &a.reps},
+                                      {"--warmup", &a.warmup},
+                                      {"--L", &a.L},
+                                      {"--B", &a.B},
+                                      {"--E", &a.E},
+                                      {"--heads", &a.heads},
+                                      {"--causal", &a.causal}};
   for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
     if (k == "-h" || k == "--help") usage("runs one benchmark workload and prints one JSON line");
@@ -44,9 +50,7 @@ Args parse(int argc, char** argv) {
     if (i + 1 >= argc) usage("missing value after " + k);
     try {
       *opts[k] = std::stoi(argv[++i]);
-    } catch (const std::exception&) {
-      usage("not an integer after " + k + ": " + argv[i]);
-    }
+    } catch (const std::exception&) { usage("not an integer after " + k + ": " + argv[i]); }
   }
   if (a.workload < 1 || a.workload > 12) usage("--workload must be 1..12");
   if (a.threads < 1 || a.reps < 1 || a.warmup < 0) usage("need --threads >= 1, --reps >= 1, --warmup >= 0");

@@ -32,7 +32,6 @@ namespace {
 using namespace bench;
 using torch::Tensor;
 
-
 // ---- 1, 2: copy-task training step (Adam 0.9/0.98/1e-9, Noam, clip 1) ------------------
 constexpr int64_t kVocab = 11, kLen = 10, kBatch = 80;
 
@@ -52,14 +51,14 @@ Timings copy_training(const Args& a, int64_t d_model, int64_t heads, int64_t d_f
   auto step = [&] {
     ++step_no;  // Noam: factor 2, warm-up 200, as optim::NoamScheduler(opt, d_model, 2.0, 200)
     const double s = static_cast<double>(step_no);
-    const double lr = 2.0 / std::sqrt(static_cast<double>(d_model)) * std::min(1 / std::sqrt(s), s * std::pow(200.0, -1.5));
+    const double lr =
+        2.0 / std::sqrt(static_cast<double>(d_model)) * std::min(1 / std::sqrt(s), s * std::pow(200.0, -1.5));
     static_cast<torch::optim::AdamOptions&>(opt.param_groups()[0].options()).lr(lr);
     auto src = copy_src(kBatch);
     auto tgt_in = src.slice(1, 0, kLen - 1), tgt_out = src.slice(1, 1);  // (B, T)
-    auto logits = model(src, tgt_in);                                     // (B, T, V)
-    auto loss = torch::nn::functional::cross_entropy(
-        logits.reshape({-1, kVocab}), tgt_out.reshape({-1}),
-        torch::nn::functional::CrossEntropyFuncOptions().ignore_index(0));
+    auto logits = model(src, tgt_in);                                    // (B, T, V)
+    auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, kVocab}), tgt_out.reshape({-1}),
+                                                     torch::nn::functional::CrossEntropyFuncOptions().ignore_index(0));
     opt.zero_grad();
     loss.backward();
     torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
@@ -120,11 +119,10 @@ Timings gpt_training(const Args& a) {
   torch::manual_seed(1);
   ltb::GPT model(kGptVocab, kContext, kGptE, kGptHeads, kGptLayers, 0.1);
   model->train();
-  torch::optim::AdamW opt(model->parameters(),
-                          torch::optim::AdamWOptions(3e-3).betas({0.9, 0.99}).weight_decay(0.1));
+  torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(3e-3).betas({0.9, 0.99}).weight_decay(0.1));
   auto step = [&] {
     auto w = torch::randint(0, kGptVocab, {kGptBatch, kContext + 1}, torch::kLong);  // (B, T + 1) windows
-    auto x = w.slice(1, 0, kContext), y = w.slice(1, 1);                            // (B, T)
+    auto x = w.slice(1, 0, kContext), y = w.slice(1, 1);                             // (B, T)
     auto logits = model(x);                                                          // (B, T, V)
     auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, kGptVocab}), y.reshape({-1}));
     opt.zero_grad();
@@ -133,8 +131,8 @@ Timings gpt_training(const Args& a) {
     opt.step();
   };
   Timings t = run_reps(a, step);
-  t.info = {{"vocab", kGptVocab}, {"context", kContext}, {"d_model", kGptE}, {"heads", kGptHeads},
-            {"layers", kGptLayers}, {"batch", kGptBatch}, {"dropout", 0.1}};
+  t.info = {{"vocab", kGptVocab},   {"context", kContext}, {"d_model", kGptE}, {"heads", kGptHeads},
+            {"layers", kGptLayers}, {"batch", kGptBatch},  {"dropout", 0.1}};
   return t;
 }
 
@@ -149,7 +147,7 @@ Timings gpt_decoding(const Args& a, int64_t B) {
     torch::NoGradGuard no_grad;
     auto ids = torch::ones({B, 1}, torch::kLong);  // (B, 1)
     for (int64_t i = 0; i < steps; ++i) {
-      auto logits = model(ids);                                   // (B, t, V)
+      auto logits = model(ids);                                        // (B, t, V)
       auto next = logits.select(1, ids.size(1) - 1).argmax(-1, true);  // (B, 1)
       ids = torch::cat({ids, next}, 1);
     }
@@ -226,9 +224,16 @@ int main(int argc, char** argv) {
   }
   long peak = peak_rss_kb();
   t.info["torch_version"] = TORCH_VERSION;
-  nlohmann::json j = {{"framework", "libtorch"}, {"workload", a.workload}, {"threads", a.threads},
-                      {"reps", a.reps},          {"warmup", a.warmup},     {"times", t.times},
-                      {"extra", t.extra},        {"info", t.info},         {"rss_before_kb", rss_before},
-                      {"peak_rss_kb", peak},     {"peak_delta_kb", peak - rss_before}};
+  nlohmann::json j = {{"framework", "libtorch"},
+                      {"workload", a.workload},
+                      {"threads", a.threads},
+                      {"reps", a.reps},
+                      {"warmup", a.warmup},
+                      {"times", t.times},
+                      {"extra", t.extra},
+                      {"info", t.info},
+                      {"rss_before_kb", rss_before},
+                      {"peak_rss_kb", peak},
+                      {"peak_delta_kb", peak - rss_before}};
   std::cout << j.dump() << std::endl;
 }

@@ -45,10 +45,10 @@ struct Seq2SeqImpl : torch::nn::Module {
         tgt_embed(register_module("tgt_embed", torch::nn::Embedding(vocab, d_model))),
         drop(register_module("drop", torch::nn::Dropout(dropout))),
         transformer(register_module("transformer", torch::nn::Transformer(torch::nn::TransformerOptions(d_model, heads)
-                                                                               .num_encoder_layers(layers)
-                                                                               .num_decoder_layers(layers)
-                                                                               .dim_feedforward(d_ff)
-                                                                               .dropout(dropout)))),
+                                                                              .num_encoder_layers(layers)
+                                                                              .num_decoder_layers(layers)
+                                                                              .dim_feedforward(d_ff)
+                                                                              .dropout(dropout)))),
         generator(register_module("generator", torch::nn::Linear(d_model, vocab))) {
     pe = register_buffer("pe", sinusoidal_positions(max_len, d_model));
     torch::nn::init::normal_(src_embed->weight, 0.0, 1.0 / std::sqrt(static_cast<double>(d_model)));
@@ -65,7 +65,8 @@ struct Seq2SeqImpl : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& src, const torch::Tensor& tgt_in) {
     auto src_pad = src.eq(0);  // key padding: true = padding
     auto h = transformer->forward(embed(src_embed, src), embed(tgt_embed, tgt_in), torch::Tensor(),
-                                  causal_mask(tgt_in.size(1)), torch::Tensor(), src_pad, tgt_in.eq(0), src_pad);  // (T, B, E)
+                                  causal_mask(tgt_in.size(1)), torch::Tensor(), src_pad, tgt_in.eq(0),
+                                  src_pad);  // (T, B, E)
     return generator(h.transpose(0, 1));
   }
 
@@ -78,7 +79,7 @@ struct Seq2SeqImpl : torch::nn::Module {
     for (int64_t i = 0; i < steps; ++i) {
       auto h = transformer->decoder.forward(embed(tgt_embed, ys), memory, causal_mask(ys.size(1)), torch::Tensor(),
                                             torch::Tensor(), pad);  // (T, B, E)
-      auto next = generator(h[-1]).argmax(-1, true);              // (B, 1)
+      auto next = generator(h[-1]).argmax(-1, true);                // (B, 1)
       ys = torch::cat({ys, next}, 1);
     }
     return ys.slice(1, 1);
@@ -99,8 +100,8 @@ TORCH_MODULE(Seq2Seq);
 struct BlockImpl : torch::nn::Module {
   BlockImpl(int64_t E, int64_t heads, double dropout)
       : ln_1(register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({E})))),
-        attn(register_module("attn", torch::nn::MultiheadAttention(
-                                         torch::nn::MultiheadAttentionOptions(E, heads).dropout(dropout)))),
+        attn(register_module(
+            "attn", torch::nn::MultiheadAttention(torch::nn::MultiheadAttentionOptions(E, heads).dropout(dropout)))),
         ln_2(register_module("ln_2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({E})))),
         fc(register_module("fc", torch::nn::Linear(E, 4 * E))),
         proj(register_module("proj", torch::nn::Linear(4 * E, E))),

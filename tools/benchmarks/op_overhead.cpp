@@ -67,8 +67,8 @@ using Clock = std::chrono::steady_clock;
 
 // Median over `reps` of the mean time of `inner` calls of f, in microseconds. `setup`
 // runs before each repetition, outside the timing.
-double median_us(int reps, int inner, const std::function<void()>& f,
-                 const std::function<void()>& setup = [] {}) {
+double median_us(
+    int reps, int inner, const std::function<void()>& f, const std::function<void()>& setup = [] {}) {
   std::vector<double> t;
   for (int r = 0; r < reps + 2; ++r) {  // the first two warm caches and the allocator
     setup();
@@ -91,25 +91,25 @@ std::string measure(int threads, int reps) {
   be::T la = be::randn(1600, 64), lb = be::randn(1600, 64);
   char buf[1024];
   const int inner = 200;
-  double add_nograd = median_us(reps, inner, [&] { g_sink.front() = be::add(a, b); },
-                                [] { g_sink.assign(1, be::T()); });
-  double add_small = median_us(reps, inner * 10, [&] { g_sink.front() = be::add(sa, sb); },
-                               [] { g_sink.assign(1, be::T()); });
-  double add_1600 = median_us(reps, inner, [&] { g_sink.front() = be::add(la, lb); },
-                              [] { g_sink.assign(1, be::T()); });
-  double empty = median_us(reps, inner * 10, [&] { g_sink.front() = be::empty(800, 64); },
-                           [] { g_sink.assign(1, be::T()); });
-  double zeros = median_us(reps, inner, [&] { g_sink.front() = be::zeros(800, 64); },
-                           [] { g_sink.assign(1, be::T()); });
-  double reshape = median_us(reps, inner * 10, [&] { g_sink.front() = be::reshape(a, 64, 800); },
-                             [] { g_sink.assign(1, be::T()); });
-  double transpose = median_us(reps, inner * 10, [&] { g_sink.front() = be::transpose(a); },
-                               [] { g_sink.assign(1, be::T()); });
+  double add_nograd = median_us(
+      reps, inner, [&] { g_sink.front() = be::add(a, b); }, [] { g_sink.assign(1, be::T()); });
+  double add_small = median_us(
+      reps, inner * 10, [&] { g_sink.front() = be::add(sa, sb); }, [] { g_sink.assign(1, be::T()); });
+  double add_1600 = median_us(
+      reps, inner, [&] { g_sink.front() = be::add(la, lb); }, [] { g_sink.assign(1, be::T()); });
+  double empty = median_us(
+      reps, inner * 10, [&] { g_sink.front() = be::empty(800, 64); }, [] { g_sink.assign(1, be::T()); });
+  double zeros = median_us(
+      reps, inner, [&] { g_sink.front() = be::zeros(800, 64); }, [] { g_sink.assign(1, be::T()); });
+  double reshape = median_us(
+      reps, inner * 10, [&] { g_sink.front() = be::reshape(a, 64, 800); }, [] { g_sink.assign(1, be::T()); });
+  double transpose = median_us(
+      reps, inner * 10, [&] { g_sink.front() = be::transpose(a); }, [] { g_sink.assign(1, be::T()); });
 
   be::T ag = be::randn(800, 64);
   be::requires_grad(ag);
-  double add_grad = median_us(reps, inner, [&] { g_sink.front() = be::add(ag, b); },
-                              [] { g_sink.assign(1, be::T()); });
+  double add_grad = median_us(
+      reps, inner, [&] { g_sink.front() = be::add(ag, b); }, [] { g_sink.assign(1, be::T()); });
 
   // backward through 100 adds: one chain per timed call, built in setup.
   const int chains = 5;
@@ -135,8 +135,8 @@ std::string measure(int threads, int reps) {
                 "{\"side\": \"%s\", \"threads\": %d, \"reps\": %d, \"add_nograd_us\": %.3f, "
                 "\"add_grad_us\": %.3f, \"backward100_us\": %.1f, \"empty_us\": %.3f, \"zeros_us\": %.3f, "
                 "\"reshape_us\": %.3f, \"transpose_us\": %.3f, \"add_small_us\": %.3f, \"add_1600_us\": %.3f}",
-                be::kSide, threads, reps, add_nograd, add_grad, backward, empty, zeros, reshape, transpose,
-                add_small, add_1600);
+                be::kSide, threads, reps, add_nograd, add_grad, backward, empty, zeros, reshape, transpose, add_small,
+                add_1600);
   return buf;
 }
 
@@ -146,8 +146,10 @@ int main(int argc, char** argv) {
   int reps = 51, only = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
-    if (k == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
-    else if (k == "--threads") only = std::max(1, std::atoi(argv[i + 1]));
+    if (k == "--reps")
+      reps = std::max(1, std::atoi(argv[i + 1]));
+    else if (k == "--threads")
+      only = std::max(1, std::atoi(argv[i + 1]));
     else {
       std::cerr << "usage: op_overhead [--reps R] [--threads T]\n";
       return 2;

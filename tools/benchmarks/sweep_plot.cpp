@@ -23,10 +23,9 @@ using examples::plot::Series;
 
 // Side -> colour; causal lines a lighter shade of the same hue.
 Color color_of(const std::string& side, bool causal) {
-  static const std::map<std::string, std::pair<Color, Color>> colors = {
-      {"attograd", {{31, 119, 180}, {120, 180, 225}}},
-      {"libtorch", {{214, 39, 40}, {245, 140, 140}}},
-      {"pytorch", {{44, 160, 44}, {150, 215, 140}}}};
+  static const std::map<std::string, std::pair<Color, Color>> colors = {{"attograd", {{31, 119, 180}, {120, 180, 225}}},
+                                                                        {"libtorch", {{214, 39, 40}, {245, 140, 140}}},
+                                                                        {"pytorch", {{44, 160, 44}, {150, 215, 140}}}};
   auto it = colors.find(side);
   if (it == colors.end()) return {90, 90, 90};
   return causal ? it->second.second : it->second.first;
@@ -73,8 +72,8 @@ int main(int argc, char** argv) {
                               std::to_string(doc.at("threads").get<int>()) + "T)";
     examples::plot::log_log_chart(argv[2], shape + ": time", series_of(doc, "ms_per_seq"), "sequence length L",
                                   "ms per sequence");
-    examples::plot::log_log_chart(argv[3], shape + ": peak memory", series_of(doc, "mib_per_seq"),
-                                  "sequence length L", "peak MiB per sequence");
+    examples::plot::log_log_chart(argv[3], shape + ": peak memory", series_of(doc, "mib_per_seq"), "sequence length L",
+                                  "peak MiB per sequence");
   } catch (const std::exception& e) {
     std::cerr << "sweep_plot: " << e.what() << "\n";
     return 1;

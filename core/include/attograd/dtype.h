@@ -68,16 +68,33 @@ void set_default_dtype(DType t);  ///< DTypeError for anything but f32 / f64
 inline std::ostream& operator<<(std::ostream& os, DType t) { return os << name(t); }
 
 /// The DType of a C++ element type: dtype_of<float>::value is DType::f32.
-template <class T> struct dtype_of;
+template <class T>
+struct dtype_of;
 /// \cond AG_DTYPE_OF_SPECIALIZATIONS
-template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
-template <> struct dtype_of<double> { static constexpr DType value = DType::f64; };
-template <> struct dtype_of<int32_t> { static constexpr DType value = DType::i32; };
-template <> struct dtype_of<int64_t> { static constexpr DType value = DType::i64; };
-template <> struct dtype_of<bool> { static constexpr DType value = DType::b8; };
+template <>
+struct dtype_of<float> {
+  static constexpr DType value = DType::f32;
+};
+template <>
+struct dtype_of<double> {
+  static constexpr DType value = DType::f64;
+};
+template <>
+struct dtype_of<int32_t> {
+  static constexpr DType value = DType::i32;
+};
+template <>
+struct dtype_of<int64_t> {
+  static constexpr DType value = DType::i64;
+};
+template <>
+struct dtype_of<bool> {
+  static constexpr DType value = DType::b8;
+};
 /// \endcond
 /// dtype_of<T>::value.
-template <class T> inline constexpr DType dtype_v = dtype_of<T>::value;
+template <class T>
+inline constexpr DType dtype_v = dtype_of<T>::value;
 
 /// Calls `f.template operator()<T>()` with the C++ type of `t`:
 /// `dispatch(t, "exp", [&]<class T>() { ... });`

@@ -42,9 +42,9 @@ class Generator {
     s_[3] = rotl(s_[3], 45);
     return result;
   }
-  double uniform();                              ///< [0, 1), 53 random bits
-  double normal();                               ///< N(0, 1), Box-Muller
-  int64_t integer(int64_t low, int64_t high);    ///< [low, high), unbiased
+  double uniform();                            ///< [0, 1), 53 random bits
+  double normal();                             ///< N(0, 1), Box-Muller
+  int64_t integer(int64_t low, int64_t high);  ///< [low, high), unbiased
 
   /// The full state as text, for checkpoints; set_state throws ValueError on bad text.
   std::string state() const;

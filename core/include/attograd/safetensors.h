@@ -19,7 +19,7 @@ class TensorMap {
   using value_type = std::pair<std::string, Tensor>;
   /// Whether the key exists.
   bool contains(const std::string& name) const;
-  const Tensor& at(const std::string& name) const;  ///< IndexError naming the key
+  const Tensor& at(const std::string& name) const;        ///< IndexError naming the key
   void insert(const std::string& name, const Tensor& t);  ///< replaces an existing key
   /// Number of entries.
   std::size_t size() const { return items_.size(); }
@@ -54,8 +54,7 @@ Metadata load_safetensors_metadata(const std::string& path);
 /// Writes atomically: a temporary file in the same folder, fsync, then rename. A process
 /// killed mid-save leaves its `<path>.tmp.<pid>.<n>`; the next save to `path` removes
 /// those of processes that no longer exist on this host.
-void save_safetensors(const std::string& path, const TensorMap& tensors,
-                      const Metadata& metadata = {});
+void save_safetensors(const std::string& path, const TensorMap& tensors, const Metadata& metadata = {});
 
 }  // namespace ag
 

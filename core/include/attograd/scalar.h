@@ -19,15 +19,13 @@ class Scalar {
 
   /// From any arithmetic type; bool stays boolean, integers integral, the rest floating.
   template <class T>
-    requires std::is_arithmetic_v<T>
-  Scalar(T v) {  // NOLINT(google-explicit-constructor): implicit on purpose
+  requires std::is_arithmetic_v<T> Scalar(T v) {  // NOLINT(google-explicit-constructor): implicit on purpose
     if constexpr (std::is_same_v<T, bool>) {
       kind_ = Kind::boolean;
       i_ = v ? 1 : 0;
     } else if constexpr (std::is_integral_v<T>) {
       if constexpr (std::is_unsigned_v<T> && sizeof(T) >= 8)
-        AG_CHECK(v <= static_cast<T>(INT64_MAX), ValueError, "Scalar: unsigned value ", v,
-                 " does not fit in int64");
+        AG_CHECK(v <= static_cast<T>(INT64_MAX), ValueError, "Scalar: unsigned value ", v, " does not fit in int64");
       kind_ = Kind::integral;
       i_ = static_cast<int64_t>(v);
     } else {

@@ -119,8 +119,8 @@ inline Strides contiguous_strides(const Shape& s, const char* op = "contiguous_s
 /// Maps a possibly negative dim into [0, ndim); throws IndexError naming the op.
 inline int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   int64_t lo = ndim > 0 ? -ndim : -1, hi = ndim > 0 ? ndim - 1 : 0;
-  AG_CHECK(dim >= lo && dim <= hi, IndexError, op, ": dim ", dim, " is out of range for a tensor with ",
-           ndim, " dims (expected ", lo, " to ", hi, ")");
+  AG_CHECK(dim >= lo && dim <= hi, IndexError, op, ": dim ", dim, " is out of range for a tensor with ", ndim,
+           " dims (expected ", lo, " to ", hi, ")");
   return dim < 0 ? dim + std::max<int64_t>(ndim, 1) : dim;
 }
 

@@ -134,9 +134,8 @@ Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs, B
 /// a node is built, so an op that records nothing (no grad, NoGradGuard) pays for no
 /// heap allocation here.
 template <class F>
-  requires std::is_invocable_r_v<Grads, F&, const Tensor&, NeedsGrad>
-Tensor record(const char* name, Tensor out,
-              std::initializer_list<std::reference_wrapper<const Tensor>> inputs, F&& fn) {
+requires std::is_invocable_r_v<Grads, F&, const Tensor&, NeedsGrad> Tensor
+record(const char* name, Tensor out, std::initializer_list<std::reference_wrapper<const Tensor>> inputs, F&& fn) {
   if (!grad_enabled()) return out;
   bool any = false;
   for (const Tensor& t : inputs) any = any || (t.defined() && t.requires_grad());
@@ -166,8 +165,8 @@ class Saved {
  private:
   Tensor t_;  ///< detached
   uint64_t version_ = 0;
-  std::shared_ptr<Node> fn_;           ///< t's node when t is not a leaf
-  std::shared_ptr<TensorImpl> leaf_;   ///< t itself when it is a leaf that requires grad
+  std::shared_ptr<Node> fn_;          ///< t's node when t is not a leaf
+  std::shared_ptr<TensorImpl> leaf_;  ///< t itself when it is a leaf that requires grad
   bool output_ = false;
 };
 
@@ -179,12 +178,11 @@ class Saved {
 /// twice (the error reaches the backward's caller).
 struct Composite {
   std::function<Tensor(const std::vector<Tensor>&)> fn;  ///< the op's math, from differentiable ops
-  std::vector<Saved> inputs;  ///< the op's inputs, in its argument order
+  std::vector<Saved> inputs;                             ///< the op's inputs, in its argument order
 };
 
 /// record() for a fused op: `fn` is the fast first-order backward, `composite` what a
 /// create_graph backward differentiates instead.
-Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs, BackwardFn fn,
-              Composite composite);
+Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs, BackwardFn fn, Composite composite);
 
 }  // namespace ag

@@ -27,7 +27,7 @@ struct TensorImpl {
   StoragePtr storage;
   /// Sizes per dim.
   Shape shape;
-  Strides strides;  ///< in elements
+  Strides strides;     ///< in elements
   int64_t offset = 0;  ///< in elements
   /// The element type of the storage.
   DType dtype = DType::f32;
@@ -69,34 +69,41 @@ class Tensor {
   Tensor(StoragePtr storage, Shape shape, Strides strides, int64_t offset, DType dtype);
 
   bool defined() const { return impl_ != nullptr; }  ///< false for Tensor{} (an absent optional input or gradient)
-  TensorImpl* impl() const { return impl_.get(); }  ///< the shared state; null when undefined
-  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }  ///< the owning pointer (for hooks and weak references)
+  TensorImpl* impl() const { return impl_.get(); }   ///< the shared state; null when undefined
+  const std::shared_ptr<TensorImpl>& impl_ptr() const {
+    return impl_;
+  }  ///< the owning pointer (for hooks and weak references)
 
   // ---- layout ----
   // The accessors are inline (every kernel and op calls them several times); an
   // undefined tensor throws ValueError from each.
-  const Shape& shape() const { return checked().shape; }  ///< sizes per dim
+  const Shape& shape() const { return checked().shape; }        ///< sizes per dim
   const Strides& strides() const { return checked().strides; }  ///< steps per dim, in elements; 0 on broadcast dims
-  int64_t offset() const { return checked().offset; }  ///< first element's index in the storage, in elements
-  int64_t dim() const { return shape().size(); }  ///< number of dims; 0 for a scalar tensor
-  int64_t size(int64_t d) const;  ///< size of dim d (negative d counts from the end)
-  int64_t numel() const { return ag::numel(shape()); }  ///< product of the sizes; 1 for shape []
-  DType dtype() const { return checked().dtype; }  ///< the element type
+  int64_t offset() const { return checked().offset; }           ///< first element's index in the storage, in elements
+  int64_t dim() const { return shape().size(); }                ///< number of dims; 0 for a scalar tensor
+  int64_t size(int64_t d) const;                                ///< size of dim d (negative d counts from the end)
+  int64_t numel() const { return ag::numel(shape()); }          ///< product of the sizes; 1 for shape []
+  DType dtype() const { return checked().dtype; }               ///< the element type
   bool is_floating_point() const { return is_floating(dtype()); }  ///< f32 or f64
   bool is_contiguous() const;  ///< row-major with no gaps (strides of a fresh tensor)
   const StoragePtr& storage() const { return checked().storage; }  ///< the buffer, shared with every view
-  bool shares_storage(const Tensor& other) const { return storage() == other.storage(); }  ///< same buffer (one is a view of the other)
+  bool shares_storage(const Tensor& other) const {
+    return storage() == other.storage();
+  }  ///< same buffer (one is a view of the other)
 
   // ---- element access ----
   /// Pointer to the first element (storage + offset); T must match dtype().
-  template <class T> T* data() const;
+  template <class T>
+  T* data() const;
   /// data() without a dtype check.
   void* raw_data() const {
     const TensorImpl& t = checked();
     return static_cast<char*>(t.storage->data()) + t.offset * static_cast<int64_t>(itemsize(t.dtype));
   }
-  template <class T> T item() const;                ///< one element, converted to T
-  template <class T> std::vector<T> to_vector() const;  ///< row-major copy, converted to T
+  template <class T>
+  T item() const;  ///< one element, converted to T
+  template <class T>
+  std::vector<T> to_vector() const;  ///< row-major copy, converted to T
   /// A copy of values with the given shape (numel must match) and dtype_of<T>.
   template <class T>
   static Tensor from_vector(const std::vector<T>& values, const Shape& shape);
@@ -107,14 +114,14 @@ class Tensor {
   }
 
   // ---- views and copies (differentiable; see ops/) ----
-  Tensor reshape(const Shape& shape) const;  ///< view when strides allow, else a copy
-  Tensor view(const Shape& shape) const;     ///< view or ShapeError
-  Tensor transpose(int64_t d0, int64_t d1) const;  ///< view with d0 and d1 swapped
-  Tensor t() const;  ///< transpose of a 2-D tensor
+  Tensor reshape(const Shape& shape) const;                ///< view when strides allow, else a copy
+  Tensor view(const Shape& shape) const;                   ///< view or ShapeError
+  Tensor transpose(int64_t d0, int64_t d1) const;          ///< view with d0 and d1 swapped
+  Tensor t() const;                                        ///< transpose of a 2-D tensor
   Tensor permute(const std::vector<int64_t>& dims) const;  ///< view: dim i is old dim dims[i]
-  Tensor unsqueeze(int64_t d) const;  ///< view with a size-1 dim inserted at d
-  Tensor squeeze() const;  ///< view without any size-1 dim
-  Tensor squeeze(int64_t d) const;  ///< view without dim d when its size is 1, else self
+  Tensor unsqueeze(int64_t d) const;                       ///< view with a size-1 dim inserted at d
+  Tensor squeeze() const;                                  ///< view without any size-1 dim
+  Tensor squeeze(int64_t d) const;                         ///< view without dim d when its size is 1, else self
   /// View broadcast to shape (stride 0 on new or size-1 dims); -1 keeps a dim.
   Tensor expand(const Shape& shape) const;
   /// View of [start, end) by step along dim.
@@ -125,8 +132,8 @@ class Tensor {
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   /// Dims start_dim..end_dim merged into one.
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
-  Tensor contiguous() const;  ///< self when already contiguous
-  Tensor clone() const;       ///< always a fresh contiguous copy
+  Tensor contiguous() const;     ///< self when already contiguous
+  Tensor clone() const;          ///< always a fresh contiguous copy
   Tensor to(DType dtype) const;  ///< self when dtype matches
 
   // ---- reductions (differentiable; see ops/) ----
@@ -204,15 +211,15 @@ class Tensor {
   /// defaults to create_graph. As in PyTorch, a leaf's .grad made that way holds a graph
   /// that holds the leaf (a reference cycle): call zero_grad() when done with it, or
   /// prefer ag::grad(..., create_graph = true), which touches no .grad.
-  void backward(const Tensor& grad = {}, std::optional<bool> retain_graph = {},
-                bool create_graph = false) const;
+  void backward(const Tensor& grad = {}, std::optional<bool> retain_graph = {}, bool create_graph = false) const;
 
   /// Shape, dtype and values, as operator<< prints them.
   std::string to_string() const;
 
  private:
   const TensorImpl& checked() const {
-    if (!impl_) [[unlikely]] throw_undefined();
+    if (!impl_) [[unlikely]]
+      throw_undefined();
     return *impl_;
   }
   [[noreturn]] static void throw_undefined();
@@ -226,7 +233,6 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t);
 /// |a - b| <= atol + rtol * |b| with |a - b| finite (so infinities equal only themselves);
 /// NaNs are equal only with equal_nan. Mixed or integer dtypes compare in f64 (PyTorch
 /// requires one dtype). Defined in ops/comparison.cpp beside isclose.
-bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
-              bool equal_nan = false);
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
 
 }  // namespace ag

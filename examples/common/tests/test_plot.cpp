@@ -63,8 +63,8 @@ plot::Series curve(const std::string& name, double scale, plot::Color color = {3
 
 TEST_CASE("line_chart writes an 800 x 500 PNG and no temporary file") {
   fs::path d = fresh_dir("plot_line");
-  plot::line_chart((d / "two.png").string(), "Loss", {curve("train", 1.0), curve("held-out", 1.2, {214, 39, 40})}, "step",
-                   "nats/char");
+  plot::line_chart((d / "two.png").string(), "Loss", {curve("train", 1.0), curve("held-out", 1.2, {214, 39, 40})},
+                   "step", "nats/char");
   plot::Series one = curve("", 1.0);
   plot::line_chart((d / "one.png").string(), "Loss", one.xs, one.ys, "step", "loss");
   // Negative ys: a linear y axis.
@@ -110,8 +110,8 @@ TEST_CASE("log_log_chart: a log-log chart of six series; a non-positive x is a V
   plot::log_log_chart((d / "loglog.png").string(), "Sweep", six, "L", "ms");
   CHECK(png_size(d / "loglog.png").w == 800);
   const std::string bad = (d / "bad.png").string();
-  CHECK_THROWS_MSG(plot::log_log_chart(bad, "t", {plot::Series{"s", {0.0, 1.0}, {1.0, 2.0}}}, "x", "y"),
-                   ag::ValueError, "line_chart: log x axis but series 's' has x 0");
+  CHECK_THROWS_MSG(plot::log_log_chart(bad, "t", {plot::Series{"s", {0.0, 1.0}, {1.0, 2.0}}}, "x", "y"), ag::ValueError,
+                   "line_chart: log x axis but series 's' has x 0");
   CHECK(names_in(d).size() == 1);  // the bad chart left nothing
 }
 
@@ -136,8 +136,8 @@ TEST_CASE("heatmaps writes a grid of maps with a colour bar as one PNG") {
       m[0] = 1.5;  // clamped to 1
       grid[static_cast<std::size_t>(r)].push_back(m);
     }
-  plot::heatmaps((d / "attention.png").string(), "Cross-attention per head", grid, rows, cols,
-                 {"3", "1", "4", "1"}, {"<s>", "3", "1", "4", "1"}, {"decoder layer 1", "decoder layer 2 (last)"});
+  plot::heatmaps((d / "attention.png").string(), "Cross-attention per head", grid, rows, cols, {"3", "1", "4", "1"},
+                 {"<s>", "3", "1", "4", "1"}, {"decoder layer 1", "decoder layer 2 (last)"});
   // The layout in plot.cpp: width = left 50 + 3 maps of 5 x 24 px + 2 gaps of 46 + right 120
   // = 50 + 360 + 92 + 120 = 622; height = top 56 + 2 x (48 + 4 x 24 + 44) + foot 34 = 466.
   PngSize s = png_size(d / "attention.png");

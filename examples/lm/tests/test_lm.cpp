@@ -67,8 +67,8 @@ TEST_CASE("a tiny GPT beats the bigram baseline on held-out text") {
   const int64_t V = corpus.vocab.size();
   Run run(c, V);
   const auto [before, after, bigram, s] = train_and_evaluate(run, corpus, c);
-  MESSAGE("held-out loss " << before << " -> " << after << " nats/char (bigram " << bigram << ", last train "
-                           << s.loss << ")");
+  MESSAGE("held-out loss " << before << " -> " << after << " nats/char (bigram " << bigram << ", last train " << s.loss
+                           << ")");
   CHECK(std::abs(before - std::log(static_cast<double>(V))) < 0.3);  // ~uniform at init
   CHECK(s.step == c.steps);
   CHECK(after < bigram);
@@ -107,7 +107,8 @@ TEST_CASE("data: vocabulary from the training split, unknown characters, windows
 }
 
 TEST_CASE("sampling filters: temperature 0, top-k and top-p") {
-  Tensor logits = Tensor::from_vector(std::vector<float>{std::log(0.5f), std::log(0.3f), std::log(0.15f), std::log(0.05f)});
+  Tensor logits =
+      Tensor::from_vector(std::vector<float>{std::log(0.5f), std::log(0.3f), std::log(0.15f), std::log(0.05f)});
   SamplingOptions o;
   o.temperature = 0;
   CHECK(next_token_probs(logits, o).to_vector<double>() == std::vector<double>{1, 0, 0, 0});
@@ -143,7 +144,6 @@ TEST_CASE("a run resumed from a checkpoint continues exactly (model, optimizer, 
   for (std::size_t i = 0; i < a.model->parameters().size(); ++i)
     CHECK(allclose(a.model->parameters()[i], b.model->parameters()[i], 0.0, 0.0));
 }
-
 
 TEST_CASE("a tiny LLaMA-style GPT (rms, rope, 2 of 4 kv heads, swiglu, tied head) beats the bigram baseline") {
   Corpus corpus = make_corpus(paragraph(), 0.1, 33);

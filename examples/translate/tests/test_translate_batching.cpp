@@ -56,9 +56,8 @@ TEST_CASE("bucket_batches: every pair once, within the budget, lengths close, se
   for (const auto& b : batches) {
     for (int64_t i : b) seen.insert(i);
     if (b.size() > 1) CHECK(padded(p, b) <= budget);  // a single long pair may exceed it alone
-    auto [lo, hi] = std::minmax_element(b.begin(), b.end(), [&](int64_t x, int64_t y) {
-      return p[size_t(x)].src.size() < p[size_t(y)].src.size();
-    });
+    auto [lo, hi] = std::minmax_element(
+        b.begin(), b.end(), [&](int64_t x, int64_t y) { return p[size_t(x)].src.size() < p[size_t(y)].src.size(); });
     spread += static_cast<int64_t>(p[size_t(*hi)].src.size() - p[size_t(*lo)].src.size());
     within += 1;
   }

@@ -107,9 +107,7 @@ void write_file(const fs::path& path, const std::string& bytes) {
 std::string io_error(const std::function<void()>& f) {
   try {
     f();
-  } catch (const ag::IOError& e) {
-    return e.what();
-  }
+  } catch (const ag::IOError& e) { return e.what(); }
   return "";
 }
 
@@ -270,9 +268,7 @@ TEST_CASE("read_mo: every truncation and random corruption either parses or thro
   for (std::size_t n = 0; n < good.size(); ++n) {
     try {
       parse_mo(good.substr(0, n), "cut.mo");
-    } catch (const ag::IOError&) {
-      ++thrown;
-    }
+    } catch (const ag::IOError&) { ++thrown; }
   }
   // Cut anywhere before the last string's end, some string or table falls off the file;
   // only the final NUL can go (lengths do not count it).
@@ -286,9 +282,7 @@ TEST_CASE("read_mo: every truncation and random corruption either parses or thro
     for (int k = 0; k < 3; ++k) bad[gen() % bad.size()] = static_cast<char>(gen());
     try {
       parse_mo(bad, "random.mo");
-    } catch (const ag::IOError& e) {
-      CHECK(std::string(e.what()).find("random.mo") != std::string::npos);
-    }
+    } catch (const ag::IOError& e) { CHECK(std::string(e.what()).find("random.mo") != std::string::npos); }
   }
 }
 

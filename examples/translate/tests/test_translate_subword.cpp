@@ -18,11 +18,16 @@ namespace {
 // English and French lines of a toy catalog, repeated with numbers so that SentencePiece
 // sees enough text for a 120-piece vocabulary.
 std::vector<std::string> corpus() {
-  const char* lines[] = {"cannot open file %s", "impossible d'ouvrir le fichier %s",
-                         "%d files removed",   "%d fichiers supprimés",
-                         "invalid option -- '%c'", "option invalide -- '%c'",
-                         "Try '%s --help' for more information.", "Saisissez « %s --help » pour plus d'informations.",
-                         "write error",        "erreur d'écriture"};
+  const char* lines[] = {"cannot open file %s",
+                         "impossible d'ouvrir le fichier %s",
+                         "%d files removed",
+                         "%d fichiers supprimés",
+                         "invalid option -- '%c'",
+                         "option invalide -- '%c'",
+                         "Try '%s --help' for more information.",
+                         "Saisissez « %s --help » pour plus d'informations.",
+                         "write error",
+                         "erreur d'écriture"};
   std::vector<std::string> out;
   for (int k = 0; k < 30; ++k)
     for (const char* l : lines) out.push_back(std::string(l) + (k % 3 == 0 ? "" : " " + std::to_string(k)));
@@ -83,8 +88,8 @@ TEST_CASE("subword: errors") {
   CHECK_THROWS_WITH_AS(Subword::train_or_load({}, o, ""), doctest::Contains("subword: no training sentences"),
                        ag::ValueError);
   o.vocab_size = 10;
-  CHECK_THROWS_WITH_AS(Subword::train_or_load(corpus(), o, ""), doctest::Contains("subword: vocab_size 10 is too small"),
-                       ag::ValueError);
+  CHECK_THROWS_WITH_AS(Subword::train_or_load(corpus(), o, ""),
+                       doctest::Contains("subword: vocab_size 10 is too small"), ag::ValueError);
   o.vocab_size = 100, o.model_type = "wordpiece";
   CHECK_THROWS_WITH_AS(Subword::train_or_load(corpus(), o, ""),
                        doctest::Contains("subword: model_type 'wordpiece' must be unigram or bpe"), ag::ValueError);

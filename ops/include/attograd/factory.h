@@ -35,14 +35,11 @@ Tensor linspace(double start, double end, int64_t steps, std::optional<DType> dt
 Tensor rand(const Shape& shape, std::optional<DType> dtype = {}, Generator* gen = nullptr);   ///< U[0, 1)
 Tensor randn(const Shape& shape, std::optional<DType> dtype = {}, Generator* gen = nullptr);  ///< N(0, 1)
 /// U[low, high) from gen (the default generator if null).
-Tensor uniform(const Shape& shape, double low, double high, std::optional<DType> dtype = {},
-               Generator* gen = nullptr);
+Tensor uniform(const Shape& shape, double low, double high, std::optional<DType> dtype = {}, Generator* gen = nullptr);
 /// Uniform integers in [low, high), i64 by default.
-Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator* gen = nullptr,
-               DType dtype = DType::i64);
+Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator* gen = nullptr, DType dtype = DType::i64);
 /// Bernoulli(p) draws as 0/1 in `dtype` (dropout masks).
-Tensor bernoulli(const Shape& shape, double p, std::optional<DType> dtype = {},
-                 Generator* gen = nullptr);
+Tensor bernoulli(const Shape& shape, double p, std::optional<DType> dtype = {}, Generator* gen = nullptr);
 
 /// Uninitialized, t's shape and dtype.
 Tensor empty_like(const Tensor& t);

@@ -17,8 +17,10 @@ struct Adam {
 
   template <class X>
   static void one(X& w, X g, X& m, X& v, X* vmax, const AdamStep<T>& h) {
-    if (h.decoupled) w = w * X(h.decay);
-    else if (h.wd != T(0)) g = g + X(h.wd) * w;
+    if (h.decoupled)
+      w = w * X(h.decay);
+    else if (h.wd != T(0))
+      g = g + X(h.wd) * w;
     m = m * X(h.b1) + X(h.c1) * g;
     v = v * X(h.b2) + X(h.c2) * g * g;
     X vv = v;

@@ -69,8 +69,7 @@ struct Rows {
   static void ds(T* dp, const T* p, int64_t n, T D) {
     const V vd(D);
     int64_t i = 0;
-    for (; i + W <= n; i += W)
-      (V::load_unaligned(p + i) * (V::load_unaligned(dp + i) - vd)).store_unaligned(dp + i);
+    for (; i + W <= n; i += W) (V::load_unaligned(p + i) * (V::load_unaligned(dp + i) - vd)).store_unaligned(dp + i);
     for (; i < n; ++i) dp[i] = p[i] * (dp[i] - D);
   }
 

@@ -43,9 +43,12 @@ struct Dropout {
   static constexpr int64_t W64 = static_cast<int64_t>(U64::size);
 
   static U64 mul32(const U64& a, const U64& b) {
-    if constexpr (W64 == 2) return U64(_mm_mul_epu32(a, b));
-    else if constexpr (W64 == 4) return U64(_mm256_mul_epu32(a, b));
-    else return U64(_mm512_mul_epu32(a, b));
+    if constexpr (W64 == 2)
+      return U64(_mm_mul_epu32(a, b));
+    else if constexpr (W64 == 4)
+      return U64(_mm256_mul_epu32(a, b));
+    else
+      return U64(_mm512_mul_epu32(a, b));
   }
 
   // dst = p0 q0 p1 q1 ... (2 W64 words): the lane-crossing interleave at each width.
@@ -98,7 +101,8 @@ struct Dropout {
 
   static void philox_blocks(uint32_t* out, int64_t nblocks, uint64_t block0, uint32_t k0, uint32_t k1) {
     int64_t b = 0;
-    for (; b + 4 * W64 <= nblocks; b += 4 * W64) philox_vectors<4>(out + 4 * b, block0 + static_cast<uint64_t>(b), k0, k1);
+    for (; b + 4 * W64 <= nblocks; b += 4 * W64)
+      philox_vectors<4>(out + 4 * b, block0 + static_cast<uint64_t>(b), k0, k1);
     for (; b + W64 <= nblocks; b += W64) philox_vectors<1>(out + 4 * b, block0 + static_cast<uint64_t>(b), k0, k1);
     for (; b < nblocks; ++b) {
       const uint64_t blk = block0 + static_cast<uint64_t>(b);

@@ -16,10 +16,14 @@ struct Elementwise {
 
   template <int Op, class X>
   static X apply(const X& x, const X& y) {
-    if constexpr (Op == 0) return x + y;
-    else if constexpr (Op == 1) return x - y;
-    else if constexpr (Op == 2) return x * y;
-    else return x / y;
+    if constexpr (Op == 0)
+      return x + y;
+    else if constexpr (Op == 1)
+      return x - y;
+    else if constexpr (Op == 2)
+      return x * y;
+    else
+      return x / y;
   }
 
   // Layout 0: both rows; 1: b is one value; 2: a is one value.
@@ -28,8 +32,7 @@ struct Elementwise {
     if (n <= 0) return;  // a single value is read up front
     int64_t i = 0;
     if constexpr (L == 0) {
-      for (; i + W <= n; i += W)
-        apply<Op>(V::load_unaligned(a + i), V::load_unaligned(b + i)).store_unaligned(out + i);
+      for (; i + W <= n; i += W) apply<Op>(V::load_unaligned(a + i), V::load_unaligned(b + i)).store_unaligned(out + i);
     } else if constexpr (L == 1) {
       const V y(*b);
       for (; i + W <= n; i += W) apply<Op>(V::load_unaligned(a + i), y).store_unaligned(out + i);

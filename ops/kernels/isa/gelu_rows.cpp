@@ -25,9 +25,7 @@ struct Gelu {
   // 1 + erf(x / sqrt 2) as erfc(-x / sqrt 2): no cancellation for negative x. The
   // argument is clamped to +-30 (erfc is 0 or 2 there in double) because xsimd's erfc
   // is not defined for huge arguments; NaN x stays NaN through the product with x.
-  static D one_plus_erf(const D& x) {
-    return xsimd::erfc(xsimd::min(xsimd::max(-x * D(kAlpha), D(-30.0)), D(30.0)));
-  }
+  static D one_plus_erf(const D& x) { return xsimd::erfc(xsimd::min(xsimd::max(-x * D(kAlpha), D(-30.0)), D(30.0))); }
 
   static D tanh_u(const D& x) {
     return xsimd::tanh(xsimd::min(xsimd::max((x + x * x * x * D(kC)) * D(kK), D(-30.0)), D(30.0)));

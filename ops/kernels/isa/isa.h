@@ -57,11 +57,14 @@ template <class A, class T>
 xsimd::batch<double, A> widen(const T* p) {
   using D = xsimd::batch<double, A>;
   constexpr std::size_t WD = D::size;
-  if constexpr (std::is_same_v<T, double>) return D::load_unaligned(p);
+  if constexpr (std::is_same_v<T, double>)
+    return D::load_unaligned(p);
   else if constexpr (WD == 2)
     return D(_mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)))));
-  else if constexpr (WD == 4) return D(_mm256_cvtps_pd(_mm_loadu_ps(p)));
-  else return D(_mm512_cvtps_pd(_mm256_loadu_ps(p)));
+  else if constexpr (WD == 4)
+    return D(_mm256_cvtps_pd(_mm_loadu_ps(p)));
+  else
+    return D(_mm512_cvtps_pd(_mm256_loadu_ps(p)));
 }
 
 // sum of f(x_j) over a row of n, in WD double accumulators, then the tail in order.

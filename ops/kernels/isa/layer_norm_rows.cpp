@@ -16,13 +16,11 @@ struct LayerNorm {
   using D = xsimd::batch<double, A>;
   static constexpr int64_t W = static_cast<int64_t>(V::size), WD = static_cast<int64_t>(D::size);
 
-  static void forward(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, int64_t rows, int64_t n,
-                      double eps) {
+  static void forward(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, int64_t rows, int64_t n, double eps) {
     for (int64_t i = 0; i < rows; ++i) {
       const T* row = x + i * n;
       const double mu = widened_sum<A>(row, n, [](auto v) { return v; }) / static_cast<double>(n);
-      const double var =
-          widened_sum<A>(row, n, [mu](auto v) { return (v - mu) * (v - mu); }) / static_cast<double>(n);
+      const double var = widened_sum<A>(row, n, [mu](auto v) { return (v - mu) * (v - mu); }) / static_cast<double>(n);
       const double rs = 1.0 / std::sqrt(var + eps);
       mean[i] = static_cast<T>(mu), rstd[i] = static_cast<T>(rs);
       const T tm = static_cast<T>(mu), tr = static_cast<T>(rs);
@@ -44,8 +42,8 @@ struct LayerNorm {
     }
   }
 
-  static void backward(const T* x, const T* g, const T* w, const T* mean, const T* rstd, T* dx, double* dw,
-                       double* db, int64_t rows, int64_t n) {
+  static void backward(const T* x, const T* g, const T* w, const T* mean, const T* rstd, T* dx, double* dw, double* db,
+                       int64_t rows, int64_t n) {
     for (int64_t i = 0; i < rows; ++i) {
       const T *row = x + i * n, *gr = g + i * n;
       const T mu = mean[i], rs = rstd[i];

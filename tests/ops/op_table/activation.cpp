@@ -36,8 +36,7 @@ AG_OP_TABLE(activation) {
       {"gelu tanh", {{3, 4}}, [](auto& x) { return gelu(x[0], GeluApprox::tanh); }},
       {"gelu non-contiguous", {{3, 4}}, [](auto& x) { return gelu(x[0]); }, transposed},
       {"gelu_backward none", {{3, 4}, {3, 4}}, [](auto& x) { return gelu_backward(x[0], x[1]); }},
-      {"gelu_backward tanh", {{3, 4}, {3, 4}},
-       [](auto& x) { return gelu_backward(x[0], x[1], GeluApprox::tanh); }},
+      {"gelu_backward tanh", {{3, 4}, {3, 4}}, [](auto& x) { return gelu_backward(x[0], x[1], GeluApprox::tanh); }},
       {"gelu string tanh", {{3, 4}}, [](auto& x) { return gelu(x[0], std::string("tanh")); }},
   };
 }

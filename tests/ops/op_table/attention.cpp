@@ -30,28 +30,35 @@ SdpaOptions gqa(bool fused, bool lower_right_causal = false, const Tensor& m = {
 
 AG_OP_TABLE(attention) {
   return {
-      {"scaled_dot_product_attention", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
+      {"scaled_dot_product_attention",
+       {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
        [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2]).first; }},
-      {"scaled_dot_product_attention bool mask", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
+      {"scaled_dot_product_attention bool mask",
+       {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
        [](auto& x) {
          Tensor m = bools({1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 0}, {3, 4});  // (L, S)
          return scaled_dot_product_attention(x[0], x[1], x[2], with_mask(m)).first;
        }},
-      {"scaled_dot_product_attention float mask (an input too)", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}, {3, 4}},
+      {"scaled_dot_product_attention float mask (an input too)",
+       {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}, {3, 4}},
        [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], with_mask(x[3])).first; }},
-      {"scaled_dot_product_attention additive_mask", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
+      {"scaled_dot_product_attention additive_mask",
+       {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
        [](auto& x) {
          Tensor m = additive_mask(bools({1, 1, 0, 0, 1, 0, 1, 0}, {2, 1, 4}), DType::f64);  // (B, 1, S)
          return scaled_dot_product_attention(x[0], x[1], x[2], with_mask(m)).first;
        }},
-      {"scaled_dot_product_attention causal", {{2, 3, 2}, {2, 3, 2}, {2, 3, 3}},
+      {"scaled_dot_product_attention causal",
+       {{2, 3, 2}, {2, 3, 2}, {2, 3, 3}},
        [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], causal()).first; }},
-      {"scaled_dot_product_attention fully masked row", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
+      {"scaled_dot_product_attention fully masked row",
+       {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
        [](auto& x) {
          Tensor m = bools({1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1}, {3, 4});  // query 1 sees no key
          return scaled_dot_product_attention(x[0], x[1], x[2], with_mask(m)).first;
        }},
-      {"scaled_dot_product_attention padding_mask and causal_mask", {{2, 3, 2}, {2, 3, 2}, {2, 3, 3}},
+      {"scaled_dot_product_attention padding_mask and causal_mask",
+       {{2, 3, 2}, {2, 3, 2}, {2, 3, 3}},
        [](auto& x) {
          // (B, 1, S) & (L, S) -> (B, L, S); batch 1 has one real token.
          Tensor pad = padding_mask(i64({3, 1}, {2}), 3).unsqueeze(1);
@@ -64,17 +71,20 @@ AG_OP_TABLE(attention) {
          Tensor m = padding_mask(i64({2, 0}, {2}), 3).unsqueeze(1);  // (B, 1, S)
          return scaled_dot_product_attention(x[0], x[1], x[2], with_mask(m)).first;
        }},
-      {"scaled_dot_product_attention weights and scale", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
+      {"scaled_dot_product_attention weights and scale",
+       {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
        [](auto& x) {
          SdpaOptions o;
          o.scale = 0.7;
          o.need_weights = true;
          return scaled_dot_product_attention(x[0], x[1], x[2], o).second;
        }},
-      {"scaled_dot_product_attention heads non-contiguous", {{1, 2, 3, 2}, {1, 2, 3, 2}, {1, 2, 3, 2}},
+      {"scaled_dot_product_attention heads non-contiguous",
+       {{1, 2, 3, 2}, {1, 2, 3, 2}, {1, 2, 3, 2}},
        [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], causal()).first; },
        transposed},
-      {"scaled_dot_product_attention dropout", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
+      {"scaled_dot_product_attention dropout",
+       {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},
        [](auto& x) {
          static Generator gen;
          gen.manual_seed(11);  // the same mask on every evaluation
@@ -83,18 +93,23 @@ AG_OP_TABLE(attention) {
          o.generator = &gen;
          return scaled_dot_product_attention(x[0], x[1], x[2], o).first;
        }},
-      {"scaled_dot_product_attention enable_gqa g = h/2 (fused)", {{1, 4, 3, 2}, {1, 2, 4, 2}, {1, 2, 4, 3}},
+      {"scaled_dot_product_attention enable_gqa g = h/2 (fused)",
+       {{1, 4, 3, 2}, {1, 2, 4, 2}, {1, 2, 4, 3}},
        [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], gqa(true)).first; }},
-      {"scaled_dot_product_attention enable_gqa g = h/2 (composite)", {{1, 4, 3, 2}, {1, 2, 4, 2}, {1, 2, 4, 3}},
+      {"scaled_dot_product_attention enable_gqa g = h/2 (composite)",
+       {{1, 4, 3, 2}, {1, 2, 4, 2}, {1, 2, 4, 3}},
        [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], gqa(false)).first; }},
-      {"scaled_dot_product_attention enable_gqa g = 1 bool mask", {{2, 3, 3, 2}, {2, 1, 4, 2}, {2, 1, 4, 2}},
+      {"scaled_dot_product_attention enable_gqa g = 1 bool mask",
+       {{2, 3, 3, 2}, {2, 1, 4, 2}, {2, 1, 4, 2}},
        [](auto& x) {
          Tensor m = bools({1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1}, {3, 4});  // query 1 sees no key
          return scaled_dot_product_attention(x[0], x[1], x[2], gqa(true, false, m)).first;
        }},
-      {"scaled_dot_product_attention enable_gqa causal lower_right, L < S", {{1, 4, 2, 2}, {1, 2, 4, 2}, {1, 2, 4, 2}},
+      {"scaled_dot_product_attention enable_gqa causal lower_right, L < S",
+       {{1, 4, 2, 2}, {1, 2, 4, 2}, {1, 2, 4, 2}},
        [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], gqa(true, true)).first; }},
-      {"scaled_dot_product_attention causal lower_right composite, float mask", {{2, 2, 2}, {2, 3, 2}, {2, 3, 2}, {2, 3}},
+      {"scaled_dot_product_attention causal lower_right composite, float mask",
+       {{2, 2, 2}, {2, 3, 2}, {2, 3, 2}, {2, 3}},
        [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], gqa(false, true, x[3])).first; }},
   };
 }

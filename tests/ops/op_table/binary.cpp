@@ -52,9 +52,17 @@ AG_OP_TABLE(binary) {
       {"operator- unary", {{3, 4}}, [](auto& x) { return -x[0]; }},
 
       // ---- type promotion: mixed operands go through the differentiable to() ----
-      {"mul by an i64 tensor from floor_divide", {{3, 4}},
-       [](auto& x) { return mul(x[0], floor_divide(i64({7, -7, 9, 4}, {4}), 2)); }},
-      {"div i64 tensor by f64", {{3, 4}}, [](auto& x) { return div(i64({1, -2, 3, 5}, {4}), x[0]); }, positive},
+      {"mul by an i64 tensor from floor_divide",
+       {{3, 4}},
+       [](auto& x) {
+         return mul(x[0], floor_divide(i64({7, -7, 9, 4}, {4}), 2));
+       }},
+      {"div i64 tensor by f64",
+       {{3, 4}},
+       [](auto& x) {
+         return div(i64({1, -2, 3, 5}, {4}), x[0]);
+       },
+       positive},
 
       // ---- math functions ----
       {"atan2", {{3, 4}, {3, 4}}, [](auto& x) { return atan2(x[0], x[1]); }},

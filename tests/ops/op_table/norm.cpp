@@ -5,21 +5,26 @@ namespace op_table {
 AG_OP_TABLE(norm) {
   return {
       {"layer_norm", {{3, 4}}, [](auto& x) { return layer_norm(x[0], {4}); }},
-      {"layer_norm weight and bias", {{3, 4}, {4}, {4}},
-       [](auto& x) { return layer_norm(x[0], {4}, x[1], x[2]); }},
+      {"layer_norm weight and bias", {{3, 4}, {4}, {4}}, [](auto& x) { return layer_norm(x[0], {4}, x[1], x[2]); }},
       {"layer_norm weight only", {{3, 4}, {4}}, [](auto& x) { return layer_norm(x[0], {4}, x[1]); }},
       {"layer_norm bias only", {{3, 4}, {4}}, [](auto& x) { return layer_norm(x[0], {4}, {}, x[1]); }},
-      {"layer_norm 2-D normalized_shape", {{2, 2, 3}, {2, 3}, {2, 3}},
-       [](auto& x) { return layer_norm(x[0], {2, 3}, x[1], x[2]); }},
-      {"layer_norm non-contiguous", {{3, 4}, {4}, {4}},
+      {"layer_norm 2-D normalized_shape",
+       {{2, 2, 3}, {2, 3}, {2, 3}},
+       [](auto& x) {
+         return layer_norm(x[0], {2, 3}, x[1], x[2]);
+       }},
+      {"layer_norm non-contiguous",
+       {{3, 4}, {4}, {4}},
        [](auto& x) { return layer_norm(x[0], {4}, x[1], x[2]); },
        transposed},
       {"rms_norm (default eps: finfo eps)", {{3, 4}}, [](auto& x) { return rms_norm(x[0], {4}); }},
       {"rms_norm weight eps 1e-6", {{3, 4}, {4}}, [](auto& x) { return rms_norm(x[0], {4}, x[1], 1e-6); }},
-      {"rms_norm 2-D normalized_shape", {{2, 2, 3}, {2, 3}},
-       [](auto& x) { return rms_norm(x[0], {2, 3}, x[1], 1e-5); }},
-      {"rms_norm non-contiguous", {{3, 4}, {4}}, [](auto& x) { return rms_norm(x[0], {4}, x[1]); },
-       transposed},
+      {"rms_norm 2-D normalized_shape",
+       {{2, 2, 3}, {2, 3}},
+       [](auto& x) {
+         return rms_norm(x[0], {2, 3}, x[1], 1e-5);
+       }},
+      {"rms_norm non-contiguous", {{3, 4}, {4}}, [](auto& x) { return rms_norm(x[0], {4}, x[1]); }, transposed},
       // normalize: norms kept above eps (a clamped norm's gradient is PyTorch's
       // pass-through, not the forward's derivative), but for the eps line.
       {"normalize p 2 dim 1", {{3, 4}}, [](auto& x) { return normalize(x[0]); }},

@@ -23,14 +23,10 @@ using Init = Tensor (*)(std::size_t i, const Shape& shape, Generator& rng);
 inline Tensor normal(std::size_t, const Shape& s, Generator& rng) { return randn(s, DType::f64, &rng); }
 
 // log, sqrt, rsqrt, pow, denominators: U[0.5, 2).
-inline Tensor positive(std::size_t, const Shape& s, Generator& rng) {
-  return uniform(s, 0.5, 2.0, DType::f64, &rng);
-}
+inline Tensor positive(std::size_t, const Shape& s, Generator& rng) { return uniform(s, 0.5, 2.0, DType::f64, &rng); }
 
 // (-0.9, 0.9): asin, acos, atanh and other ops defined on (-1, 1).
-inline Tensor unit(std::size_t, const Shape& s, Generator& rng) {
-  return uniform(s, -0.9, 0.9, DType::f64, &rng);
-}
+inline Tensor unit(std::size_t, const Shape& s, Generator& rng) { return uniform(s, -0.9, 0.9, DType::f64, &rng); }
 
 // Away from kinks and ties (relu, abs, clamp, max, maximum): a shuffled grid of step 0.2,
 // shifted by 0.05 for even inputs and 0.15 for odd ones. Values within an input differ by
@@ -42,8 +38,7 @@ inline Tensor distinct(std::size_t i, const Shape& s, Generator& rng) {
   for (int64_t k = 0; k < n; ++k) perm[size_t(k)] = k;
   for (int64_t k = n - 1; k > 0; --k) std::swap(perm[size_t(k)], perm[size_t(rng.integer(0, k + 1))]);
   std::vector<double> v(perm.size());
-  for (std::size_t k = 0; k < v.size(); ++k)
-    v[k] = 0.2 * static_cast<double>(perm[k] - n / 2) + (i % 2 ? 0.15 : 0.05);
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] = 0.2 * static_cast<double>(perm[k] - n / 2) + (i % 2 ? 0.15 : 0.05);
   return Tensor::from_vector(v, s);
 }
 
@@ -87,10 +82,9 @@ struct Family {
   Family(const char* name, std::vector<OpCase> (*make)());
 };
 // AG_OP_TABLE(shape) { return {...lines...}; } in tests/ops/op_table/shape.cpp.
-#define AG_OP_TABLE(family)                                          \
-  static std::vector<op_table::OpCase> op_table_##family();         \
-  static const op_table::Family op_table_family_##family(#family, \
-                                                          op_table_##family); \
+#define AG_OP_TABLE(family) \
+  static std::vector<op_table::OpCase> op_table_##family(); \
+  static const op_table::Family op_table_family_##family(#family, op_table_##family); \
   static std::vector<op_table::OpCase> op_table_##family()
 
 // Every registered line, families in name order.

@@ -7,7 +7,8 @@
 namespace op_table {
 AG_OP_TABLE(random) {
   return {
-      {"dropout p=0.3", {{3, 4}},
+      {"dropout p=0.3",
+       {{3, 4}},
        [](auto& x) {
          static Generator gen;
          gen.manual_seed(7);  // the same mask on every evaluation

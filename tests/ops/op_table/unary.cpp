@@ -9,8 +9,7 @@ AG_OP_TABLE(unary) {
       // ---- arithmetic ----
       {"neg", {{3, 4}}, [](auto& x) { return neg(x[0]); }},
       {"abs", {{3, 4}}, [](auto& x) { return abs(x[0]); }, distinct},
-      {"sign (times x: its own gradient is zero)", {{3, 4}}, [](auto& x) { return x[0] * sign(x[0]); },
-       distinct},
+      {"sign (times x: its own gradient is zero)", {{3, 4}}, [](auto& x) { return x[0] * sign(x[0]); }, distinct},
       {"square", {{3, 4}}, [](auto& x) { return square(x[0]); }},
       {"sqrt", {{3, 4}}, [](auto& x) { return sqrt(x[0]); }, positive},
       {"rsqrt", {{3, 4}}, [](auto& x) { return rsqrt(x[0]); }, positive},
@@ -58,12 +57,16 @@ AG_OP_TABLE(unary) {
       {"clamp min only", {{3, 4}}, [](auto& x) { return clamp(x[0], -0.3, kNone); }, distinct},
       {"clamp max only", {{3, 4}}, [](auto& x) { return clamp(x[0], kNone, 0.5); }, distinct},
       // Bounds offset from x's grid (distinct: 0.05 and 0.15 mod 0.2) so nothing ties.
-      {"clamp tensor bounds", {{3, 4}, {3, 4}, {4}},
-       [](auto& x) { return clamp(x[0], x[1] - 0.33, x[2] + 0.33); }, distinct},
+      {"clamp tensor bounds",
+       {{3, 4}, {3, 4}, {4}},
+       [](auto& x) { return clamp(x[0], x[1] - 0.33, x[2] + 0.33); },
+       distinct},
       {"clamp tensor min only", {{3, 4}, {4}}, [](auto& x) { return clamp(x[0], x[1], std::nullopt); }, distinct},
       {"clamp tensor max only", {{3, 4}, {3, 1}}, [](auto& x) { return clamp(x[0], std::nullopt, x[1]); }, distinct},
-      {"clamp tensor min above max", {{3, 4}, {3, 4}, {3, 4}},
-       [](auto& x) { return clamp(x[0], x[1] + 10.0, x[2] + 0.03); }, distinct},
+      {"clamp tensor min above max",
+       {{3, 4}, {3, 4}, {3, 4}},
+       [](auto& x) { return clamp(x[0], x[1] + 10.0, x[2] + 0.03); },
+       distinct},
   };
 }
 

@@ -26,9 +26,8 @@ namespace ag {
 /// so the results can be differentiated again; retain_graph defaults to create_graph.
 /// (LibTorch's torch::autograd::grad, same argument order.)
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                         const std::vector<Tensor>& grad_outputs = {},
-                         std::optional<bool> retain_graph = {}, bool create_graph = false,
-                         bool allow_unused = false);
+                         const std::vector<Tensor>& grad_outputs = {}, std::optional<bool> retain_graph = {},
+                         bool create_graph = false, bool allow_unused = false);
 
 /// Queues `callback` to run once the backward pass now running on this thread has
 /// finished every node (PyTorch's Variable._execution_engine.queue_callback): how a
@@ -37,8 +36,8 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
 void queue_callback(std::function<void()> callback);
 
 /// The engine behind Tensor::backward and grad().
-void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
-                  bool retain_graph, bool create_graph = false);
+void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads, bool retain_graph,
+                  bool create_graph = false);
 
 // ---- gradcheck ----
 /// Tolerances and step of gradcheck's central differences.
@@ -56,7 +55,7 @@ struct GradcheckOptions {
 struct GradcheckResult {
   /// True when every checked element is within tolerance.
   bool ok = true;
-  std::string message;  ///< on failure: fn, input, worst element, analytic vs numeric
+  std::string message;                           ///< on failure: fn, input, worst element, analytic vs numeric
   explicit operator bool() const { return ok; }  ///< ok
 };
 /// Compares the analytic Jacobian (one backward per output element) with float64

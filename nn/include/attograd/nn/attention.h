@@ -11,14 +11,14 @@ namespace ag::nn {
 
 /// Masks and flags of one attention call; see MASKS.md for the conventions.
 struct AttentionArgs {
-  Tensor attn_mask;           ///< bool (true = may attend) or float (added to scores),
-                              /// broadcastable to (B, h, L, S): (L, S) is typical
-  Tensor padding_mask;        ///< bool (B, S): true = real key, false = padding
-  Tensor key_padding_mask;    ///< bool (B, S): true = IGNORE this key (torch.nn.MultiheadAttention's
-                              /// meaning); the negation of padding_mask. Give one or the other.
-  bool causal = false;        ///< also apply causal_mask(L, S, causal_variant)
+  Tensor attn_mask;         ///< bool (true = may attend) or float (added to scores),
+                            /// broadcastable to (B, h, L, S): (L, S) is typical
+  Tensor padding_mask;      ///< bool (B, S): true = real key, false = padding
+  Tensor key_padding_mask;  ///< bool (B, S): true = IGNORE this key (torch.nn.MultiheadAttention's
+                            /// meaning); the negation of padding_mask. Give one or the other.
+  bool causal = false;      ///< also apply causal_mask(L, S, causal_variant)
   CausalVariant causal_variant = CausalVariant::upper_left;  ///< see attograd/ops/attention.h
-  bool need_weights = false;  ///< also return per-head weights (B, h, L, S)
+  bool need_weights = false;                                 ///< also return per-head weights (B, h, L, S)
 };
 
 // ---- Attention: one head with learned projections (nn/ATTENTION.md) ----
@@ -47,9 +47,9 @@ class AttentionImpl : public Module {
 
   /// The options it was built with (pretty_print shows them).
   AttentionOptions options;
-  Linear q_proj{nullptr};  ///< query projection (E -> E)
-  Linear k_proj{nullptr};  ///< key projection (kdim -> E)
-  Linear v_proj{nullptr};  ///< value projection (vdim -> E)
+  Linear q_proj{nullptr};    ///< query projection (E -> E)
+  Linear k_proj{nullptr};    ///< key projection (kdim -> E)
+  Linear v_proj{nullptr};    ///< value projection (vdim -> E)
   Linear out_proj{nullptr};  ///< output projection (E -> E)
 };
 /// The holder of AttentionImpl (LibTorch's TORCH_MODULE): copies share one module.
@@ -59,8 +59,7 @@ AG_MODULE(Attention);
 /// Options of nn::MultiheadAttention: required ones in the constructor, the rest chainable setters.
 struct MultiheadAttentionOptions {
   /// The required options; the others keep their PyTorch defaults.
-  MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads)
-      : embed_dim_(embed_dim), num_heads_(num_heads) {}
+  MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads) : embed_dim_(embed_dim), num_heads_(num_heads) {}
   /// E, the model width (query width and output width).
   AG_ARG(int64_t, embed_dim);
   /// H, the number of query heads (embed_dim % num_heads == 0).
@@ -100,8 +99,7 @@ class MultiheadAttentionImpl : public Module {
   std::pair<Tensor, Tensor> project_kv(const Tensor& key, const Tensor& value) const;
   /// Attention on projected (B, L, E) q and (B, S, E) k, v: head split, masks, softmax,
   /// head merge and out_proj.
-  std::pair<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor& v,
-                                   const AttentionArgs& args);
+  std::pair<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionArgs& args);
 
   /// True when q, k, v share one in_proj_weight (kdim = vdim = embed_dim).
   bool packed() const { return in_proj_weight.defined(); }
@@ -110,13 +108,13 @@ class MultiheadAttentionImpl : public Module {
 
   /// The options it was built with (pretty_print shows them).
   MultiheadAttentionOptions options;
-  Tensor in_proj_weight;                               ///< (3E, E) when kdim = vdim = E
-  Tensor q_proj_weight;  ///< (E, E) query weight when unpacked (kdim or vdim != E)
-  Tensor k_proj_weight;  ///< (E, kdim) key weight when unpacked
-  Tensor v_proj_weight;  ///< (E, vdim) value weight when unpacked
-  Tensor in_proj_bias;                                 ///< (3E)
-  Tensor bias_k;  ///< (1, 1, E) learned key appended with add_bias_kv, else undefined
-  Tensor bias_v;  ///< (1, 1, E) learned value appended with add_bias_kv, else undefined
+  Tensor in_proj_weight;  ///< (3E, E) when kdim = vdim = E
+  Tensor q_proj_weight;   ///< (E, E) query weight when unpacked (kdim or vdim != E)
+  Tensor k_proj_weight;   ///< (E, kdim) key weight when unpacked
+  Tensor v_proj_weight;   ///< (E, vdim) value weight when unpacked
+  Tensor in_proj_bias;    ///< (3E)
+  Tensor bias_k;          ///< (1, 1, E) learned key appended with add_bias_kv, else undefined
+  Tensor bias_v;          ///< (1, 1, E) learned value appended with add_bias_kv, else undefined
   /// The output projection (E -> E).
   Linear out_proj{nullptr};
 };

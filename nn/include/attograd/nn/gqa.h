@@ -117,9 +117,9 @@ class GroupedQueryAttentionImpl : public Module {
 
   /// The options it was built with (pretty_print shows them).
   GroupedQueryAttentionOptions options;
-  Linear q_proj{nullptr};  ///< query projection (E -> h*d)
-  Linear k_proj{nullptr};  ///< key projection (E -> g*d)
-  Linear v_proj{nullptr};  ///< value projection (E -> g*d)
+  Linear q_proj{nullptr};    ///< query projection (E -> h*d)
+  Linear k_proj{nullptr};    ///< key projection (E -> g*d)
+  Linear v_proj{nullptr};    ///< value projection (E -> g*d)
   Linear out_proj{nullptr};  ///< output projection (E -> E)
 };
 /// The holder of GroupedQueryAttentionImpl (LibTorch's TORCH_MODULE): copies share one module.

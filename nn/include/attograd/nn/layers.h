@@ -29,7 +29,7 @@ class LinearImpl : public Module {
   explicit LinearImpl(const LinearOptions& options);
   /// Shorthand for the options constructor.
   LinearImpl(int64_t in, int64_t out) : LinearImpl(LinearOptions(in, out)) {}
-  void reset_parameters();  ///< PyTorch's default: U(-1/sqrt(in), 1/sqrt(in)) for both
+  void reset_parameters();          ///< PyTorch's default: U(-1/sqrt(in), 1/sqrt(in)) for both
   Tensor forward(const Tensor& x);  ///< (..., in) -> (..., out)
   void pretty_print(std::ostream& os) const override;
 
@@ -100,7 +100,7 @@ class LayerNormImpl : public Module {
   /// The options it was built with (pretty_print shows them).
   LayerNormOptions options;
   Tensor weight;  ///< (normalized_shape) scale, or undefined without elementwise_affine
-  Tensor bias;  ///< (normalized_shape) shift, or undefined
+  Tensor bias;    ///< (normalized_shape) shift, or undefined
 };
 /// The holder of LayerNormImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(LayerNorm);

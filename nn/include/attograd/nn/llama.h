@@ -34,7 +34,7 @@ class RMSNormImpl : public Module {
  public:
   /// Builds the module from its options; parameters, if any, start as in PyTorch.
   explicit RMSNormImpl(const RMSNormOptions& options);
-  void reset_parameters();  ///< weight 1
+  void reset_parameters();          ///< weight 1
   Tensor forward(const Tensor& x);  ///< (..., *normalized_shape) -> same
   void pretty_print(std::ostream& os) const override;
 
@@ -55,9 +55,9 @@ AG_MODULE(RMSNorm);
 struct RotaryEmbeddingOptions {
   /// The required options; the others keep their PyTorch defaults.
   RotaryEmbeddingOptions(int64_t head_dim) : head_dim_(head_dim) {}
-  AG_ARG(int64_t, head_dim);              ///< d, even
-  AG_ARG(double, base) = 10000.0;         ///< theta
-  AG_ARG(int64_t, max_position) = 2048;   ///< positions cached up front
+  AG_ARG(int64_t, head_dim);             ///< d, even
+  AG_ARG(double, base) = 10000.0;        ///< theta
+  AG_ARG(int64_t, max_position) = 2048;  ///< positions cached up front
 };
 
 /// Rotary position embedding (RoPE) for (B, h, L, d) queries or keys, with cached cos/sin tables.

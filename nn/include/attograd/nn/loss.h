@@ -113,7 +113,7 @@ class BCEWithLogitsLossImpl : public Module {
   Tensor forward(const Tensor& input, const Tensor& target);
   /// The options it was built with (pretty_print shows them).
   BCEWithLogitsLossOptions options;
-  Tensor weight;  ///< per-element rescaling, broadcast to the input, or undefined
+  Tensor weight;      ///< per-element rescaling, broadcast to the input, or undefined
   Tensor pos_weight;  ///< weight of the positive class per output, or undefined
 };
 /// The holder of BCEWithLogitsLossImpl (LibTorch's TORCH_MODULE): copies share one module.
@@ -227,9 +227,7 @@ class CosineSimilarityImpl : public Module {
   explicit CosineSimilarityImpl(const CosineSimilarityOptions& options = {})
       : Module("CosineSimilarity"), options(options) {}
   /// x1, x2 (broadcastable) -> cosine similarity with options.dim removed.
-  Tensor forward(const Tensor& x1, const Tensor& x2) {
-    return cosine_similarity(x1, x2, options.dim(), options.eps());
-  }
+  Tensor forward(const Tensor& x1, const Tensor& x2) { return cosine_similarity(x1, x2, options.dim(), options.eps()); }
   void pretty_print(std::ostream& os) const override;
   /// The options it was built with (pretty_print shows them).
   CosineSimilarityOptions options;

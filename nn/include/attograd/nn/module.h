@@ -23,15 +23,15 @@
 
 /// Options fields with chainable setters: `LinearOptions(4, 5).bias(false)`; the reference
 /// shows each field as a member variable.
-#define AG_ARG(T, name)                                  \
- public:                                                 \
-  auto name(const T& value)->decltype(*this) {           \
-    this->name##_ = value;                               \
-    return *this;                                        \
-  }                                                      \
+#define AG_ARG(T, name) \
+ public: \
+  auto name(const T& value)->decltype(*this) { \
+    this->name##_ = value; \
+    return *this; \
+  } \
   const T& name() const noexcept { return this->name##_; } \
-                                                         \
- private:                                                \
+\
+ private: \
   T name##_
 
 namespace ag::nn {
@@ -68,7 +68,7 @@ class Module : public std::enable_shared_from_this<Module> {
   }
   /// A child given by its holder (nn::Linear, ...), listed under "name.".
   template <class Holder>
-    requires requires(Holder h) { h.ptr(); }
+  requires requires(Holder h) { h.ptr(); }
   Holder register_module(const std::string& name, Holder h) {
     add_child(name, h.ptr());
     return h;
@@ -79,23 +79,19 @@ class Module : public std::enable_shared_from_this<Module> {
   /// order; state_dict() keeps every name.
   std::vector<Tensor> parameters(bool recurse = true) const;
   /// Parameters under their dotted names (the state-dict keys).
-  std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true,
-                                                               bool remove_duplicate = true) const;
+  std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true, bool remove_duplicate = true) const;
   /// Buffers under their dotted names.
-  std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true,
-                                                            bool remove_duplicate = true) const;
+  std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true, bool remove_duplicate = true) const;
   /// Direct children, in registration order.
   std::vector<std::shared_ptr<Module>> children() const;
   /// Direct children with their names.
-  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& named_children() const {
-    return children_;
-  }
+  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& named_children() const { return children_; }
   /// PyTorch's order: this module first under "" (under `prefix` if given), then every
   /// descendant depth-first in registration order with dotted names ("encoder.layers.0");
   /// a module reachable twice is listed once. Needs the module to be owned by a
   /// shared_ptr (made through a holder or make_shared); ValueError otherwise.
-  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules(
-      const std::string& prefix = "", bool remove_duplicate = true) const;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules(const std::string& prefix = "",
+                                                                             bool remove_duplicate = true) const;
   /// named_modules() without the names.
   std::vector<std::shared_ptr<Module>> modules() const;
   /// PyTorch's Module.apply: fn on every descendant first (children depth-first, each
@@ -172,9 +168,10 @@ class ModuleHolder {
   /// a copy, never an Impl built from it: without that exclusion `Sequential copy(seq)`
   /// would wrap seq in a new Sequential.
   template <class... Args>
-    requires(sizeof...(Args) > 0 && std::constructible_from<Impl, Args&&...> &&
-             !(sizeof...(Args) == 1 && (std::is_same_v<std::remove_cvref_t<Args>, ModuleHolder> && ...)))
-  explicit ModuleHolder(Args&&... args) : impl_(std::make_shared<Impl>(std::forward<Args>(args)...)) {}
+  requires(sizeof...(Args) > 0 && std::constructible_from<Impl, Args&&...> &&
+           !(sizeof...(Args) == 1 &&
+             (std::is_same_v<std::remove_cvref_t<Args>, ModuleHolder> && ...))) explicit ModuleHolder(Args&&... args)
+      : impl_(std::make_shared<Impl>(std::forward<Args>(args)...)) {}
   /// Default-constructs the Impl when it can (Sequential, ModuleList); for modules with
   /// required options it stops the build with one readable message instead of pages
   /// of failed overloads.

@@ -264,12 +264,12 @@ class TensorParallelMultiheadAttentionImpl : public TensorParallelModule {
 
   /// The options it was built with (pretty_print shows them).
   TensorParallelMultiheadAttentionOptions options;
-  Tensor in_proj_weight;  ///< packed: (3E/p, E), this rank's rows of q, then k, then v
-  Tensor in_proj_bias;    ///< packed: (3E/p), or undefined
+  Tensor in_proj_weight;                 ///< packed: (3E/p, E), this rank's rows of q, then k, then v
+  Tensor in_proj_bias;                   ///< packed: (3E/p), or undefined
   ColumnParallelLinear q_proj{nullptr};  ///< this rank's query heads (E -> E/p)
   ColumnParallelLinear k_proj{nullptr};  ///< this rank's key heads (E -> g*d/p)
   ColumnParallelLinear v_proj{nullptr};  ///< this rank's value heads (E -> g*d/p)
-  RowParallelLinear out_proj{nullptr};                                     ///< E/p -> E
+  RowParallelLinear out_proj{nullptr};   ///< E/p -> E
 
  private:
   void build(const MultiheadAttentionImpl& full);
@@ -342,9 +342,9 @@ class TensorParallelTransformerEncoderLayerImpl : public TensorParallelModule {
   ColumnParallelLinear linear1{nullptr};
   /// (dim_feedforward -> d_model) second feed-forward linear.
   RowParallelLinear linear2{nullptr};
-  LayerNorm norm1{nullptr};  ///< LayerNorm of the self-attention block
-  LayerNorm norm2{nullptr};  ///< LayerNorm of the feed-forward block
-  Dropout dropout{nullptr};  ///< dropout between linear1 and linear2
+  LayerNorm norm1{nullptr};   ///< LayerNorm of the self-attention block
+  LayerNorm norm2{nullptr};   ///< LayerNorm of the feed-forward block
+  Dropout dropout{nullptr};   ///< dropout between linear1 and linear2
   Dropout dropout1{nullptr};  ///< dropout on the self-attention output
   Dropout dropout2{nullptr};  ///< dropout on the feed-forward output
 
@@ -372,16 +372,16 @@ class TensorParallelTransformerDecoderLayerImpl : public TensorParallelModule {
 
   /// The options it was built with (pretty_print shows them).
   TransformerLayerOptions options;
-  TensorParallelMultiheadAttention self_attn{nullptr};  ///< self-attention
+  TensorParallelMultiheadAttention self_attn{nullptr};       ///< self-attention
   TensorParallelMultiheadAttention multihead_attn{nullptr};  ///< cross-attention over the memory
   /// (d_model -> dim_feedforward) first feed-forward linear.
   ColumnParallelLinear linear1{nullptr};
   /// (dim_feedforward -> d_model) second feed-forward linear.
   RowParallelLinear linear2{nullptr};
-  LayerNorm norm1{nullptr};  ///< LayerNorm of the self-attention block
-  LayerNorm norm2{nullptr};  ///< LayerNorm of the cross-attention block
-  LayerNorm norm3{nullptr};  ///< LayerNorm of the feed-forward block
-  Dropout dropout{nullptr};  ///< dropout between linear1 and linear2
+  LayerNorm norm1{nullptr};   ///< LayerNorm of the self-attention block
+  LayerNorm norm2{nullptr};   ///< LayerNorm of the cross-attention block
+  LayerNorm norm3{nullptr};   ///< LayerNorm of the feed-forward block
+  Dropout dropout{nullptr};   ///< dropout between linear1 and linear2
   Dropout dropout1{nullptr};  ///< dropout on the self-attention output
   Dropout dropout2{nullptr};  ///< dropout on the cross-attention output
   Dropout dropout3{nullptr};  ///< dropout on the feed-forward output

@@ -36,11 +36,11 @@ struct TransformerLayerOptions {
 
 /// Masks in the project's convention: bool true = may attend, float = added to scores.
 struct TransformerMasks {
-  Tensor src_mask;  ///< (S, S) encoder self-attention mask
-  Tensor tgt_mask;  ///< (T, T) decoder self-attention mask
-  Tensor memory_mask;  ///< (T, S) cross-attention mask
-  Tensor src_padding_mask;  ///< (B, S) bool, true = real source token
-  Tensor tgt_padding_mask;  ///< (B, T) bool, true = real target token
+  Tensor src_mask;             ///< (S, S) encoder self-attention mask
+  Tensor tgt_mask;             ///< (T, T) decoder self-attention mask
+  Tensor memory_mask;          ///< (T, S) cross-attention mask
+  Tensor src_padding_mask;     ///< (B, S) bool, true = real source token
+  Tensor tgt_padding_mask;     ///< (B, T) bool, true = real target token
   Tensor memory_padding_mask;  ///< (B, S) bool, true = real memory position
   /// Add the causal mask to the decoder self-attention.
   bool tgt_causal = false;
@@ -51,8 +51,8 @@ struct TransformerMasks {
 struct KVCache {
   /// One decoder layer's cached self-attention and cross-attention keys and values.
   struct Layer {
-    Tensor self_k;  ///< (B, t, E) self-attention keys so far
-    Tensor self_v;  ///< (B, t, E) self-attention values so far
+    Tensor self_k;   ///< (B, t, E) self-attention keys so far
+    Tensor self_v;   ///< (B, t, E) self-attention values so far
     Tensor cross_k;  ///< (B, S, E) cross-attention keys of the memory
     Tensor cross_v;  ///< (B, S, E) cross-attention values of the memory
     /// Row i becomes old row index[i] (index (B') i64) in every defined tensor: how beam
@@ -78,11 +78,11 @@ class TransformerEncoderLayerImpl : public Module {
   TransformerLayerOptions options;
   /// The self-attention block.
   MultiheadAttention self_attn{nullptr};
-  Linear linear1{nullptr};  ///< first feed-forward linear (E -> F)
-  Linear linear2{nullptr};  ///< second feed-forward linear (F -> E)
-  LayerNorm norm1{nullptr};  ///< LayerNorm of the self-attention block
-  LayerNorm norm2{nullptr};  ///< LayerNorm of the feed-forward block
-  Dropout dropout{nullptr};  ///< dropout between linear1 and linear2
+  Linear linear1{nullptr};    ///< first feed-forward linear (E -> F)
+  Linear linear2{nullptr};    ///< second feed-forward linear (F -> E)
+  LayerNorm norm1{nullptr};   ///< LayerNorm of the self-attention block
+  LayerNorm norm2{nullptr};   ///< LayerNorm of the feed-forward block
+  Dropout dropout{nullptr};   ///< dropout between linear1 and linear2
   Dropout dropout1{nullptr};  ///< dropout on the self-attention output
   Dropout dropout2{nullptr};  ///< dropout on the feed-forward output
 
@@ -108,17 +108,17 @@ class TransformerDecoderLayerImpl : public Module {
 
   /// The options it was built with (pretty_print shows them).
   TransformerLayerOptions options;
-  MultiheadAttention self_attn{nullptr};  ///< self-attention
+  MultiheadAttention self_attn{nullptr};       ///< self-attention
   MultiheadAttention multihead_attn{nullptr};  ///< cross-attention over the memory
-  Linear linear1{nullptr};  ///< first feed-forward linear (E -> F)
-  Linear linear2{nullptr};  ///< second feed-forward linear (F -> E)
-  LayerNorm norm1{nullptr};  ///< LayerNorm of the self-attention block
-  LayerNorm norm2{nullptr};  ///< LayerNorm of the cross-attention block
-  LayerNorm norm3{nullptr};  ///< LayerNorm of the feed-forward block
-  Dropout dropout{nullptr};  ///< dropout between linear1 and linear2
-  Dropout dropout1{nullptr};  ///< dropout on the self-attention output
-  Dropout dropout2{nullptr};  ///< dropout on the cross-attention output
-  Dropout dropout3{nullptr};  ///< dropout on the feed-forward output
+  Linear linear1{nullptr};                     ///< first feed-forward linear (E -> F)
+  Linear linear2{nullptr};                     ///< second feed-forward linear (F -> E)
+  LayerNorm norm1{nullptr};                    ///< LayerNorm of the self-attention block
+  LayerNorm norm2{nullptr};                    ///< LayerNorm of the cross-attention block
+  LayerNorm norm3{nullptr};                    ///< LayerNorm of the feed-forward block
+  Dropout dropout{nullptr};                    ///< dropout between linear1 and linear2
+  Dropout dropout1{nullptr};                   ///< dropout on the self-attention output
+  Dropout dropout2{nullptr};                   ///< dropout on the cross-attention output
+  Dropout dropout3{nullptr};                   ///< dropout on the feed-forward output
 
  private:
   Tensor feed_forward(const Tensor& x);

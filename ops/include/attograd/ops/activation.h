@@ -10,22 +10,22 @@
 namespace ag {
 
 // ---- rectifiers and sigmoids ----
-Tensor relu(const Tensor& x);  ///< same shape: max(x, 0); gradient 0 at 0
+Tensor relu(const Tensor& x);     ///< same shape: max(x, 0); gradient 0 at 0
 Tensor sigmoid(const Tensor& x);  ///< same shape: 1 / (1 + e^-x), computed without overflow
-Tensor silu(const Tensor& x);  ///< x * sigmoid(x)
+Tensor silu(const Tensor& x);     ///< x * sigmoid(x)
 /// log(1 + exp(beta x)) / beta, and x itself where beta x > threshold.
 Tensor softplus(const Tensor& x, double beta = 1, double threshold = 20);
 Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);  ///< slope's gradient at 0
-Tensor elu(const Tensor& x, double alpha = 1);   ///< x > 0 ? x : alpha (exp(x) - 1)
-Tensor celu(const Tensor& x, double alpha = 1);  ///< x > 0 ? x : alpha (exp(x / alpha) - 1)
-Tensor selu(const Tensor& x);                    ///< scale * elu(x, alpha), PyTorch's constants
+Tensor elu(const Tensor& x, double alpha = 1);                     ///< x > 0 ? x : alpha (exp(x) - 1)
+Tensor celu(const Tensor& x, double alpha = 1);                    ///< x > 0 ? x : alpha (exp(x / alpha) - 1)
+Tensor selu(const Tensor& x);                                      ///< scale * elu(x, alpha), PyTorch's constants
 Tensor hardtanh(const Tensor& x, double min_val = -1, double max_val = 1);  ///< zero grad at bounds
-Tensor relu6(const Tensor& x);                   ///< hardtanh(x, 0, 6)
-Tensor hardsigmoid(const Tensor& x);             ///< clamp(x + 3, 0, 6) / 6
-Tensor hardswish(const Tensor& x);               ///< x * hardsigmoid(x)
-Tensor mish(const Tensor& x);                    ///< x * tanh(softplus(x))
-Tensor logsigmoid(const Tensor& x);              ///< -softplus(-x), stable
-Tensor softsign(const Tensor& x);                ///< x / (1 + |x|)
+Tensor relu6(const Tensor& x);                                              ///< hardtanh(x, 0, 6)
+Tensor hardsigmoid(const Tensor& x);                                        ///< clamp(x + 3, 0, 6) / 6
+Tensor hardswish(const Tensor& x);                                          ///< x * hardsigmoid(x)
+Tensor mish(const Tensor& x);                                               ///< x * tanh(softplus(x))
+Tensor logsigmoid(const Tensor& x);                                         ///< -softplus(-x), stable
+Tensor softsign(const Tensor& x);                                           ///< x / (1 + |x|)
 
 // ---- GELU ----
 /// GELU's form: none = exact x * Phi(x) with erf; tanh = the tanh approximation.

@@ -22,7 +22,7 @@ namespace ag {
 ///                L > S the first L - S query rows see no key (their output is zero).
 /// The two agree when L == S.
 enum class CausalVariant { upper_left, lower_right };
-Tensor causal_mask(int64_t L, int64_t S);  ///< (L, S) bool, true where j <= i (upper_left)
+Tensor causal_mask(int64_t L, int64_t S);                         ///< (L, S) bool, true where j <= i (upper_left)
 Tensor causal_mask(int64_t L, int64_t S, CausalVariant variant);  ///< (L, S) bool
 /// lengths (B) i64 -> (B, S) bool, true where position < length (a real token).
 Tensor padding_mask(const Tensor& lengths, int64_t S);
@@ -33,10 +33,10 @@ Tensor additive_mask(const Tensor& bool_mask, DType dtype = DType::f32);
 /// The masks and flags of scaled_dot_product_attention (see nn/MASKS.md).
 struct SdpaOptions {
   Tensor attn_mask = {};  ///< bool (true = may attend) or float (added), broadcastable to (..., L, S)
-  bool causal = false;   ///< also apply causal_mask(L, S, causal_variant)
+  bool causal = false;    ///< also apply causal_mask(L, S, causal_variant)
   /// For is_causal: which diagonal the causal mask keeps when L != S.
   CausalVariant causal_variant = CausalVariant::upper_left;
-  double dropout_p = 0;  ///< on the weights, when > 0
+  double dropout_p = 0;              ///< on the weights, when > 0
   std::optional<double> scale = {};  ///< default 1/sqrt(d)
   /// Also return the (B, h, L, S) attention weights (forces the unfused path).
   bool need_weights = false;
@@ -60,8 +60,7 @@ struct SdpaOptions {
 /// q (..., L, d), k (..., S, d), v (..., S, dv) -> (output (..., L, dv), weights
 /// (..., L, S) or undefined). A query row with every key masked gives zeros. With
 /// enable_gqa the head dim (-3) of k and v may divide q's (see SdpaOptions).
-std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Tensor& k,
-                                                       const Tensor& v,
+std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                                        const SdpaOptions& opt = {});
 
 }  // namespace ag

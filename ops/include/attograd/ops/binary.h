@@ -16,16 +16,16 @@ Tensor mul(const Tensor& a, const Tensor& b);  ///< a * b, broadcast shape
 /// a / b, broadcast shape; true division: integer and bool operands divide in the default
 /// float dtype.
 Tensor div(const Tensor& a, const Tensor& b);
-Tensor pow(const Tensor& a, const Tensor& b);  ///< a ** b, broadcast shape; d/db needs a > 0
+Tensor pow(const Tensor& a, const Tensor& b);      ///< a ** b, broadcast shape; d/db needs a > 0
 Tensor maximum(const Tensor& a, const Tensor& b);  ///< ties split the gradient (g/2 each)
 Tensor minimum(const Tensor& a, const Tensor& b);  ///< ties split the gradient (g/2 each)
-Tensor add(const Tensor& a, Scalar b);  ///< a + b, a's shape; the dtype as result_type
-Tensor sub(const Tensor& a, Scalar b);  ///< a - b, a's shape
-Tensor mul(const Tensor& a, Scalar b);  ///< a * b, a's shape
-Tensor div(const Tensor& a, Scalar b);  ///< a / b, a's shape; true division
-Tensor pow(const Tensor& a, Scalar exponent);  ///< a ** exponent, a's shape
-Tensor rsub(Scalar a, const Tensor& b);  ///< a - b
-Tensor rdiv(Scalar a, const Tensor& b);  ///< a / b
+Tensor add(const Tensor& a, Scalar b);             ///< a + b, a's shape; the dtype as result_type
+Tensor sub(const Tensor& a, Scalar b);             ///< a - b, a's shape
+Tensor mul(const Tensor& a, Scalar b);             ///< a * b, a's shape
+Tensor div(const Tensor& a, Scalar b);             ///< a / b, a's shape; true division
+Tensor pow(const Tensor& a, Scalar exponent);      ///< a ** exponent, a's shape
+Tensor rsub(Scalar a, const Tensor& b);            ///< a - b
+Tensor rdiv(Scalar a, const Tensor& b);            ///< a / b
 /// floor(a / b) (PyTorch 1.13's floor_divide: rounds toward -inf); integer inputs give an
 /// integer result, and integer division by zero throws ValueError. No gradient.
 Tensor floor_divide(const Tensor& a, const Tensor& b);
@@ -36,15 +36,15 @@ Tensor operator+(const Tensor& a, const Tensor& b);  ///< add(a, b)
 Tensor operator-(const Tensor& a, const Tensor& b);  ///< sub(a, b)
 Tensor operator*(const Tensor& a, const Tensor& b);  ///< mul(a, b)
 Tensor operator/(const Tensor& a, const Tensor& b);  ///< div(a, b)
-Tensor operator+(const Tensor& a, Scalar b);  ///< add(a, b)
-Tensor operator-(const Tensor& a, Scalar b);  ///< sub(a, b)
-Tensor operator*(const Tensor& a, Scalar b);  ///< mul(a, b)
-Tensor operator/(const Tensor& a, Scalar b);  ///< div(a, b)
-Tensor operator+(Scalar a, const Tensor& b);  ///< add(b, a)
-Tensor operator-(Scalar a, const Tensor& b);  ///< rsub(a, b)
-Tensor operator*(Scalar a, const Tensor& b);  ///< mul(b, a)
-Tensor operator/(Scalar a, const Tensor& b);  ///< rdiv(a, b)
-Tensor operator-(const Tensor& x);  ///< neg(x) (attograd/ops/unary.h)
+Tensor operator+(const Tensor& a, Scalar b);         ///< add(a, b)
+Tensor operator-(const Tensor& a, Scalar b);         ///< sub(a, b)
+Tensor operator*(const Tensor& a, Scalar b);         ///< mul(a, b)
+Tensor operator/(const Tensor& a, Scalar b);         ///< div(a, b)
+Tensor operator+(Scalar a, const Tensor& b);         ///< add(b, a)
+Tensor operator-(Scalar a, const Tensor& b);         ///< rsub(a, b)
+Tensor operator*(Scalar a, const Tensor& b);         ///< mul(b, a)
+Tensor operator/(Scalar a, const Tensor& b);         ///< rdiv(a, b)
+Tensor operator-(const Tensor& x);                   ///< neg(x) (attograd/ops/unary.h)
 
 // ---- math functions (f32 or f64 operands of one dtype) ----
 Tensor atan2(const Tensor& self, const Tensor& other);  ///< angle of (other, self)
@@ -54,9 +54,9 @@ Tensor logaddexp(const Tensor& a, const Tensor& b);  ///< log(exp(a) + exp(b)), 
 /// start + weight * (end - start); gradients to all three.
 Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight);
 Tensor lerp(const Tensor& start, const Tensor& end, double weight);  ///< a fixed weight: gradients to start and end
-Tensor fmod(const Tensor& self, const Tensor& other);       ///< sign of self (C's fmod)
-Tensor fmod(const Tensor& self, double other);  ///< sign of self (C's fmod)
-Tensor remainder(const Tensor& self, const Tensor& other);  ///< sign of other (Python's %)
-Tensor remainder(const Tensor& self, double other);  ///< sign of other (Python's %)
+Tensor fmod(const Tensor& self, const Tensor& other);                ///< sign of self (C's fmod)
+Tensor fmod(const Tensor& self, double other);                       ///< sign of self (C's fmod)
+Tensor remainder(const Tensor& self, const Tensor& other);           ///< sign of other (Python's %)
+Tensor remainder(const Tensor& self, double other);                  ///< sign of other (Python's %)
 
 }  // namespace ag

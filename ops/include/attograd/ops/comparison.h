@@ -16,34 +16,33 @@ Tensor lt(const Tensor& a, const Tensor& b);  ///< a < b, broadcast shape, bool
 Tensor le(const Tensor& a, const Tensor& b);  ///< a <= b, broadcast shape, bool
 Tensor gt(const Tensor& a, const Tensor& b);  ///< a > b, broadcast shape, bool
 Tensor ge(const Tensor& a, const Tensor& b);  ///< a >= b, broadcast shape, bool
-Tensor eq(const Tensor& a, Scalar b);  ///< a == b, a's shape, bool
-Tensor ne(const Tensor& a, Scalar b);  ///< a != b, a's shape, bool
-Tensor lt(const Tensor& a, Scalar b);  ///< a < b, a's shape, bool
-Tensor le(const Tensor& a, Scalar b);  ///< a <= b, a's shape, bool
-Tensor gt(const Tensor& a, Scalar b);  ///< a > b, a's shape, bool
-Tensor ge(const Tensor& a, Scalar b);  ///< a >= b, a's shape, bool
+Tensor eq(const Tensor& a, Scalar b);         ///< a == b, a's shape, bool
+Tensor ne(const Tensor& a, Scalar b);         ///< a != b, a's shape, bool
+Tensor lt(const Tensor& a, Scalar b);         ///< a < b, a's shape, bool
+Tensor le(const Tensor& a, Scalar b);         ///< a <= b, a's shape, bool
+Tensor gt(const Tensor& a, Scalar b);         ///< a > b, a's shape, bool
+Tensor ge(const Tensor& a, Scalar b);         ///< a >= b, a's shape, bool
 /// Bool: a == b, or |a - b| <= atol + |rtol * b| (finite); NaNs equal when equal_nan.
 /// (allclose, its all-elements form, is in attograd/tensor.h.)
-Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
-               bool equal_nan = false);
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
 
 // ---- logic ----
-Tensor logical_and(const Tensor& a, const Tensor& b);  ///< bool, broadcast; nonzero is true
-Tensor logical_or(const Tensor& a, const Tensor& b);   ///< bool, broadcast; nonzero is true
-Tensor logical_not(const Tensor& a);  ///< bool, a's shape: true where a is zero
-Tensor operator!(const Tensor& mask);  ///< logical_not
+Tensor logical_and(const Tensor& a, const Tensor& b);          ///< bool, broadcast; nonzero is true
+Tensor logical_or(const Tensor& a, const Tensor& b);           ///< bool, broadcast; nonzero is true
+Tensor logical_not(const Tensor& a);                           ///< bool, a's shape: true where a is zero
+Tensor operator!(const Tensor& mask);                          ///< logical_not
 Tensor operator&&(const Tensor& a, const Tensor& b) = delete;  ///< use logical_and
 
 // ---- predicates: bool, x's shape; integer inputs give all false (isfinite: all true) ----
-Tensor isfinite(const Tensor& a);     ///< bool, a's shape: false for NaN and +-inf
-Tensor isinf(const Tensor& x);  ///< bool: true at +-inf
-Tensor isnan(const Tensor& x);  ///< bool: true where x != x
+Tensor isfinite(const Tensor& a);  ///< bool, a's shape: false for NaN and +-inf
+Tensor isinf(const Tensor& x);     ///< bool: true at +-inf
+Tensor isnan(const Tensor& x);     ///< bool: true where x != x
 
 // ---- selection ----
 /// where(cond, a, b): a where cond is true, else b; all three broadcast; a and b promote.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b);  ///< \overload
 Tensor where(const Tensor& cond, Scalar a, const Tensor& b);  ///< \overload
-Tensor where(const Tensor& cond, Scalar a, Scalar b);  ///< dtype of the two scalars
+Tensor where(const Tensor& cond, Scalar a, Scalar b);         ///< dtype of the two scalars
 
 }  // namespace ag

@@ -33,7 +33,7 @@
 
 namespace ag::dist {
 
-Tensor copy_to_parallel_region(const Tensor& x);  ///< Megatron's f: identity forward, all-reduce (sum) backward
+Tensor copy_to_parallel_region(const Tensor& x);      ///< Megatron's f: identity forward, all-reduce (sum) backward
 Tensor reduce_from_parallel_region(const Tensor& x);  ///< Megatron's g: all-reduce (sum) forward, identity backward
 /// x (..., n) -> (..., world_size * n), rank r's block at [r*n, (r+1)*n).
 Tensor gather_from_parallel_region(const Tensor& x);

@@ -29,8 +29,7 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, double value);
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
 /// x with out.select(dim, index[j]) += alpha * source.select(dim, j); index 1-D (i64 or
 /// i32) of length source.size(dim); source matches x's shape apart from dim.
-Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source,
-                 double alpha = 1.0);
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source, double alpha = 1.0);
 
 // ---- masks ----
 /// Fills x with `value` where mask is true (PyTorch's masked_fill); mask broadcasts to x.

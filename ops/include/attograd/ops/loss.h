@@ -28,8 +28,7 @@ struct CrossEntropyOptions {
 /// (N, d1, ...) or () class indices, or float probabilities of logits' shape (soft
 /// labels: mean divides by N * d1 * ..., ignore_index must stay negative). label_smoothing
 /// mixes the targets with the uniform distribution over C.
-Tensor cross_entropy(const Tensor& logits, const Tensor& targets,
-                     const CrossEntropyOptions& opt = {});
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& opt = {});
 /// nll_loss's options, as CrossEntropyOptions without label smoothing.
 struct NLLOptions {
   Tensor weight = {};  ///< (C) or undefined
@@ -41,7 +40,8 @@ struct NLLOptions {
 /// log_probs laid out as cross_entropy's logits; loss_i = -weight[t_i] * log_probs[i, t_i].
 Tensor nll_loss(const Tensor& log_probs, const Tensor& targets, int64_t ignore_index = -100,
                 Reduction reduction = Reduction::mean);
-Tensor nll_loss(const Tensor& log_probs, const Tensor& targets, const NLLOptions& opt);  ///< with an options struct (adds class weights)
+Tensor nll_loss(const Tensor& log_probs, const Tensor& targets,
+                const NLLOptions& opt);  ///< with an options struct (adds class weights)
 
 // ---- binary classification ----
 /// -w (t log(x) + (1 - t) log(1 - x)) with each log clamped at -100, as PyTorch. input,
@@ -63,8 +63,7 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean,
                       double beta = 1.0);
 /// |d| < delta ? 0.5 d^2 : delta (|d| - 0.5 delta); delta > 0.
-Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean,
-                  double delta = 1.0);
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean, double delta = 1.0);
 
 // ---- distributions ----
 /// kl_div's reductions: batchmean (sum / input.size(0)) is the true KL divergence; mean
@@ -75,7 +74,8 @@ enum class KLDivReduction { none, batchmean, sum, mean };
 /// target < 0), or exp(target) (target - input). input and target broadcast.
 Tensor kl_div(const Tensor& input, const Tensor& target, KLDivReduction reduction = KLDivReduction::mean,
               bool log_target = false);
-Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction, bool log_target = false);  ///< with none / mean / sum
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction,
+              bool log_target = false);  ///< with none / mean / sum
 
 // ---- distances ----
 /// Cosine of the angle along dim of x1, x2 (broadcast together; dim wraps on the broadcast

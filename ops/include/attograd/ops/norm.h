@@ -13,8 +13,8 @@ namespace ag {
 /// Normalizes over the trailing dims given by normalized_shape; weight and bias (that
 /// shape) are optional. A fused primitive; under create_graph its backward differentiates
 /// the composite (x - mean) * rsqrt(var + eps) * weight + bias, so second derivatives work.
-Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
-                  const Tensor& bias = {}, double eps = 1e-5);
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5);
 /// PyTorch 2.4's torch.nn.functional.rms_norm: over the trailing dims given by
 /// normalized_shape,  y = x * rsqrt(mean(x^2) + eps) * weight  (weight of that shape,
 /// optional; no mean is subtracted and there is no bias). eps defaults to the machine

@@ -22,8 +22,8 @@ namespace ag {
 /// rounded to `dtype` (the default float dtype when not given); HF computes them in f32.
 /// offset: the position of the first row (cached decoding: the number of tokens
 /// already in the cache). No graph.
-std::pair<Tensor, Tensor> rotary_cos_sin(int64_t length, int64_t head_dim, double base = 10000.0,
-                                         int64_t offset = 0, std::optional<DType> dtype = std::nullopt);
+std::pair<Tensor, Tensor> rotary_cos_sin(int64_t length, int64_t head_dim, double base = 10000.0, int64_t offset = 0,
+                                         std::optional<DType> dtype = std::nullopt);
 
 /// x (..., L, d), e.g. q or k as (B, h, L, d); cos, sin (L, d) from rotary_cos_sin (or any
 /// pair of equal shapes broadcastable to x's without enlarging it, ending in d: for the

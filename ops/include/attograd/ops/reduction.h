@@ -20,8 +20,7 @@ Tensor mean(const Tensor& x);  ///< shape []: every element; floating dtypes onl
 /// Over dims (each dim dropped, or kept as 1 with keepdim); {} = every dim.
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
 /// var with `correction` (1 = unbiased, the default as in PyTorch; 0 = biased).
-Tensor var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction = 1,
-           bool keepdim = false);
+Tensor var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction = 1, bool keepdim = false);
 Tensor var(const Tensor& x);  ///< over all elements, unbiased (var(x, {}, 0) for biased)
 /// sqrt(var(x, dims, correction)); the gradient is 0 where the result is 0 (PyTorch).
 /// Call it as ag::std (like torch::std): a bare std(...) is ambiguous with namespace std.
@@ -42,10 +41,10 @@ Tensor sum_to(const Tensor& g, const Shape& shape);
 /// Values and indices (i64) along dim; the gradient goes to the arg element.
 std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);
 std::pair<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim = false);  ///< as max
-Tensor max(const Tensor& x);  ///< over all elements
-Tensor min(const Tensor& x);  ///< over all elements
-Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);  ///< i64 indices, dim removed
-Tensor argmin(const Tensor& x, int64_t dim, bool keepdim = false);  ///< i64 indices, dim removed
+Tensor max(const Tensor& x);                                                        ///< over all elements
+Tensor min(const Tensor& x);                                                        ///< over all elements
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);                  ///< i64 indices, dim removed
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim = false);                  ///< i64 indices, dim removed
 /// Max (min) over dims; NaN propagates. The gradient is split evenly among the elements
 /// equal to the result (a NaN result gives NaN gradients along its reduced dims, as PyTorch).
 Tensor amax(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
@@ -60,7 +59,7 @@ Tensor prod(const Tensor& x, int64_t dim, bool keepdim = false);  ///< along dim
 /// counts as nonzero; any of nothing is false, all of nothing is true. No gradient.
 Tensor any(const Tensor& x);
 Tensor any(const Tensor& x, int64_t dim, bool keepdim = false);  ///< along dim
-Tensor all(const Tensor& x);  ///< 0-d: every element nonzero
+Tensor all(const Tensor& x);                                     ///< 0-d: every element nonzero
 Tensor all(const Tensor& x, int64_t dim, bool keepdim = false);  ///< along dim
 
 }  // namespace ag

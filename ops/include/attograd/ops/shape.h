@@ -14,12 +14,12 @@
 namespace ag {
 
 // ---- copies ----
-Tensor contiguous(const Tensor& x);  ///< x when already row-major, else a copy
-Tensor clone(const Tensor& x);  ///< a fresh contiguous copy; gradient passes through
+Tensor contiguous(const Tensor& x);       ///< x when already row-major, else a copy
+Tensor clone(const Tensor& x);            ///< a fresh contiguous copy; gradient passes through
 Tensor to(const Tensor& x, DType dtype);  ///< converted; the gradient comes back in x's dtype
 
 // ---- joins ----
-Tensor cat(const std::vector<Tensor>& xs, int64_t dim = 0);  ///< joined along an existing dim
+Tensor cat(const std::vector<Tensor>& xs, int64_t dim = 0);    ///< joined along an existing dim
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim = 0);  ///< equal shapes joined along a new dim
 
 // ---- flip / roll ----
@@ -59,8 +59,8 @@ struct PadFuncOptions {
     return *this;
   }
   const std::vector<int64_t>& pad() const { return pad_; }  ///< the (left, right) pairs, last dim first
-  PadMode mode() const { return mode_; }  ///< constant (the default), reflect, replicate or circular
-  double value() const { return value_; }  ///< the fill of constant padding (0 by default)
+  PadMode mode() const { return mode_; }                    ///< constant (the default), reflect, replicate or circular
+  double value() const { return value_; }                   ///< the fill of constant padding (0 by default)
 
  private:
   std::vector<int64_t> pad_;
@@ -79,7 +79,8 @@ Tensor tile(const Tensor& x, const std::vector<int64_t>& dims);
 /// Without dim, x is flattened first. A repeats tensor (i64, 0-d or 1-D of x.size(dim)
 /// counts, or one count) gives each slice its own count.
 Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t> dim = {});
-Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim = {});  ///< a count per slice
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats,
+                         std::optional<int64_t> dim = {});  ///< a count per slice
 
 // ---- triangles and diagonals ----
 /// (..., R, C): elements with col - row <= diagonal kept (tril) / >= diagonal (triu), others 0.

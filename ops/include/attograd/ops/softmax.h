@@ -11,6 +11,6 @@ namespace ag {
 Tensor softmax(const Tensor& x, int64_t dim);
 /// A row that is all -inf gives -inf, and zero gradient.
 Tensor log_softmax(const Tensor& x, int64_t dim);
-Tensor softmin(const Tensor& x, int64_t dim);    ///< softmax(-x, dim)
+Tensor softmin(const Tensor& x, int64_t dim);  ///< softmax(-x, dim)
 
 }  // namespace ag

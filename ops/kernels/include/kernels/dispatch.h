@@ -74,8 +74,10 @@ struct FloatDispatchStub {
   template <class T>
   const DispatchStub<Fn<T>>& of() const {
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
-    if constexpr (std::is_same_v<T, float>) return f32;
-    else return f64;
+    if constexpr (std::is_same_v<T, float>)
+      return f32;
+    else
+      return f64;
   }
 };
 
@@ -83,17 +85,17 @@ struct FloatDispatchStub {
 // the per-level slots isa::<name>_sse2, isa::<name>_avx2, ... its isa/ source defines
 // (AG_ISA_KERNEL, ops/kernels/isa/isa.h).
 #define AG_DECLARE_ISA_SLOT(level, Fn, name) extern const Fn name##_##level;
-#define AG_DECLARE_DISPATCH(Fn, name)                           \
-  namespace isa {                                               \
-  AG_SIMD_LEVELS(AG_DECLARE_ISA_SLOT, Fn, name)                 \
-  }                                                             \
+#define AG_DECLARE_DISPATCH(Fn, name) \
+  namespace isa { \
+  AG_SIMD_LEVELS(AG_DECLARE_ISA_SLOT, Fn, name) \
+  } \
   extern const ::ag::kernels::DispatchStub<Fn> name
 // The same for a FloatDispatchStub: Fn is a template alias, Fn<T> the function type.
-#define AG_DECLARE_FLOAT_DISPATCH(Fn, name)                     \
-  namespace isa {                                               \
-  AG_SIMD_LEVELS(AG_DECLARE_ISA_SLOT, Fn<float>, name##_f32)    \
-  AG_SIMD_LEVELS(AG_DECLARE_ISA_SLOT, Fn<double>, name##_f64)   \
-  }                                                             \
+#define AG_DECLARE_FLOAT_DISPATCH(Fn, name) \
+  namespace isa { \
+  AG_SIMD_LEVELS(AG_DECLARE_ISA_SLOT, Fn<float>, name##_f32) \
+  AG_SIMD_LEVELS(AG_DECLARE_ISA_SLOT, Fn<double>, name##_f64) \
+  } \
   extern const ::ag::kernels::FloatDispatchStub<Fn> name
 
 // Every stub, with the kernel header that declares it (e.g. {"row_max_f32",

@@ -31,8 +31,17 @@ Tensor in_range(const Tensor& x, std::optional<double> lo, std::optional<double>
 Tensor gelu(const Tensor& x, bool tanh);
 Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh);
 
-enum class Binary { add, sub, mul, div, pow, maximum, minimum, ge_mask /* 1 where a >= b */,
-                    floor_div /* floor(a / b), PyTorch 1.13 floor_divide */ };
+enum class Binary {
+  add,
+  sub,
+  mul,
+  div,
+  pow,
+  maximum,
+  minimum,
+  ge_mask /* 1 where a >= b */,
+  floor_div /* floor(a / b), PyTorch 1.13 floor_divide */
+};
 Tensor binary(Binary op, const Tensor& a, const Tensor& b, const char* name);
 // a op s (or s op a when scalar_first), in a's dtype.
 Tensor binary_scalar(Binary op, const Tensor& a, double s, bool scalar_first);

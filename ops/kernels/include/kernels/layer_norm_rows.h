@@ -13,8 +13,8 @@
 namespace ag::kernels {
 
 template <class T>
-using LayerNormRowsFn = void (*)(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, int64_t rows,
-                                 int64_t n, double eps);
+using LayerNormRowsFn = void (*)(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, int64_t rows, int64_t n,
+                                 double eps);
 AG_DECLARE_FLOAT_DISPATCH(LayerNormRowsFn, layer_norm_rows);
 
 template <class T>

@@ -30,13 +30,13 @@
 namespace ag::kernels::pw {
 
 inline void check_float(const Tensor& t, const char* op) {
-  AG_CHECK(t.is_floating_point(), DTypeError, op, ": expected a floating tensor (f32, f64), got ",
-           t.dtype(), " with shape ", t.shape());
+  AG_CHECK(t.is_floating_point(), DTypeError, op, ": expected a floating tensor (f32, f64), got ", t.dtype(),
+           " with shape ", t.shape());
 }
 
 inline void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
-  AG_CHECK(a.dtype() == b.dtype(), DTypeError, op, ": dtypes ", a.dtype(), " and ", b.dtype(),
-           " differ (shapes ", a.shape(), " and ", b.shape(), "); convert one with .to()");
+  AG_CHECK(a.dtype() == b.dtype(), DTypeError, op, ": dtypes ", a.dtype(), " and ", b.dtype(), " differ (shapes ",
+           a.shape(), " and ", b.shape(), "); convert one with .to()");
 }
 
 // A one-tensor function with a vector form, for map():
@@ -100,8 +100,7 @@ Tensor zip_n(const std::array<const Tensor*, N>& in, const Shape& shape, F&& f) 
       O* dst = o + off[0] + i * inc[0];
       if constexpr (N == 1) *dst = f(p[0][off[1] + i * inc[1]]);
       if constexpr (N == 2) *dst = f(p[0][off[1] + i * inc[1]], p[1][off[2] + i * inc[2]]);
-      if constexpr (N == 3)
-        *dst = f(p[0][off[1] + i * inc[1]], p[1][off[2] + i * inc[2]], p[2][off[3] + i * inc[3]]);
+      if constexpr (N == 3) *dst = f(p[0][off[1] + i * inc[1]], p[1][off[2] + i * inc[2]], p[2][off[3] + i * inc[3]]);
     }
   });
   return out;
@@ -120,8 +119,10 @@ Tensor map(const Tensor& x, const char* op, F&& f) {
       T* o = out.data<T>();
       const T* a = x.data<T>();
       auto redo = [&] {
-        if constexpr (std::is_null_pointer_v<decltype(f.redo)>) return nullptr;
-        else return f.redo.template operator()<T>();
+        if constexpr (std::is_null_pointer_v<decltype(f.redo)>)
+          return nullptr;
+        else
+          return f.redo.template operator()<T>();
       }();
       for_each_row_parallel<2>(x.shape(), st, [&](const auto& off, int64_t n, const auto& inc) {
         if (inc[0] == 1 && inc[1] == 1) {
@@ -170,8 +171,7 @@ Tensor zip3(const Tensor& a, const Tensor& b, const Tensor& c, const char* op, F
   Shape shape = broadcast_shapes(broadcast_shapes(a.shape(), b.shape(), op), c.shape(), op);
   return dispatch_float(a.dtype(), op, [&]<class T>() {
     using Out = std::conditional_t<std::is_void_v<O>, T, O>;
-    return zip_n<Out, T, 3>({&a, &b, &c}, shape,
-                            [&](T x, T y, T z) { return static_cast<Out>(f(x, y, z)); });
+    return zip_n<Out, T, 3>({&a, &b, &c}, shape, [&](T x, T y, T z) { return static_cast<Out>(f(x, y, z)); });
   });
 }
 

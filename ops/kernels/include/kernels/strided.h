@@ -14,8 +14,7 @@ namespace ag::kernels {
 inline Strides broadcast_strides(const Tensor& t, const Shape& shape) {
   Strides st = Dims::filled(shape.size(), 0);
   int64_t lead = shape.size() - t.dim();
-  for (int64_t i = 0; i < t.dim(); ++i)
-    st[lead + i] = t.shape()[i] == 1 && shape[lead + i] != 1 ? 0 : t.strides()[i];
+  for (int64_t i = 0; i < t.dim(); ++i) st[lead + i] = t.shape()[i] == 1 && shape[lead + i] != 1 ? 0 : t.strides()[i];
   return st;
 }
 

@@ -175,8 +175,7 @@ class Adam : public OptimizerWithOptions<AdamOptions> {
   /// Over named parameters, unnamed ones ("0", "1", ...) or groups with their own options.
   Adam(const NamedParams& params, const AdamOptions& options = {});
   /// Over named parameters, unnamed ones ("0", "1", ...) or groups with their own options.
-  Adam(const std::vector<Tensor>& params, const AdamOptions& options = {})
-      : Adam(name_params(params), options) {}
+  Adam(const std::vector<Tensor>& params, const AdamOptions& options = {}) : Adam(name_params(params), options) {}
   /// Over named parameters, unnamed ones ("0", "1", ...) or groups with their own options.
   Adam(const std::vector<ParamGroup<AdamOptions>>& groups);
   /// One Adam update of every parameter with a .grad.
@@ -189,8 +188,7 @@ class AdamW : public OptimizerWithOptions<AdamWOptions> {
   /// Over named parameters, unnamed ones ("0", "1", ...) or groups with their own options.
   AdamW(const NamedParams& params, const AdamWOptions& options = {});
   /// Over named parameters, unnamed ones ("0", "1", ...) or groups with their own options.
-  AdamW(const std::vector<Tensor>& params, const AdamWOptions& options = {})
-      : AdamW(name_params(params), options) {}
+  AdamW(const std::vector<Tensor>& params, const AdamWOptions& options = {}) : AdamW(name_params(params), options) {}
   /// Over named parameters, unnamed ones ("0", "1", ...) or groups with their own options.
   AdamW(const std::vector<ParamGroup<AdamWOptions>>& groups);
   /// One AdamW update of every parameter with a .grad.

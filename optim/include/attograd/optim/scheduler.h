@@ -17,8 +17,8 @@ class LRScheduler {
   /// Records each group's current lr as its base.
   explicit LRScheduler(Optimizer& opt);
   virtual ~LRScheduler() = default;
-  void step();                                   ///< one more optimizer step taken
-  int64_t last_step() const { return steps_; }   ///< optimizer steps taken so far
+  void step();                                  ///< one more optimizer step taken
+  int64_t last_step() const { return steps_; }  ///< optimizer steps taken so far
   /// The group's current lr.
   double get_lr(std::size_t group = 0) const { return opt_.lr(group); }
   /// The lr for the optimizer step that follows `steps` completed steps.
