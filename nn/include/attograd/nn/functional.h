@@ -19,7 +19,7 @@
 /// test_ops checks the promise: a source generated from the op family headers whose ops
 /// are functional forms (activation, attention, loss, norm, position, softmax) and from
 /// the functional ops of other families (dropout, embedding, linear, one_hot, pad; see
-/// tests/functional_names.cmake) names each op and option type as
+/// tests/ops/functional_names.cmake) names each op and option type as
 /// ag::nn::functional::NAME, so test_ops stops compiling if one is not reachable.
 #include "attograd/ops.h"
 
