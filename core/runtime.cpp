@@ -28,7 +28,8 @@ std::atomic<int> g_threads{0};  // 0 = not set yet: the machine's cores
 }
 
 void set_num_threads(int n) {
-  AG_CHECK(n >= 1, ValueError, "set_num_threads: need n >= 1, got ", n);
+  // The pool starts n - 1 threads at once: a typo (20000) would start them all.
+  AG_CHECK(n >= 1 && n <= kMaxThreads, ValueError, "set_num_threads: need 1 <= n <= ", kMaxThreads, ", got ", n);
   g_threads = n;
   openblas_set_num_threads(n);
 }

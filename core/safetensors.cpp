@@ -34,28 +34,50 @@ namespace ag {
 
 // ---- TensorMap ---------------------------------------------------------------
 
-bool TensorMap::contains(const std::string& name) const {
-  return std::any_of(items_.begin(), items_.end(), [&](const value_type& kv) { return kv.first == name; });
-}
+bool TensorMap::contains(const std::string& name) const { return index_.count(name) > 0; }
 
 const Tensor& TensorMap::at(const std::string& name) const {
-  for (const auto& [key, t] : items_)
-    if (key == name) return t;
-  throw IndexError(detail::cat("TensorMap: no tensor named '", name, "'"));
+  auto it = index_.find(name);
+  if (it == index_.end()) throw IndexError(detail::cat("TensorMap: no tensor named '", name, "'"));
+  return items_[it->second].second;
 }
 
 void TensorMap::insert(const std::string& name, const Tensor& t) {
-  for (auto& [key, old] : items_)
-    if (key == name) {  // replacing keeps the position, so file order stays stable
-      old = t;
-      return;
-    }
-  items_.emplace_back(name, t);
+  auto [it, fresh] = index_.try_emplace(name, items_.size());
+  if (fresh)
+    items_.emplace_back(name, t);
+  else
+    items_[it->second].second = t;  // replacing keeps the position, so file order stays stable
 }
 
 namespace {
 
 using json = nlohmann::json;
+
+// A SAX handler that only watches the keys of the top-level object, for the first one
+// that appears twice; a syntax error is left to json::parse, which reports it.
+struct DuplicateKeys : nlohmann::json_sax<json> {
+  int depth = 0;
+  std::unordered_set<std::string> seen;
+  std::string duplicate;
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return ++depth, true; }
+  bool end_object() override { return --depth, true; }
+  bool start_array(std::size_t) override { return ++depth, true; }
+  bool end_array() override { return --depth, true; }
+  bool key(string_t& k) override {
+    if (depth == 1 && duplicate.empty() && !seen.insert(k).second) duplicate = k;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+};
 
 static_assert(std::endian::native == std::endian::little,
               "safetensors data is little-endian; a big-endian host needs byte swapping here");
@@ -227,19 +249,16 @@ class Reader {
 
     std::string text(n, '\0');
     read_at(f.fd, text.data(), n, 8, "the header");
-    // Duplicate names would silently keep the last one; catch them while parsing.
-    std::unordered_set<std::string> seen;
-    std::string duplicate;
-    auto on_event = [&](int depth, json::parse_event_t ev, json& parsed) {
-      if (depth == 1 && ev == json::parse_event_t::key && duplicate.empty() &&
-          !seen.insert(parsed.get<std::string>()).second)
-        duplicate = parsed.get<std::string>();
-      return true;
-    };
+    // Duplicate names would silently keep the last one: a SAX pass collects the
+    // top-level keys first. (Not parse()'s callback: nlohmann's callback parser rescans
+    // the enclosing object at each object's end, quadratic in the tensors of a file.)
+    DuplicateKeys keys;
+    json::sax_parse(text, &keys, json::input_format_t::json, /*strict=*/true);
     json header;
     try {
-      header = json::parse(text, on_event);
+      header = json::parse(text);
     } catch (const json::exception& e) { fail("header is not valid JSON: ", e.what()); }
+    const std::string& duplicate = keys.duplicate;
     if (!header.is_object()) fail("header must be a JSON object, got ", describe(header));
     if (!duplicate.empty()) fail("header names ", squoted(duplicate), " twice");
 

@@ -80,6 +80,43 @@ TEST_CASE("TensorMap keeps insertion order and replaces in place") {
   CHECK_THROWS_WITH_AS(m.at("x"), "TensorMap: no tensor named 'x'", ag::IndexError);
 }
 
+TEST_CASE("TensorMap: many keys, replacements keep their place, lookups find each") {
+  // Loading went through a linear scan per insert (quadratic in the tensors of a file);
+  // the index must keep the same order and replace semantics.
+  ag::TensorMap m;
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) m.insert("t" + std::to_string(i), Tensor::from_vector(std::vector<float>{float(i)}));
+  for (int i = 0; i < n; i += 7) m.insert("t" + std::to_string(i), Tensor::from_vector(std::vector<float>{-1.f}));
+  REQUIRE(m.size() == std::size_t(n));
+  int k = 0;
+  for (const auto& [name, t] : m) {
+    CHECK_MESSAGE(name == "t" + std::to_string(k), name);
+    const float want = k % 7 == 0 ? -1.f : float(k);
+    if (t.item<float>() != want) CHECK_MESSAGE(false, name, " holds ", t.item<float>());
+    ++k;
+  }
+  CHECK(m.at("t19998").item<float>() == 19998.f);  // 19998 % 7 != 0
+  CHECK(m.at("t19999").item<float>() == -1.f);     // 19999 = 7 * 2857: replaced
+  CHECK(m.contains("t0"));
+  CHECK_FALSE(m.contains("t20000"));
+}
+
+TEST_CASE("a file of many tensors loads in file order, and a duplicate name among them is refused") {
+  // The header parse used nlohmann's callback parser, which rescans the object at every
+  // object's end: quadratic in the tensors (a 10 MB header took minutes). Correctness of
+  // the replacement here; its speed is measured outside the tests.
+  ag::TensorMap m;
+  const int n = 5000;
+  for (int i = 0; i < n; ++i)
+    m.insert("layer." + std::to_string(n - i), Tensor::from_vector(std::vector<float>{float(i)}));
+  const std::string path = tmp_dir("many") + "/many.safetensors";
+  ag::save_safetensors(path, m);
+  ag::TensorMap back = ag::load_safetensors(path);
+  REQUIRE(back.size() == std::size_t(n));
+  CHECK(names(back) == names(m));  // file order, not the header's sorted key order
+  CHECK(back.at("layer.1").item<float>() == float(n - 1));
+}
+
 // ---- round trips ---------------------------------------------------------------
 
 TEST_CASE("save/load round trips every dtype, scalars, empty and non-contiguous tensors") {

@@ -241,15 +241,18 @@ TEST_CASE("in-place: a tensor that requires grad refuses writes outside NoGradGu
 
 // ---- runtime ----------------------------------------------------------------------------
 
-TEST_CASE("runtime: set_num_threads / get_num_threads round trip; 0 is refused") {
+TEST_CASE("runtime: set_num_threads / get_num_threads round trip; 0 and absurd counts are refused") {
   int before = ag::get_num_threads();
   CHECK(before >= 1);
   ag::set_num_threads(3);
   CHECK(ag::get_num_threads() == 3);
   ag::set_num_threads(1);
   CHECK(ag::get_num_threads() == 1);
-  CHECK_THROWS_WITH_AS(ag::set_num_threads(0), "set_num_threads: need n >= 1, got 0", ag::ValueError);
+  CHECK_THROWS_WITH_AS(ag::set_num_threads(0), "set_num_threads: need 1 <= n <= 1024, got 0", ag::ValueError);
   CHECK_THROWS_MSG(ag::set_num_threads(-2), ag::ValueError, "got -2");
+  // A typo must not start 20,000 threads (issue 23); the largest count is accepted.
+  CHECK_THROWS_WITH_AS(ag::set_num_threads(20000), "set_num_threads: need 1 <= n <= 1024, got 20000", ag::ValueError);
+  CHECK_THROWS_MSG(ag::set_num_threads(ag::kMaxThreads + 1), ag::ValueError, "got 1025");
   CHECK(ag::get_num_threads() == 1);  // unchanged by the refused calls
   ag::set_num_threads(before);
   CHECK(ag::get_num_threads() == before);

@@ -12,7 +12,10 @@ namespace ag {
 /// (trace, debug, info [default], warn, error, critical, off).
 spdlog::logger& log();
 
-/// Threads used by OpenBLAS and by attograd's own kernels (large elementwise work).
+/// The most threads set_num_threads accepts.
+inline constexpr int kMaxThreads = 1024;
+/// Threads used by OpenBLAS and by attograd's own kernels (large elementwise work);
+/// ValueError outside [1, kMaxThreads].
 void set_num_threads(int n);
 /// Threads the BLAS and kernels use.
 int get_num_threads();

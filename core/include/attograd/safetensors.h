@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -12,7 +13,8 @@
 
 namespace ag {
 
-/// Keeps the file's order of tensors (by data offset) so iteration is stable.
+/// Keeps the file's order of tensors (by data offset) so iteration is stable. Lookups and
+/// inserts go through a hash index: loading n tensors costs O(n), not O(n^2).
 class TensorMap {
  public:
   /// A (name, tensor) entry.
@@ -30,6 +32,7 @@ class TensorMap {
 
  private:
   std::vector<value_type> items_;
+  std::unordered_map<std::string, std::size_t> index_;  ///< name -> position in items_
 };
 
 /// String key -> string value: safetensors __metadata__.
