@@ -17,6 +17,37 @@ NamedParams name_params(const std::vector<Tensor>& params) {
   return out;
 }
 
+// ---- option checks (torch.optim's constructors; NaN and inf refused too) ----
+namespace {
+void check_nonneg(double v, const char* who, const char* what) {
+  AG_CHECK(std::isfinite(v) && v >= 0, ValueError, who, ": Invalid ", what, ": ", v);
+}
+template <class O>
+void check_adam(const O& o, const char* who) {
+  check_lr(o.lr(), who);
+  check_nonneg(o.eps(), who, "epsilon value");
+  AG_CHECK(o.betas().first >= 0 && o.betas().first < 1, ValueError, who,
+           ": Invalid beta parameter at index 0: ", o.betas().first, " (must be in [0, 1))");
+  AG_CHECK(o.betas().second >= 0 && o.betas().second < 1, ValueError, who,
+           ": Invalid beta parameter at index 1: ", o.betas().second, " (must be in [0, 1))");
+  check_nonneg(o.weight_decay(), who, "weight_decay value");
+}
+}  // namespace
+
+void check_lr(double lr, const char* who) { check_nonneg(lr, who, "learning rate"); }
+
+void check_options(const SGDOptions& o, const char* who) {
+  check_lr(o.lr(), who);
+  check_nonneg(o.momentum(), who, "momentum value");
+  check_nonneg(o.weight_decay(), who, "weight_decay value");
+  AG_CHECK(std::isfinite(o.dampening()), ValueError, who, ": Invalid dampening value: ", o.dampening());
+  AG_CHECK(!o.nesterov() || (o.momentum() > 0 && o.dampening() == 0), ValueError, who,
+           ": Nesterov momentum requires a momentum and zero dampening (momentum ", o.momentum(), ", dampening ",
+           o.dampening(), ")");
+}
+void check_options(const AdamOptions& o, const char* who) { check_adam(o, who); }
+void check_options(const AdamWOptions& o, const char* who) { check_adam(o, who); }
+
 Tensor* ParamState::find(const std::string& name) {
   auto it = fields.find(name);
   return it == fields.end() ? nullptr : &it->second;
@@ -27,16 +58,74 @@ Tensor& ParamState::get_or_zeros(const std::string& name, const Tensor& like) {
   return fields.emplace(name, zeros(like.shape(), like.dtype())).first->second;
 }
 
+namespace {
+
+// Where a parameter's elements live: [begin, end) of its storage (contiguous, checked
+// before), and where it was listed.
+struct Listed {
+  int64_t end;
+  std::string name;
+  std::size_t group;
+};
+using Extents = std::map<std::pair<std::uintptr_t, int64_t>, Listed>;  // (storage, begin) -> rest
+
+// The entry of `ext` whose range overlaps [begin, end) of s, or null. The ranges in ext
+// never overlap (each was checked on insertion), so only the neighbours of begin can.
+const Extents::value_type* overlapping(const Extents& ext, std::uintptr_t s, int64_t begin, int64_t end) {
+  auto it = ext.lower_bound({s, begin});
+  if (it != ext.end() && it->first.first == s && it->first.second < end) return &*it;
+  if (it != ext.begin() && (--it)->first.first == s && it->second.end > begin) return &*it;
+  return nullptr;
+}
+
+std::uintptr_t address(const Tensor& p) { return reinterpret_cast<std::uintptr_t>(p.storage().get()); }
+
+}  // namespace
+
+std::size_t Optimizer::check_group(std::size_t group, const char* what) const {
+  AG_CHECK(group < groups_.size(), IndexError, type_name(), ".", what, ": parameter group ", group,
+           " is out of range for ", groups_.size(), " group", groups_.size() == 1 ? "" : "s");
+  return group;
+}
+
 void Optimizer::add_group(NamedParams params) {
+  // Identity is the memory a tensor updates: the same tensor under two names, or two
+  // views of one buffer that overlap, would be stepped twice per step() (PyTorch compares
+  // tensor objects; an empty tensor is compared by handle). O(n log n) in the parameters.
   std::set<std::string> seen;
-  for (auto& g : groups_)
-    for (auto& [n, p] : g) seen.insert(n);
+  std::map<const TensorImpl*, Listed> handles;
+  Extents ext;
+  const std::size_t gi = groups_.size();
+  auto list = [&](const std::string& n, const Tensor& p, std::size_t group) {
+    const int64_t begin = p.offset(), end = begin + p.numel();
+    if (p.numel() > 0) ext.emplace(std::pair{address(p), begin}, Listed{end, n, group});
+    handles.emplace(p.impl(), Listed{end, n, group});
+  };
+  for (std::size_t g = 0; g < groups_.size(); ++g)
+    for (auto& [n, p] : groups_[g]) {
+      seen.insert(n);
+      list(n, p, g);
+    }
   for (auto& [n, p] : params) {
-    AG_CHECK(p.defined() && p.is_leaf() && p.is_floating_point(), ValueError, "optimizer: parameter '", n,
+    AG_CHECK(p.defined() && p.is_leaf() && p.is_floating_point(), ValueError, type_name(), ": parameter '", n,
              "' must be a floating leaf tensor");
-    AG_CHECK(p.is_contiguous(), ValueError, "optimizer: parameter '", n, "' must be contiguous (shape ", p.shape(),
+    AG_CHECK(p.is_contiguous(), ValueError, type_name(), ": parameter '", n, "' must be contiguous (shape ", p.shape(),
              ", strides ", p.strides(), ")");
-    AG_CHECK(seen.insert(n).second, ValueError, "optimizer: parameter '", n, "' appears twice");
+    AG_CHECK(seen.insert(n).second, ValueError, type_name(), ": parameter '", n, "' appears twice");
+    const Listed* first = nullptr;
+    if (auto h = handles.find(p.impl()); h != handles.end()) first = &h->second;
+    if (const auto* o = p.numel() > 0 ? overlapping(ext, address(p), p.offset(), p.offset() + p.numel()) : nullptr;
+        first == nullptr && o != nullptr)
+      first = &o->second;
+    if (first != nullptr && first->group == gi)
+      throw ValueError(detail::cat(type_name(), ": parameter group ", gi, " lists the same tensor twice, as '",
+                                   first->name, "' and '", n,
+                                   "' (PyTorch: optimizer contains a parameter group with duplicate parameters); it "
+                                   "would be stepped twice: list each tensor once"));
+    if (first != nullptr)
+      throw ValueError(detail::cat(type_name(), ": some parameters appear in more than one parameter group ('",
+                                   first->name, "' in group ", first->group, ", '", n, "' in group ", gi, ")"));
+    list(n, p, gi);
   }
   groups_.push_back(std::move(params));
 }
@@ -133,13 +222,7 @@ void Optimizer::load_state_dict(const TensorMap& state) {
 SGD::SGD(const NamedParams& params, const SGDOptions& o) : SGD(std::vector<ParamGroup<SGDOptions>>{{params, o}}) {}
 
 SGD::SGD(const std::vector<ParamGroup<SGDOptions>>& groups) {
-  for (auto& g : groups) {
-    AG_CHECK(g.options.lr() >= 0 && g.options.momentum() >= 0 && g.options.weight_decay() >= 0, ValueError,
-             "SGD: lr, momentum and weight_decay must be >= 0");
-    AG_CHECK(!g.options.nesterov() || (g.options.momentum() > 0 && g.options.dampening() == 0), ValueError,
-             "SGD: nesterov needs momentum > 0 and dampening 0");
-    add_param_group(g);
-  }
+  for (auto& g : groups) add_param_group(g);  // checks the options
 }
 
 void SGD::step() {
@@ -192,14 +275,6 @@ AdamHyper hyper(const O& o, bool decoupled) {
   return {o.lr(), o.betas().first, o.betas().second, o.eps(), o.weight_decay(), o.amsgrad(), decoupled};
 }
 
-template <class O>
-void check_adam_options(const O& o, const char* name) {
-  AG_CHECK(o.lr() >= 0 && o.eps() >= 0 && o.weight_decay() >= 0, ValueError, name,
-           ": lr, eps and weight_decay must be >= 0");
-  AG_CHECK(o.betas().first >= 0 && o.betas().first < 1 && o.betas().second >= 0 && o.betas().second < 1, ValueError,
-           name, ": betas must be in [0, 1), got (", o.betas().first, ", ", o.betas().second, ")");
-}
-
 // One Adam(W) update of p (contiguous, same shape as its grad) and its state.
 void adam_update(const Tensor& p, ParamState& st, const AdamHyper& h) {
   Tensor g = p.grad();
@@ -227,10 +302,7 @@ void adam_update(const Tensor& p, ParamState& st, const AdamHyper& h) {
 Adam::Adam(const NamedParams& params, const AdamOptions& o) : Adam(std::vector<ParamGroup<AdamOptions>>{{params, o}}) {}
 
 Adam::Adam(const std::vector<ParamGroup<AdamOptions>>& groups) {
-  for (auto& g : groups) {
-    check_adam_options(g.options, "Adam");
-    add_param_group(g);
-  }
+  for (auto& g : groups) add_param_group(g);  // checks the options
 }
 
 void Adam::step() {
@@ -243,10 +315,7 @@ AdamW::AdamW(const NamedParams& params, const AdamWOptions& o)
     : AdamW(std::vector<ParamGroup<AdamWOptions>>{{params, o}}) {}
 
 AdamW::AdamW(const std::vector<ParamGroup<AdamWOptions>>& groups) {
-  for (auto& g : groups) {
-    check_adam_options(g.options, "AdamW");
-    add_param_group(g);
-  }
+  for (auto& g : groups) add_param_group(g);  // checks the options
 }
 
 void AdamW::step() {

@@ -12,13 +12,25 @@ LRScheduler::LRScheduler(Optimizer& opt) : opt_(opt) {
   for (std::size_t i = 0; i < opt.num_groups(); ++i) base_lrs_.push_back(opt.lr(i));
 }
 
+std::vector<double> LRScheduler::lrs_at(int64_t steps, const std::vector<double>& base) const {
+  std::vector<double> out(base.size());
+  for (std::size_t i = 0; i < base.size(); ++i) {
+    out[i] = lr_at(steps, base[i]);
+    AG_CHECK(std::isfinite(out[i]) && out[i] >= 0, ValueError, type_name(), ": after ", steps, " steps group ", i,
+             " (base lr ", base[i], ") gets Invalid learning rate: ", out[i]);
+  }
+  return out;
+}
+
 void LRScheduler::apply() {
-  for (std::size_t i = 0; i < base_lrs_.size(); ++i) opt_.set_lr(lr_at(steps_, base_lrs_[i]), i);
+  const std::vector<double> lrs = lrs_at(steps_, base_lrs_);
+  for (std::size_t i = 0; i < lrs.size(); ++i) opt_.set_lr(lrs[i], i);
 }
 
 void LRScheduler::step() {
+  const std::vector<double> lrs = lrs_at(steps_ + 1, base_lrs_);  // a bad lr changes nothing
   ++steps_;
-  apply();
+  for (std::size_t i = 0; i < lrs.size(); ++i) opt_.set_lr(lrs[i], i);
 }
 
 Metadata LRScheduler::state_dict() const {
@@ -61,9 +73,10 @@ void LRScheduler::load_state_dict(const Metadata& state) {
     AG_CHECK(std::isfinite(base[i]) && base[i] >= 0, ValueError, "scheduler.load_state_dict: '", k,
              "' must be a finite lr >= 0, got ", base[i]);
   }
+  const std::vector<double> lrs = lrs_at(steps, base);  // a bad state changes nothing
   steps_ = steps;
   base_lrs_ = base;
-  apply();
+  for (std::size_t i = 0; i < lrs.size(); ++i) opt_.set_lr(lrs[i], i);
 }
 
 // ---- Noam ----

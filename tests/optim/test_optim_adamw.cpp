@@ -84,7 +84,7 @@ TEST_CASE("AdamW: weight_decay defaults to 1e-2 however it is built") {
 TEST_CASE("AdamW: invalid options are ValueErrors naming AdamW") {
   Tensor p = param();
   CHECK_THROWS_MSG(optim::AdamW(std::vector<Tensor>{p}, optim::AdamWOptions(-1.0)), ag::ValueError,
-                   "AdamW: lr, eps and weight_decay must be >= 0");
+                   "AdamW: Invalid learning rate: -1");
   CHECK_THROWS_MSG(optim::AdamW(std::vector<Tensor>{p}, optim::AdamWOptions().betas({1.0, 0.9})), ag::ValueError,
-                   "AdamW: betas must be in [0, 1), got (1, 0.9)");
+                   "AdamW: Invalid beta parameter at index 0: 1");
 }

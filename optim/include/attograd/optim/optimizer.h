@@ -3,7 +3,10 @@
 /// Optimizers with PyTorch's update rules (torch.optim, 1.13, single-tensor path).
 ///   optim::Adam opt(model->named_parameters(), optim::AdamOptions(1e-3).betas({0.9, 0.98}));
 ///   loss.backward(); opt.step(); opt.zero_grad();
-/// Parameters are identified by name, so optimizer state saves and loads by name.
+/// Parameters are identified by name, so optimizer state saves and loads by name. Each
+/// tensor may be listed once: the same tensor (or one overlapping its memory) under two
+/// names or in two groups is a ValueError, as PyTorch's "some parameters appear in more
+/// than one parameter group" (it would be stepped twice).
 #include <map>
 #include <memory>
 #include <string>
@@ -97,10 +100,21 @@ struct ParamState {
   Tensor& get_or_zeros(const std::string& name, const Tensor& like);
 };
 
+/// PyTorch's option checks, as ValueError "<optimizer>: Invalid learning rate: -1" and the
+/// like: lr, eps, weight_decay and momentum finite and >= 0 (NaN and inf refused), betas in
+/// [0, 1), Nesterov with momentum > 0 and dampening 0. add_param_group calls them too.
+void check_options(const SGDOptions& o, const char* who);
+void check_options(const AdamOptions& o, const char* who);   ///< see above
+void check_options(const AdamWOptions& o, const char* who);  ///< see above
+/// ValueError "<who>: Invalid learning rate: <lr>" unless lr is finite and >= 0.
+void check_lr(double lr, const char* who);
+
 /// Base of the optimizers: parameter groups by name, per-parameter state, state dicts for checkpoints.
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
+  /// "SGD", "Adam", "AdamW": the name errors start with.
+  virtual const char* type_name() const = 0;
   /// Updates every parameter that has a .grad.
   virtual void step() = 0;
   void zero_grad();  ///< drops every parameter's .grad
@@ -109,11 +123,12 @@ class Optimizer {
   std::size_t num_groups() const { return groups_.size(); }
   /// The learning rate of a group.
   virtual double lr(std::size_t group = 0) const = 0;
-  /// Sets one group's learning rate.
+  /// Sets one group's learning rate: ValueError unless finite and >= 0, IndexError for a
+  /// group that does not exist.
   virtual void set_lr(double lr, std::size_t group) = 0;
   void set_lr(double lr);  ///< every group
-  /// A group's parameters by name.
-  const NamedParams& group_params(std::size_t group) const { return groups_.at(group); }
+  /// A group's parameters by name (IndexError for a group that does not exist).
+  const NamedParams& group_params(std::size_t group) const { return groups_[check_group(group, "group_params")]; }
 
   /// "<param name>.<field>" -> tensor, plus "group.<i>.lr". Loading checks every name,
   /// shape and dtype before changing anything.
@@ -122,8 +137,12 @@ class Optimizer {
   void load_state_dict(const TensorMap& state);
 
  protected:
-  /// Adds a group of named parameters (for derived constructors).
+  /// Adds a group of named parameters (for derived constructors). ValueError for a name
+  /// or a tensor (same tensor, or one sharing its memory) listed twice, in this group or
+  /// in an earlier one; nothing is added then.
   void add_group(NamedParams params);
+  /// group, or IndexError "<type>.<what>: parameter group <group> is out of range for <n> groups".
+  std::size_t check_group(std::size_t group, const char* what) const;
   /// The state of the named parameter (created empty).
   ParamState& state_of(const std::string& name) { return state_[name]; }
   /// The parameter groups, in add order.
@@ -138,15 +157,21 @@ template <class Options>
 class OptimizerWithOptions : public Optimizer {
  public:
   /// The group's options().lr().
-  double lr(std::size_t group = 0) const override { return options_.at(group).lr(); }
-  /// Sets the group's options().lr.
-  void set_lr(double lr, std::size_t group) override { options_.at(group).lr(lr); }
+  double lr(std::size_t group = 0) const override { return options_[check_group(group, "lr")].lr(); }
+  /// Sets the group's options().lr (checked as the constructor checks it).
+  void set_lr(double lr, std::size_t group) override {
+    const std::size_t g = check_group(group, "set_lr");
+    check_lr(lr, detail::cat(type_name(), ".set_lr").c_str());
+    options_[g].lr(lr);
+  }
   /// Sets the group's options().lr.
   using Optimizer::set_lr;
   /// A group's options.
-  const Options& options(std::size_t group = 0) const { return options_.at(group); }
-  /// Adds parameters with their own options (PyTorch's add_param_group).
+  const Options& options(std::size_t group = 0) const { return options_[check_group(group, "options")]; }
+  /// Adds parameters with their own options (PyTorch's add_param_group): the options are
+  /// checked as the constructor's, and every tensor must be new to this optimizer.
   void add_param_group(const ParamGroup<Options>& g) {
+    check_options(g.options, type_name());
     add_group(g.params);
     options_.push_back(g.options);
   }
@@ -167,6 +192,7 @@ class SGD : public OptimizerWithOptions<SGDOptions> {
   SGD(const std::vector<ParamGroup<SGDOptions>>& groups);
   /// One SGD update of every parameter with a .grad.
   void step() override;
+  const char* type_name() const override { return "SGD"; }
 };
 
 /// Adam (Kingma & Ba) with bias correction, optional AMSGrad and coupled L2 weight decay.
@@ -180,6 +206,7 @@ class Adam : public OptimizerWithOptions<AdamOptions> {
   Adam(const std::vector<ParamGroup<AdamOptions>>& groups);
   /// One Adam update of every parameter with a .grad.
   void step() override;
+  const char* type_name() const override { return "Adam"; }
 };
 
 /// Adam with decoupled weight decay: p *= 1 - lr * weight_decay before the Adam step.
@@ -193,6 +220,7 @@ class AdamW : public OptimizerWithOptions<AdamWOptions> {
   AdamW(const std::vector<ParamGroup<AdamWOptions>>& groups);
   /// One AdamW update of every parameter with a .grad.
   void step() override;
+  const char* type_name() const override { return "AdamW"; }
 };
 
 }  // namespace ag::optim

@@ -17,6 +17,8 @@ class LRScheduler {
   /// Records each group's current lr as its base.
   explicit LRScheduler(Optimizer& opt);
   virtual ~LRScheduler() = default;
+  /// "StepLR", "LambdaLR", ...: the name errors start with.
+  virtual const char* type_name() const = 0;
   void step();                                  ///< one more optimizer step taken
   int64_t last_step() const { return steps_; }  ///< optimizer steps taken so far
   /// The group's current lr.
@@ -29,7 +31,12 @@ class LRScheduler {
   void load_state_dict(const Metadata& state);  ///< ValueError on missing or bad entries
 
  protected:
-  void apply();  ///< call at the end of a derived constructor
+  /// Sets every group's lr for the current step; call at the end of a derived constructor.
+  /// All lrs are computed and checked first (ValueError naming the scheduler, the step and
+  /// the group when one is negative, NaN or inf), so a bad one changes none.
+  void apply();
+  /// lr_at for every group at `steps` from `base`, checked as apply() says.
+  std::vector<double> lrs_at(int64_t steps, const std::vector<double>& base) const;
   /// The optimizer whose learning rates this scheduler sets.
   Optimizer& opt_;
   /// Each group's learning rate when the scheduler was made.
@@ -43,6 +50,7 @@ class LRScheduler {
 /// used (base lr 1, as the Annotated Transformer's LambdaLR).
 class NoamScheduler : public LRScheduler {
  public:
+  const char* type_name() const override { return "NoamScheduler"; }
   /// lr(s) as above with these constants.
   NoamScheduler(Optimizer& opt, int64_t d_model, double factor = 1.0, int64_t warmup = 4000);
   double lr_at(int64_t steps, double base_lr) const override;
@@ -57,6 +65,7 @@ class NoamScheduler : public LRScheduler {
 /// lr = base * gamma ^ floor(steps / step_size)
 class StepLR : public LRScheduler {
  public:
+  const char* type_name() const override { return "StepLR"; }
   /// Multiplies lr by gamma every step_size steps.
   StepLR(Optimizer& opt, int64_t step_size, double gamma = 0.1);
   double lr_at(int64_t steps, double base_lr) const override;
@@ -70,6 +79,7 @@ class StepLR : public LRScheduler {
 /// to eta_min at t_max (held there after).
 class CosineAnnealingLR : public LRScheduler {
  public:
+  const char* type_name() const override { return "CosineAnnealingLR"; }
   /// Warm-up steps, then cosine from base to eta_min at t_max.
   CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_min = 0.0, int64_t warmup = 0);
   double lr_at(int64_t steps, double base_lr) const override;
@@ -82,6 +92,7 @@ class CosineAnnealingLR : public LRScheduler {
 /// lr = base * fn(steps)
 class LambdaLR : public LRScheduler {
  public:
+  const char* type_name() const override { return "LambdaLR"; }
   /// lr = base * fn(steps).
   LambdaLR(Optimizer& opt, std::function<double(int64_t)> fn);
   double lr_at(int64_t steps, double base_lr) const override;
