@@ -218,3 +218,34 @@ TEST_CASE("weight tying: .grad sums both uses; Adam updates the shared tensor on
   CHECK(test_util::max_abs_diff(lm->wte->weight, want) < 1e-12);
   CHECK(lm->head->weight.impl() == lm->wte->weight.impl());
 }
+
+TEST_CASE("parameters, buffers and submodules share one namespace: a reused name is a KeyError") {
+  // PyTorch's register_buffer / register_parameter / add_module: KeyError "attribute 'w'
+  // already exists". A buffer named like a parameter used to be accepted: two tensors
+  // under one state-dict key, the later silently loaded into both.
+  auto m = std::make_shared<nn::Module>("M");
+  m->register_parameter("w", ag::zeros(Shape{2}));
+  m->register_buffer("running", ag::zeros(Shape{2}));
+  m->register_module("child", nn::Linear(2, 2));
+  CHECK_THROWS_WITH_AS(
+      m->register_buffer("w", ag::ones(Shape{2})),
+      doctest::Contains("M: cannot register buffer 'w': attribute 'w' already exists (as a parameter)"), ag::KeyError);
+  CHECK_THROWS_WITH_AS(m->register_parameter("running", ag::ones(Shape{2})),
+                       doctest::Contains("attribute 'running' already exists (as a buffer)"), ag::KeyError);
+  CHECK_THROWS_WITH_AS(m->register_buffer("child", ag::ones(Shape{2})),
+                       doctest::Contains("attribute 'child' already exists (as a submodule)"), ag::KeyError);
+  CHECK_THROWS_WITH_AS(m->register_module("w", nn::Linear(2, 2)),
+                       doctest::Contains("attribute 'w' already exists (as a parameter)"), ag::KeyError);
+  Tensor member = ag::zeros(Shape{2});
+  CHECK_THROWS_AS(m->register_buffer("w", &member), ag::KeyError);
+  // The same kind twice stays the ValueError it was.
+  CHECK_THROWS_WITH_AS(m->register_parameter("w", ag::ones(Shape{2})), doctest::Contains("is already registered"),
+                       ag::ValueError);
+  // Nothing was added by the refused calls.
+  CHECK(names(m->state_dict()) == std::vector<std::string>{"w", "child.weight", "child.bias", "running"});
+}
+
+TEST_CASE("apply with an empty function is a ValueError, not std::bad_function_call") {
+  Nested net;
+  CHECK_THROWS_WITH_AS(net->apply(nullptr), doctest::Contains("Nested.apply: the function is empty"), ag::ValueError);
+}

@@ -20,6 +20,10 @@ struct DTypeError : Error {
 struct IndexError : Error {
   using Error::Error;
 };  ///< index or id out of range
+/// A name already taken (PyTorch's KeyError "attribute 'w' already exists").
+struct KeyError : Error {
+  using Error::Error;
+};
 struct ValueError : Error {
   using Error::Error;
 };  ///< a bad argument value

@@ -57,6 +57,8 @@ class Module : public std::enable_shared_from_this<Module> {
   ///   weight = empty({out, in});  register_parameter("weight", &weight);
   Tensor& register_parameter(const std::string& name, Tensor* member, bool requires_grad = true);
   /// A non-trainable tensor saved in the state dict (same forms as register_parameter).
+  /// Parameters, buffers and submodules share one set of names: reusing a name of another
+  /// kind is a KeyError "attribute 'w' already exists" (PyTorch's register_buffer).
   Tensor& register_buffer(const std::string& name, Tensor t);
   /// A non-trainable tensor saved in the state dict (same forms as register_parameter).
   Tensor& register_buffer(const std::string& name, Tensor* member);
@@ -136,6 +138,9 @@ class Module : public std::enable_shared_from_this<Module> {
 
  private:
   void add_child(const std::string& name, std::shared_ptr<Module> m);
+  /// ValueError for a bad name or one already used by the same kind; KeyError "attribute
+  /// 'w' already exists" for one used by another kind (parameter, buffer, submodule).
+  void check_new(const char* what, const std::string& name) const;
   void collect(const std::string& prefix, bool params, bool recurse,
                std::vector<std::pair<std::string, Tensor>>& out) const;
 
