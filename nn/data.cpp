@@ -1,11 +1,32 @@
 #include "attograd/data.h"
 
 #include <numeric>
+#include <system_error>
 
 #include "attograd/autograd.h"
 #include "attograd/ops.h"
 
 namespace ag::data {
+
+namespace {
+// A user's Dataset or Sampler may report any size: a negative one is a ValueError naming
+// it (std::vector's length_error otherwise), and one too large to index in memory a
+// MemoryError.
+int64_t checked_size(int64_t n, const char* what) {
+  AG_CHECK(n >= 0, ValueError, "DataLoader: the ", what, "'s size() is ", n, "; it must be >= 0");
+  return n;
+}
+std::vector<int64_t> iota_order(int64_t n, const char* who) {
+  std::vector<int64_t> order;
+  try {
+    order.resize(static_cast<std::size_t>(n));
+  } catch (const std::exception&) {  // length_error, bad_alloc
+    throw MemoryError(detail::cat(who, ": cannot hold the order of ", n, " examples in memory"));
+  }
+  std::iota(order.begin(), order.end(), int64_t{0});
+  return order;
+}
+}  // namespace
 
 // ---- TensorDataset ----
 TensorDataset::TensorDataset(Tensor data, Tensor target) : data_(std::move(data)), target_(std::move(target)) {
@@ -33,7 +54,11 @@ RandomWindows::RandomWindows(Tensor tokens, int64_t block_size, int64_t num_wind
   AG_CHECK(tokens_.defined() && tokens_.dim() == 1 && tokens_.size(0) >= block_size + 1, ShapeError,
            "RandomWindows: tokens must be 1-D with at least block_size + 1 = ", block_size + 1, " tokens, got shape ",
            tokens_.defined() ? tokens_.shape() : Shape{});
-  starts_.resize(static_cast<std::size_t>(num_windows));
+  try {
+    starts_.resize(static_cast<std::size_t>(num_windows));
+  } catch (const std::exception&) {  // length_error, bad_alloc
+    throw MemoryError(detail::cat("RandomWindows: cannot hold ", num_windows, " window starts in memory"));
+  }
   resample(gen);
 }
 
@@ -61,8 +86,7 @@ DistributedRandomSampler::DistributedRandomSampler(int64_t size, int64_t num_rep
 }
 
 std::vector<int64_t> DistributedRandomSampler::indices() const {
-  std::vector<int64_t> perm(static_cast<std::size_t>(size_));
-  std::iota(perm.begin(), perm.end(), int64_t{0});
+  std::vector<int64_t> perm = iota_order(size_, "DistributedRandomSampler");
   Generator gen(seed_ + static_cast<uint64_t>(epoch_));
   for (int64_t i = size_ - 1; i > 0; --i)  // Fisher-Yates, as the loader's shuffle
     std::swap(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(gen.integer(0, i + 1))]);
@@ -87,8 +111,10 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
 DataLoader::~DataLoader() { stop(); }
 
 int64_t DataLoader::size() const {
-  const int64_t n = options_.sampler() ? options_.sampler()->size() : dataset_->size(), b = options_.batch_size();
-  return options_.drop_last() ? n / b : (n + b - 1) / b;
+  const int64_t n = options_.sampler() ? checked_size(options_.sampler()->size(), "sampler")
+                                       : checked_size(dataset_->size(), "dataset"),
+                b = options_.batch_size();
+  return options_.drop_last() || n % b == 0 ? n / b : n / b + 1;  // (n + b - 1) / b overflowed near INT64_MAX
 }
 
 Example DataLoader::build(int64_t batch) const {
@@ -164,17 +190,23 @@ DataLoader::Iterator DataLoader::begin() {
   ++epoch_;
   if (options_.sampler()) {
     order_ = options_.sampler()->indices();
-    AG_CHECK(static_cast<int64_t>(order_.size()) == options_.sampler()->size(), ValueError,
+    AG_CHECK(static_cast<int64_t>(order_.size()) == checked_size(options_.sampler()->size(), "sampler"), ValueError,
              "DataLoader: the sampler gave ", order_.size(), " indices but its size() is ", options_.sampler()->size());
   } else {
-    order_.resize(static_cast<std::size_t>(dataset_->size()));
-    std::iota(order_.begin(), order_.end(), int64_t{0});
+    order_ = iota_order(checked_size(dataset_->size(), "dataset"), "DataLoader");
   }
   if (options_.shuffle())  // Fisher-Yates
     for (int64_t i = static_cast<int64_t>(order_.size()) - 1; i > 0; --i)
       std::swap(order_[static_cast<std::size_t>(i)], order_[static_cast<std::size_t>(gen_.integer(0, i + 1))]);
   next_batch_ = 0;
-  if (options_.prefetch() > 0 && size() > 0) producer_ = std::thread(&DataLoader::produce, this);
+  if (options_.prefetch() > 0 && size() > 0) {
+    try {
+      producer_ = std::thread(&DataLoader::produce, this);
+    } catch (const std::system_error& e) {  // EAGAIN: the process's thread limit
+      throw MemoryError(detail::cat("DataLoader: cannot start the prefetch thread (", e.what(),
+                                    "); prefetch(0) loads on the calling thread"));
+    }
+  }
   return Iterator(this, epoch_);
 }
 

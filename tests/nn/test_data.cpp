@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -282,4 +283,32 @@ TEST_CASE("DistributedRandomSampler + DataLoader: the ranks' k-th batches make u
   CHECK(contains(error_of<ValueError>(
                      [&] { data::DataLoader(numbered(4), data::DataLoaderOptions(2).sampler(global).shuffle(true)); }),
                  "mutually exclusive"));
+}
+
+TEST_CASE("DataLoader: a dataset or sampler with a negative size() is a ValueError naming the size") {
+  // Before: order_.resize(size_t(-3)) leaked std::length_error from begin().
+  struct Negative : data::Dataset {
+    int64_t size() const override { return -3; }
+    data::Example get(int64_t) const override { return {zeros({1}), {}}; }
+  };
+  data::DataLoader loader(Negative{}, data::DataLoaderOptions(2));
+  CHECK(contains(error_of<ValueError>([&] { (void)loader.begin(); }), "DataLoader: the dataset's size() is -3"));
+  CHECK(contains(error_of<ValueError>([&] { (void)loader.size(); }), "size() is -3"));
+  struct NegativeSampler : data::Sampler {
+    int64_t size() const override { return -1; }
+    std::vector<int64_t> indices() const override { return {}; }
+  };
+  data::DataLoader sampled(numbered(4), data::DataLoaderOptions(2).sampler(std::make_shared<NegativeSampler>()));
+  CHECK(contains(error_of<ValueError>([&] { (void)sampled.begin(); }), "DataLoader: the sampler's size() is -1"));
+  // One too large to hold in memory: a MemoryError, not std::length_error or bad_alloc.
+  struct Huge : data::Dataset {
+    int64_t size() const override { return int64_t{1} << 62; }
+    data::Example get(int64_t) const override { return {zeros({1}), {}}; }
+  };
+  data::DataLoader huge(Huge{}, data::DataLoaderOptions(3));
+  CHECK(huge.size() == ((int64_t{1} << 62) + 2) / 3);
+  CHECK_THROWS_AS((void)huge.begin(), MemoryError);
+  data::DataLoader max_size(std::make_shared<CountingDataset>(std::numeric_limits<int64_t>::max()),
+                            data::DataLoaderOptions(2));
+  CHECK(max_size.size() == std::numeric_limits<int64_t>::max() / 2 + 1);  // (n + b - 1) / b overflowed
 }
