@@ -72,19 +72,26 @@ std::string Generator::state() const {
 }
 
 void Generator::set_state(const std::string& s) {
+  // state() writes "<seed> <has_spare 0|1> <spare as a hex float> <w0> <w1> <w2> <w3>";
+  // anything else (a missing or extra field, a bad number, an all-zero xoshiro state,
+  // which would only ever give zeros) is refused and changes nothing.
   std::istringstream is(s);
   uint64_t seed = 0;
-  bool has_spare = false;
-  std::string spare_text;
+  int has_spare = -1;
+  std::string spare_text, extra;
   std::array<uint64_t, 4> words{};
   is >> seed >> has_spare >> spare_text;
   for (auto& w : words) is >> w;
-  AG_CHECK(!is.fail() && (words[0] | words[1] | words[2] | words[3]) != 0, ValueError,
-           "Generator::set_state: malformed state text");
+  char* end = nullptr;
+  const double spare = spare_text.empty() ? 0.0 : std::strtod(spare_text.c_str(), &end);
+  const bool ok = !is.fail() && !(is >> extra) && (has_spare == 0 || has_spare == 1) && end != nullptr &&
+                  *end == '\0' && std::isfinite(spare) && (words[0] | words[1] | words[2] | words[3]) != 0;
+  AG_CHECK(ok, ValueError, "Generator::set_state: malformed state text '", s.size() > 80 ? s.substr(0, 80) + "..." : s,
+           "' (expected '<seed> <0|1> <spare> <4 nonzero state words>', as state() writes)");
   auto hold = lock();
   seed_ = seed;
-  has_spare_ = has_spare;
-  spare_ = std::strtod(spare_text.c_str(), nullptr);
+  has_spare_ = has_spare == 1;
+  spare_ = spare;
   s_ = words;
 }
 

@@ -346,6 +346,27 @@ void remove_stale_temporaries(const std::string& dest) {
   ::closedir(d);
 }
 
+// The file a save to `dest` must replace: dest itself, or, when dest is a symbolic link,
+// the end of its chain of links (absolute targets as they are, relative ones from the
+// link's folder), which may not exist yet (a dangling link: the save creates it).
+// Renaming onto the link would replace the link with a regular file and leave its
+// target stale. Links in the folders along the way need nothing: rename follows them.
+std::string resolve_links(const std::string& dest, const std::string& shown) {
+  std::string path = dest;
+  for (int hops = 0;; ++hops) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;  // absent or not a link
+    AG_CHECK(hops < 40, IOError, "save_safetensors: ", shown, ": more than 40 symbolic links (a loop?)");
+    std::vector<char> buf(std::size_t(std::max<off_t>(st.st_size, 0)) + 256);
+    const ssize_t n = ::readlink(path.c_str(), buf.data(), buf.size());
+    AG_CHECK(n >= 0 && std::size_t(n) < buf.size(), IOError, "save_safetensors: ", shown,
+             ": cannot read the symbolic link ", squoted(path), " (", errno_text(errno), ")");
+    const std::string target(buf.data(), std::size_t(n));
+    const auto slash = path.find_last_of('/');
+    path = target.starts_with('/') || slash == std::string::npos ? target : path.substr(0, slash + 1) + target;
+  }
+}
+
 // A temporary file next to `dest`: write(), then commit() fsyncs it and renames it over
 // dest. Destroyed uncommitted (an error, a fault), it removes itself. Stale temporaries
 // of dead processes are removed first, which also frees their space for this save.
@@ -353,11 +374,13 @@ void remove_stale_temporaries(const std::string& dest) {
 // rename would still be needed, and not every filesystem has O_TMPFILE.)
 class TempFile {
  public:
-  explicit TempFile(const std::string& dest) : dest_(dest) {
-    remove_stale_temporaries(dest);
+  // dest's links are followed first (resolve_links): the temporary sits beside the file
+  // it replaces, so the rename stays on one filesystem and a link stays a link.
+  explicit TempFile(const std::string& dest) : dest_(dest), target_(resolve_links(dest, dest)) {
+    remove_stale_temporaries(target_);
     std::random_device rd;
     for (int attempt = 0; fd_ < 0; ++attempt) {
-      tmp_ = detail::cat(dest, ".tmp.", ::getpid(), ".", rd());
+      tmp_ = detail::cat(target_, ".tmp.", ::getpid(), ".", rd());
       fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       if (fd_ < 0 && (errno != EEXIST || attempt == 10))
         fail("cannot create temporary file ", squoted(tmp_), " (", errno_text(errno), ")");
@@ -394,18 +417,18 @@ class TempFile {
     int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) fail("cannot close ", squoted(tmp_), " (", errno_text(errno), ")");
-    if (std::rename(tmp_.c_str(), dest_.c_str()) != 0)
-      fail("cannot rename ", squoted(tmp_), " into place (", errno_text(errno), ")");
+    if (std::rename(tmp_.c_str(), target_.c_str()) != 0)
+      fail("cannot rename ", squoted(tmp_), " onto ", squoted(target_), " (", errno_text(errno), ")");
     committed_ = true;
     // Make the rename itself durable; best effort, the data is already safe.
-    auto slash = dest_.find_last_of('/');
-    std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : dest_.substr(0, slash);
+    auto slash = target_.find_last_of('/');
+    std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : target_.substr(0, slash);
     Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (d.fd >= 0) ::fsync(d.fd);
   }
 
  private:
-  std::string dest_, tmp_;
+  std::string dest_, target_, tmp_;  // as given, after its links, the temporary
   int fd_ = -1;
   uint64_t written_ = 0;
   bool committed_ = false;
@@ -422,27 +445,30 @@ TensorMap load_safetensors(const std::string& path) { return read_safetensors(pa
 Metadata load_safetensors_metadata(const std::string& path) { return read_safetensors(path).metadata; }
 
 void save_safetensors(const std::string& path, const TensorMap& tensors, const Metadata& metadata) {
-  // Validate everything before touching the disk.
-  nlohmann::ordered_json header = nlohmann::ordered_json::object();
-  if (!metadata.empty()) header["__metadata__"] = metadata;
+  // Validate everything before touching the disk. The header is written entry by entry:
+  // an ordered_json object finds each new key by a linear scan (quadratic: 100k tensors
+  // took minutes); TensorMap's keys are unique already.
+  std::string text = "{";
   uint64_t offset = 0;
-  for (const auto& [name, t] : tensors) {
-    AG_CHECK(!name.empty(), ValueError, "save_safetensors: ", path, ": tensor names must be non-empty");
-    AG_CHECK(name != "__metadata__", ValueError, "save_safetensors: ", path,
-             ": '__metadata__' is reserved and cannot name a tensor");
-    AG_CHECK(t.defined(), ValueError, "save_safetensors: ", path, ": tensor ", squoted(name), " is undefined");
-    const uint64_t nbytes = uint64_t(t.numel()) * itemsize(t.dtype());
-    header[name] = {{"dtype", safetensors_name(t.dtype())},
-                    {"shape", t.shape().vec()},
-                    {"data_offsets", {offset, offset + nbytes}}};
-    offset += nbytes;
-  }
-  std::string text;
   try {
-    text = header.dump();
+    if (!metadata.empty()) text += "\"__metadata__\":" + nlohmann::json(metadata).dump();
+    for (const auto& [name, t] : tensors) {
+      AG_CHECK(!name.empty(), ValueError, "save_safetensors: ", path, ": tensor names must be non-empty");
+      AG_CHECK(name != "__metadata__", ValueError, "save_safetensors: ", path,
+               ": '__metadata__' is reserved and cannot name a tensor");
+      AG_CHECK(t.defined(), ValueError, "save_safetensors: ", path, ": tensor ", squoted(name), " is undefined");
+      const uint64_t nbytes = uint64_t(t.numel()) * itemsize(t.dtype());
+      const nlohmann::ordered_json entry = {{"dtype", safetensors_name(t.dtype())},
+                                            {"shape", t.shape().vec()},
+                                            {"data_offsets", {offset, offset + nbytes}}};
+      if (text.size() > 1) text += ',';
+      text += nlohmann::json(name).dump() + ':' + entry.dump();
+      offset += nbytes;
+    }
   } catch (const nlohmann::json::exception& e) {  // e.g. a name or value that is not UTF-8
     throw ValueError(detail::cat("save_safetensors: ", path, ": cannot encode the header: ", e.what()));
   }
+  text += '}';
   // Pad with spaces so the data buffer starts 8-byte aligned, as the reference writer does.
   text.append((8 - text.size() % 8) % 8, ' ');
 

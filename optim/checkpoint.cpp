@@ -55,6 +55,11 @@ Metadata load_checkpoint(const std::string& path, nn::Module& model, optim::Opti
   }
   auto rng = file.metadata.find("rng.default");
   AG_CHECK(rng != file.metadata.end(), IOError, "load_checkpoint: ", path, ": no generator state");
+  try {  // checked before anything changes, and the error names the key
+    Generator(0).set_state(rng->second);
+  } catch (const ValueError& e) {
+    throw ValueError(detail::cat("load_checkpoint: ", path, ": key 'rng.default': ", e.what()));
+  }
 
   // Apply in order; on any rejection put back what was already changed.
   TensorMap model_backup = clone_all(model.state_dict());

@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <vector>
@@ -156,4 +157,65 @@ TEST_CASE("the largest step counts and zero moments are valid, and training from
     for (double x : entry.second.to_vector<double>()) REQUIRE(std::isfinite(x));
   }
   CHECK(b.opt->state_dict().at("2.weight.step").item<int64_t>() == k2to53 + 2);
+}
+
+TEST_CASE("a malformed generator state names the checkpoint key, and changes nothing") {
+  const std::string dir = tmp_dir("bad_rng");
+  ag::manual_seed(24);
+  Trainer a;
+  a.step();
+  const std::string good = dir + "/good.safetensors", bad = dir + "/bad.safetensors";
+  a.save(good);
+  ag::SafetensorsFile file = ag::read_safetensors(good);
+  Trainer victim;
+  const Snapshot before = snapshot(victim);
+  for (const std::string text : {"garbage", "1 0 0x0p+0 0 0 0 0", "1 2 0x0p+0 1 2 3 4", "1 0 zz 1 2 3 4",
+                                 "1 0 0x0p+0 1 2 3 4 5", "1 0 0x0p+0 1 2 3"}) {
+    CAPTURE(text);
+    file.metadata["rng.default"] = text;
+    ag::save_safetensors(bad, file.tensors, file.metadata);
+    const std::string want =
+        "load_checkpoint: " + bad + ": key 'rng.default': Generator::set_state: malformed state text '" + text + "'";
+    CHECK_THROWS_WITH_AS(victim.load(bad), doctest::Contains(want.c_str()), ag::ValueError);
+    CHECK(snapshot_diff(snapshot(victim), before) == "");
+  }
+  victim.load(good);  // the good file still loads
+  CHECK(snapshot_diff(snapshot(victim), snapshot(a)) == "");
+}
+
+TEST_CASE("saving through a symbolic link writes its target and keeps the link") {
+  // Before: the rename replaced the link with a regular file and left the target stale.
+  namespace fs = std::filesystem;
+  const std::string dir = tmp_dir("symlink");
+  fs::create_directories(dir + "/store");
+  ag::manual_seed(25);
+  Trainer a;
+  a.step();
+  const std::string target = dir + "/store/real.safetensors", link = dir + "/latest.safetensors",
+                    hop = dir + "/hop.safetensors";
+  a.save(target);
+  fs::create_symlink("store/real.safetensors", link);  // relative, as `ln -s` users write
+  fs::create_symlink(link, hop);                       // a chain: hop -> latest -> store/real
+  a.step();
+  a.save(hop);
+  CHECK(fs::is_symlink(link));
+  CHECK(fs::is_symlink(hop));
+  CHECK(fs::read_symlink(link) == "store/real.safetensors");
+  CHECK(map_diff(model_part(target), a.model->state_dict()) == "");
+  for (const auto& e : fs::directory_iterator(dir))  // no temporary left beside the link
+    CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
+
+  // A dangling link: the save creates its target.
+  const std::string dangling = dir + "/next.safetensors";
+  fs::create_symlink("store/new.safetensors", dangling);
+  a.save(dangling);
+  CHECK(fs::is_symlink(dangling));
+  CHECK(fs::is_regular_file(dir + "/store/new.safetensors"));
+  // A loop is an IOError, not a hang.
+  fs::create_symlink(dir + "/loop_b", dir + "/loop_a");
+  fs::create_symlink(dir + "/loop_a", dir + "/loop_b");
+  CHECK_THROWS_WITH_AS(a.save(dir + "/loop_a"), doctest::Contains("more than 40 symbolic links"), ag::IOError);
+  // nn::save shares the writer.
+  ag::nn::save(*a.model, link);
+  CHECK(fs::is_symlink(link));
 }

@@ -56,7 +56,9 @@ Metadata load_safetensors_metadata(const std::string& path);
 
 /// Writes atomically: a temporary file in the same folder, fsync, then rename. A process
 /// killed mid-save leaves its `<path>.tmp.<pid>.<n>`; the next save to `path` removes
-/// those of processes that no longer exist on this host.
+/// those of processes that no longer exist on this host. A `path` that is a symbolic
+/// link is written through: the temporary goes beside the link's final target and is
+/// renamed onto it, so the link stays a link (optim/CHECKPOINTS.md).
 void save_safetensors(const std::string& path, const TensorMap& tensors, const Metadata& metadata = {});
 
 }  // namespace ag
