@@ -53,6 +53,17 @@ struct MoReader {
   std::string_view bytes;
   const std::string& name;
   bool big_endian = false;
+  // Bytes of strings handed out so far. msgfmt stores every string once, so they add up
+  // to less than the file (0.94 of it at most over the 3951 catalogs of a Debian 12
+  // machine); a file whose entries all point at one large string would otherwise expand
+  // quadratically (100k entries at one 1 MB string: 200 GB from 3.2 MB).
+  mutable uint64_t decoded = 0;
+
+  void charge(uint64_t n, const char* which) const {
+    decoded += n;
+    AG_CHECK(decoded <= bytes.size(), IOError, name, ": the strings decode to more than the file's ", bytes.size(),
+             " bytes (at a ", which, " string): string ranges overlap or repeat, which msgfmt never writes");
+  }
 
   uint32_t u32(uint64_t at, const char* what) const {
     AG_CHECK(at + 4 <= bytes.size(), IOError, name, ": truncated: ", what, " at byte ", at,
@@ -67,6 +78,7 @@ struct MoReader {
     const uint32_t length = u32(entry, which), offset = u32(entry + 4, which);
     AG_CHECK(static_cast<uint64_t>(offset) + length <= bytes.size(), IOError, name, ": ", which, " string ", i, " (",
              length, " bytes at offset ", offset, ") runs past the end of the file (", bytes.size(), " bytes)");
+    charge(length, which);
     return bytes.substr(offset, length);
   }
 };
@@ -94,6 +106,7 @@ std::string sysdep_string(const MoReader& r, uint64_t at, const std::vector<std:
     const uint32_t part = r.u32(i, which), segment = r.u32(i + 4, which);
     AG_CHECK(text + part <= size, IOError, r.name, ": truncated: a system-dependent ", which, " string's ", part,
              " bytes at offset ", text, " run past the end of the file (", size, " bytes)");
+    r.charge(part, which);
     out.append(r.bytes.substr(text, part));
     text += part;
     if (segment == 0xffffffffu) {
@@ -104,6 +117,7 @@ std::string sysdep_string(const MoReader& r, uint64_t at, const std::vector<std:
     }
     AG_CHECK(segment < segments.size(), IOError, r.name, ": a system-dependent ", which, " string at offset ", at,
              " names segment ", segment, " of ", segments.size());
+    r.charge(segments[segment].size(), which);
     out += segments[segment];
   }
 }

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <filesystem>
 #include <fstream>
@@ -260,6 +261,26 @@ TEST_CASE("read_mo: damaged files throw IOError naming the file and what is wron
   // read_mo on a missing file: IOError naming it.
   const std::string missing = std::string(AG_TMP_DIR) + "/translate/no_such.mo";
   CHECK(io_error([&] { read_mo(missing); }).find(missing) != std::string::npos);
+}
+
+TEST_CASE("read_mo: entries sharing one string range cannot expand the file (a decompression bomb)") {
+  // 1000 entries whose msgid and msgstr all point at one 10 KB string: 20 MB of strings
+  // from a 26 KB file (100k entries at 1 MB: 200 GB from 3.2 MB). msgfmt stores each
+  // string once, so decoded strings never add up to more than the file.
+  const uint32_t n = 1000, big = 10000, data = 28 + 16 * n;
+  std::string bytes(data + big + 1, 'a');
+  set_u32_le(bytes, 0, 0x950412de), set_u32_le(bytes, 4, 0), set_u32_le(bytes, 8, n);
+  set_u32_le(bytes, 12, 28), set_u32_le(bytes, 16, 28 + 8 * n), set_u32_le(bytes, 20, 0), set_u32_le(bytes, 24, 0);
+  for (uint32_t i = 0; i < 2 * n; ++i) set_u32_le(bytes, 28 + 8 * i, big), set_u32_le(bytes, 28 + 8 * i + 4, data);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string e = io_error([&] { parse_mo(bytes, "bomb.mo"); });
+  CAPTURE(e);
+  CHECK(e.find("bomb.mo: the strings decode to more than the file's 26029 bytes") != std::string::npos);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+  // The same entries each with their own string parse.
+  Messages distinct;
+  for (uint32_t i = 0; i < 50; ++i) distinct.push_back({"id" + std::to_string(i), std::string(big / 50, 'x')});
+  CHECK(parse_mo(write_mo(distinct, false), "fine.mo").entries.size() == 50);
 }
 
 TEST_CASE("read_mo: every truncation and random corruption either parses or throws IOError") {
