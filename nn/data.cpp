@@ -82,7 +82,8 @@ DistributedRandomSampler::DistributedRandomSampler(int64_t size, int64_t num_rep
   AG_CHECK(size >= 0, ValueError, "DistributedRandomSampler: size must be >= 0, got ", size);
   AG_CHECK(num_replicas > 0 && rank >= 0 && rank < num_replicas, ValueError, "DistributedRandomSampler: rank ", rank,
            " is not in [0, num_replicas = ", num_replicas, ")");
-  local_size_ = allow_duplicates ? (size + num_replicas - 1) / num_replicas : size / num_replicas;
+  // ceil without size + num_replicas - 1, which overflowed near INT64_MAX
+  local_size_ = size / num_replicas + (allow_duplicates && size % num_replicas != 0 ? 1 : 0);
 }
 
 std::vector<int64_t> DistributedRandomSampler::indices() const {

@@ -311,4 +311,7 @@ TEST_CASE("DataLoader: a dataset or sampler with a negative size() is a ValueErr
   data::DataLoader max_size(std::make_shared<CountingDataset>(std::numeric_limits<int64_t>::max()),
                             data::DataLoaderOptions(2));
   CHECK(max_size.size() == std::numeric_limits<int64_t>::max() / 2 + 1);  // (n + b - 1) / b overflowed
+  const data::DistributedRandomSampler sampler(std::numeric_limits<int64_t>::max(), 2);
+  CHECK(sampler.size() == std::numeric_limits<int64_t>::max() / 2 + 1);  // the same ceil
+  CHECK_THROWS_AS((void)sampler.indices(), MemoryError);
 }
