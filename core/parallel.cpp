@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "attograd/error.h"
 #include "attograd/runtime.h"
 
 namespace ag::detail {
@@ -23,18 +24,30 @@ namespace {
 // wakes late can never take a part of a newer job with an older job's function.
 class Pool {
  public:
+  // A thread the OS refuses to start (std::system_error) must not escape untyped, nor
+  // leave the started ones joinable (std::terminate): stop them, then raise MemoryError.
   explicit Pool(int workers) {
-    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
+    try {
+      for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
+    } catch (const std::exception& e) {
+      const auto started = threads_.size();
+      stop_all();
+      AG_CHECK(false, MemoryError, "set_num_threads: could not start worker thread ", started + 1, " of ", workers,
+               ": ", e.what());
+    }
   }
-  ~Pool() {
+  ~Pool() { stop_all(); }
+  int size() const { return static_cast<int>(threads_.size()) + 1; }
+
+  void stop_all() {
     {
       std::lock_guard<std::mutex> lk(mu_);
       stop_ = true;
     }
     wake_.notify_all();
     for (auto& t : threads_) t.join();
+    threads_.clear();
   }
-  int size() const { return static_cast<int>(threads_.size()) + 1; }
 
   // Runs chunk(0..parts-1), on the caller and whichever workers come; returns when all are done.
   void run(int parts, const std::function<void(int)>& chunk) {

@@ -77,7 +77,10 @@ std::vector<std::vector<Hypothesis>> beam_search(const BeamStepFn& step, const B
   AG_CHECK(static_cast<bool>(step) && static_cast<bool>(reorder), ValueError,
            "beam_search: step and reorder must be callable");
   NoGradGuard no_grad;
-  const int64_t K = o.beam_size(), N = batch * K, max_len = o.max_length();
+  const int64_t K = o.beam_size(), max_len = o.max_length();
+  int64_t N = 0;  // rows: batch * beam_size hypotheses, each a few vectors' worth of state
+  AG_CHECK(!__builtin_mul_overflow(batch, K, &N) && N <= (int64_t{1} << 40), ValueError, "beam_search: batch ", batch,
+           " x beam_size ", K, " hypotheses is too many to hold");
   const double alpha = o.length_penalty();
   auto normalized = [&](double log_prob, int64_t length) { return log_prob / gnmt_length_penalty(length, alpha); };
 

@@ -125,7 +125,9 @@ int main(int argc, char** argv) {
     Run run(c, V);
     if (resume) {
       Metadata extra = load_checkpoint(ckpt, *run.model, &run.opt, &run.sched);
-      run.data_gen.set_state(extra.at("data_gen"));
+      const auto gen = extra.find("data_gen");  // .at() would leak std::out_of_range
+      AG_CHECK(gen != extra.end(), ValueError, "--resume: ", ckpt, " has no 'data_gen' metadata entry");
+      run.data_gen.set_state(gen->second);
       log().info("resumed from {} at step {}", ckpt, run.sched.last_step());
     }
     log().info(

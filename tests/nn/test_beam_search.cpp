@@ -369,6 +369,9 @@ TEST_CASE("beam search rejects bad options and bad step outputs") {
   CHECK_THROWS_AS(run(nn::BeamSearchOptions().eos_id(-1)), ValueError);
   CHECK_THROWS_AS(run(nn::BeamSearchOptions().eos_id(4)), ValueError);  // vocabulary of 4
   CHECK_THROWS_AS(nn::beam_search(uniform, none, 0, {}), ValueError);
+  // batch x beam_size overflowed int64 (undefined) and sized vectors from it (std::length_error).
+  CHECK_THROWS_WITH_AS(nn::beam_search(uniform, none, int64_t{1} << 62, nn::BeamSearchOptions().beam_size(4)),
+                       doctest::Contains("too many to hold"), ValueError);
   CHECK_THROWS_AS(nn::beam_search([](const Tensor&) { return zeros({3, 4}); }, none, 1, {}), ShapeError);
   CHECK_THROWS_AS(nn::beam_search(
                       [](const Tensor& t) {
