@@ -183,6 +183,14 @@ TEST_CASE("DecoderKVCache grows by doubling; bytes per token at d_model 512, h 8
   std::string e = error_of<ShapeError>([&] { c.append(zeros({1, 3, 1, 4}), zeros({1, 3, 1, 4})); });
   CHECK(contains(e, "DecoderKVCache.append"));
   CHECK(contains(e, "[1, 3, 1, 4]"));
+  // Errors of the ops inside carry the cache's name in front (they said "empty: ...").
+  nn::DecoderKVCache::Layer huge;
+  Tensor big = zeros({1, 1, 1, 1}).expand({int64_t(1) << 16, int64_t(1) << 16, 1, int64_t(1) << 16});
+  std::string eh = error_of<Error>([&] { huge.append(big, big); });
+  CHECK(eh.rfind("DecoderKVCache.append: ", 0) == 0);
+  CHECK(huge.length() == 0);
+  huge.append(zeros({1, 2, 0, 4}), zeros({1, 2, 0, 3}));  // n = 0 first: it used to throw "Tensor: ... undefined"
+  CHECK(huge.keys().shape() == Shape({1, 2, 0, 4}));
 
   // Measured, not computed: the bytes the cache's K and V views hold per position, after
   // a 16-token prefill of one layer of GroupedQueryAttention(512, 8), float32.
