@@ -11,27 +11,33 @@
 
 namespace ag {
 
-Tensor causal_mask(int64_t L, int64_t S) {
+// The (L, S) bool mask from the caller's sizes: L * S must be countable (the allocation
+// itself raises MemoryError when it does not fit).
+Tensor causal_mask(int64_t L, int64_t S) try {
   AG_CHECK(L >= 0 && S >= 0, ShapeError, "causal_mask: negative size (", L, ", ", S, ")");
+  int64_t n = 0;
+  AG_CHECK(!__builtin_mul_overflow(L, S, &n), ShapeError, "causal_mask: L x S = ", L, " x ", S, " overflows int64");
   Tensor i = arange(L).view({L, 1});  // i64
   Tensor j = arange(S).view({1, S});
   return le(j, i);  // (L, S): key j visible to query i when j <= i
-}
+} catch (const Error& e) { detail::rethrow_in_op("causal_mask", e); }
 
-Tensor causal_mask(int64_t L, int64_t S, CausalVariant variant) {
-  AG_CHECK(L >= 0 && S >= 0, ShapeError, "causal_mask: negative size (", L, ", ", S, ")");
+Tensor causal_mask(int64_t L, int64_t S, CausalVariant variant) try {
   if (variant == CausalVariant::upper_left) return causal_mask(L, S);
+  AG_CHECK(L >= 0 && S >= 0, ShapeError, "causal_mask: negative size (", L, ", ", S, ")");
+  int64_t n = 0;
+  AG_CHECK(!__builtin_mul_overflow(L, S, &n), ShapeError, "causal_mask: L x S = ", L, " x ", S, " overflows int64");
   Tensor i = arange(S - L, S).view({L, 1});  // i64: query i is position i + S - L of the keys
   Tensor j = arange(S).view({1, S});
   return le(j, i);  // (L, S): key j visible to query i when j <= i + S - L
-}
+} catch (const Error& e) { detail::rethrow_in_op("causal_mask", e); }
 
 Tensor padding_mask(const Tensor& lengths, int64_t S) try {
   AG_CHECK(lengths.dim() == 1, ShapeError, "padding_mask: lengths must be 1-D (B), got shape ", lengths.shape());
   AG_CHECK(!lengths.is_floating_point() && lengths.dtype() != DType::b8, DTypeError,
            "padding_mask: lengths must be integer, got ", lengths.dtype());
   AG_CHECK(S >= 0, ValueError, "padding_mask: S must be >= 0, got ", S);
-  // A length outside [0, S] is a caller's bug (PyTorch's nested tensors refuse it too):
+  // A length outside [0, S] is a caller's bug:
   // silently clipping it would hide padding that was never there.
   for (int64_t len : K::convert(lengths, DType::i64).to_vector<int64_t>())
     AG_CHECK(len >= 0 && len <= S, ValueError, "padding_mask: length ", len, " is out of range for S = ", S,

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 using namespace ag;
@@ -203,7 +204,7 @@ TEST_CASE("attention: NaN in q, k or v gives NaN where PyTorch's math path does,
           for (bool fused : {true, false}) {
             CAPTURE(kernels::to_string(level));
             CAPTURE(dt);
-            INFO(c.name, ", NaN in ", "qkv"[where_nan], fused ? ", fused" : ", composite");
+            INFO((std::string(c.name) + ", NaN in " + "qkv"[where_nan] + (fused ? ", fused" : ", composite")));
             Generator g(7);
             Tensor q = randn({B, 1, c.L, d}, dt, &g), k = randn({B, 1, c.S, d}, dt, &g),
                    v = randn({B, 1, c.S, dv}, dt, &g);

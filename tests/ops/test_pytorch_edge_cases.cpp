@@ -244,6 +244,10 @@ TEST_CASE("sizes from the caller: typed errors before any allocation") {
   CHECK_THROWS_MSG(rotary_cos_sin(2, 4, 10000.0, std::numeric_limits<int64_t>::max()), ValueError,
                    "rotary_cos_sin: offset 9223372036854775807 + length 2 overflows int64");
   CHECK(rotary_cos_sin(0, int64_t(1) << 60).first.shape() == Shape{0, int64_t(1) << 60});  // nothing to allocate
+  CHECK_THROWS_MSG(causal_mask(int64_t(1) << 40, int64_t(1) << 40), ShapeError,
+                   "causal_mask: L x S = 1099511627776 x 1099511627776 overflows int64");
+  CHECK_THROWS_MSG(causal_mask(int64_t(1) << 20, int64_t(1) << 40, CausalVariant::lower_right), MemoryError,
+                   "causal_mask: ");  // 2^60 bools: no RAM for them
   CHECK_THROWS_MSG(one_hot(Tensor::from_vector<int64_t>({0, 1, 2, 3}), int64_t(1) << 62), ValueError,
                    "one_hot: 4 indices x 4611686018427387904 classes overflows int64");
 }
