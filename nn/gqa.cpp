@@ -5,11 +5,17 @@
 #include <algorithm>
 
 #include "attention_masks.h"
+#include "attograd/detail/error_context.h"
 
 namespace ag::nn {
 
 // ---- DecoderKVCache ---------------------------------------------------------------------
+// Errors of the ops inside (empty, copy_) carry the cache's name in front.
 void DecoderKVCache::Layer::append(const Tensor& k, const Tensor& v) {
+  ag::detail::in_op("DecoderKVCache.append", [&] { append_impl(k, v); });
+}
+
+void DecoderKVCache::Layer::append_impl(const Tensor& k, const Tensor& v) {
   const char* op = "DecoderKVCache.append";
   AG_CHECK(k.dim() == 4 && v.dim() == 4, ShapeError, op, ": k and v must be (B, g, n, d); got ", k.shape(), " and ",
            v.shape());
@@ -24,7 +30,9 @@ void DecoderKVCache::Layer::append(const Tensor& k, const Tensor& v) {
     AG_CHECK(k.dtype() == k_.dtype(), DTypeError, op, ": k has dtype ", k.dtype(), ", the cache ", k_.dtype());
   }
   NoGradGuard no_grad;
-  if (length_ + n > capacity()) {  // grow: double (or fit n), move the t cached positions once
+  // grow: double (or fit n), move the t cached positions once; the first append allocates
+  // even with n = 0 (it fixes B, g, d, dv)
+  if (length_ + n > capacity() || !k_.defined()) {
     const int64_t cap = std::max(2 * capacity(), length_ + n);
     Tensor nk = empty({B, g, cap, d}, k.dtype()), nv = empty({B, g, cap, dv}, v.dtype());
     if (length_ > 0) {

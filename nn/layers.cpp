@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "attograd/detail/error_context.h"
 #include "attograd/nn/init.h"
 
 namespace ag::nn {
@@ -45,7 +46,8 @@ EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& o) : Module("Embedding"), o
              " is out of range for ", o.num_embeddings(), " embeddings");
     if (p < 0) options.padding_idx(p + o.num_embeddings());
   }
-  weight = empty({o.num_embeddings(), o.embedding_dim()});
+  // sizes from the caller: an allocation error says Embedding, not empty
+  weight = ag::detail::in_op("Embedding", [&] { return empty({o.num_embeddings(), o.embedding_dim()}); });
   register_parameter("weight", &weight);  // by address: tying by assignment works
   reset_parameters();
 }

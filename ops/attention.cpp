@@ -6,37 +6,50 @@
 
 #include "attograd/ops/attention.h"
 #include "kernels/flash_attention.h"
+#include "attograd/detail/error_context.h"
 #include "op_util.h"
 
 namespace ag {
 
-Tensor causal_mask(int64_t L, int64_t S) {
+// The (L, S) bool mask from the caller's sizes: L * S must be countable (the allocation
+// itself raises MemoryError when it does not fit).
+Tensor causal_mask(int64_t L, int64_t S) try {
   AG_CHECK(L >= 0 && S >= 0, ShapeError, "causal_mask: negative size (", L, ", ", S, ")");
+  int64_t n = 0;
+  AG_CHECK(!__builtin_mul_overflow(L, S, &n), ShapeError, "causal_mask: L x S = ", L, " x ", S, " overflows int64");
   Tensor i = arange(L).view({L, 1});  // i64
   Tensor j = arange(S).view({1, S});
   return le(j, i);  // (L, S): key j visible to query i when j <= i
-}
+} catch (const Error& e) { detail::rethrow_in_op("causal_mask", e); }
 
-Tensor causal_mask(int64_t L, int64_t S, CausalVariant variant) {
-  AG_CHECK(L >= 0 && S >= 0, ShapeError, "causal_mask: negative size (", L, ", ", S, ")");
+Tensor causal_mask(int64_t L, int64_t S, CausalVariant variant) try {
   if (variant == CausalVariant::upper_left) return causal_mask(L, S);
+  AG_CHECK(L >= 0 && S >= 0, ShapeError, "causal_mask: negative size (", L, ", ", S, ")");
+  int64_t n = 0;
+  AG_CHECK(!__builtin_mul_overflow(L, S, &n), ShapeError, "causal_mask: L x S = ", L, " x ", S, " overflows int64");
   Tensor i = arange(S - L, S).view({L, 1});  // i64: query i is position i + S - L of the keys
   Tensor j = arange(S).view({1, S});
   return le(j, i);  // (L, S): key j visible to query i when j <= i + S - L
-}
+} catch (const Error& e) { detail::rethrow_in_op("causal_mask", e); }
 
-Tensor padding_mask(const Tensor& lengths, int64_t S) {
+Tensor padding_mask(const Tensor& lengths, int64_t S) try {
   AG_CHECK(lengths.dim() == 1, ShapeError, "padding_mask: lengths must be 1-D (B), got shape ", lengths.shape());
   AG_CHECK(!lengths.is_floating_point() && lengths.dtype() != DType::b8, DTypeError,
            "padding_mask: lengths must be integer, got ", lengths.dtype());
+  AG_CHECK(S >= 0, ValueError, "padding_mask: S must be >= 0, got ", S);
+  // A length outside [0, S] is a caller's bug:
+  // silently clipping it would hide padding that was never there.
+  for (int64_t len : K::convert(lengths, DType::i64).to_vector<int64_t>())
+    AG_CHECK(len >= 0 && len <= S, ValueError, "padding_mask: length ", len, " is out of range for S = ", S,
+             " (lengths must be in [0, S]; lengths shape ", lengths.shape(), ")");
   Tensor pos = arange(S).view({1, S});                                         // i64
   return lt(pos, K::convert(lengths, DType::i64).view({lengths.numel(), 1}));  // (B, S)
-}
+} catch (const Error& e) { detail::rethrow_in_op("padding_mask", e); }
 
-Tensor additive_mask(const Tensor& bool_mask, DType dtype) {
+Tensor additive_mask(const Tensor& bool_mask, DType dtype) try {
   AG_CHECK(bool_mask.dtype() == DType::b8, DTypeError, "additive_mask: expected a bool mask, got ", bool_mask.dtype());
   return K::where(bool_mask, zeros(Shape{}, dtype), full(Shape{}, -std::numeric_limits<double>::infinity(), dtype));
-}
+} catch (const Error& e) { detail::rethrow_in_op("additive_mask", e); }
 
 namespace {
 
@@ -115,7 +128,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
 // scores (..., L, S) = q k^T * scale; masked entries become -inf; softmax over S;
 // a row with every key masked is all -inf and softmax makes it zeros.
 std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                                                       const SdpaOptions& opt) {
+                                                       const SdpaOptions& opt) try {
   const char* op = "scaled_dot_product_attention";
   AG_CHECK(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2, ShapeError, op,
            ": q, k, v must be at least 2-D (..., L, d); got ", q.shape(), ", ", k.shape(), ", ", v.shape());
@@ -198,6 +211,6 @@ std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Te
   Tensor out = matmul(group > 1 ? split_groups(attn) : attn, vv);  // (..., [g, h/g | h], L, dv)
   if (group > 1) out = merge_groups(out);                          // (..., h, L, dv)
   return {out, opt.need_weights ? weights : Tensor{}};
-}
+} catch (const Error& e) { detail::rethrow_in_op("scaled_dot_product_attention", e); }
 
 }  // namespace ag

@@ -6,6 +6,7 @@
 #include "attograd/ops/indexing.h"
 
 #include <algorithm>
+#include <string>
 
 #include "kernels/scatter.h"
 #include "op_util.h"
@@ -84,7 +85,7 @@ Tensor check_scatter(const Tensor& x, int64_t dim, const Tensor& index, const Te
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   dim = wrap_dim(dim, x.dim(), "index_select");
   if (x.dim() == 0) {
-    // A 0-d input is one element along dim 0 (PyTorch): exactly one index, 0 or -1, and a
+    // A 0-d input is one element along dim 0 (PyTorch): exactly one index, 0, and a
     // 0-d result. (The kernel reads x's size along dim, which a 0-d tensor does not have.)
     AG_CHECK(index.numel() == 1, IndexError, "index_select: a 0-d input takes exactly one index, got ", index.numel(),
              " (index shape ", index.shape(), ")");
@@ -117,6 +118,11 @@ Tensor embedding(const Tensor& ids, const Tensor& weight, std::optional<int64_t>
   AG_CHECK(ids.dtype() == DType::i64 || ids.dtype() == DType::i32, DTypeError,
            "embedding: ids must be integer (i64), got ", ids.dtype(), " with shape ", ids.shape());
   const int64_t V = weight.shape()[0], E = weight.shape()[1];
+  if (padding_idx) {  // PyTorch: a negative padding_idx in [-V, -1] counts from the end
+    AG_CHECK(*padding_idx >= -V && *padding_idx < V, IndexError, "embedding: padding_idx ", *padding_idx,
+             " must be within num_embeddings ", V, " (in [", -V, ", ", V, "); weight shape ", weight.shape(), ")");
+    if (*padding_idx < 0) padding_idx = *padding_idx + V;
+  }
   Tensor flat = K::convert(ids, DType::i64).view(Shape{ids.numel()});
   for (int64_t id : flat.to_vector<int64_t>())
     AG_CHECK(id >= 0 && id < V, IndexError, "embedding: id ", id, " is out of range for a vocabulary of ", V,
@@ -272,10 +278,14 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
   }
   int64_t lo = v[0], hi = v[0];
   for (int64_t i : v) lo = std::min(lo, i), hi = std::max(hi, i);
-  AG_CHECK(lo >= 0, IndexError, "one_hot: class value ", lo, " is negative (indices shape ", indices.shape(), ")");
+  AG_CHECK(lo >= 0, IndexError, "one_hot: class value ", lo, " is negative; class values must be in [0, ",
+           num_classes == -1 ? "num_classes" : std::to_string(num_classes), ") (indices shape ", indices.shape(), ")");
   if (num_classes == -1) num_classes = hi + 1;
   AG_CHECK(hi < num_classes, IndexError, "one_hot: class value ", hi, " is out of range for ", num_classes,
            " classes (indices shape ", indices.shape(), ")");
+  int64_t total = 0;  // the output's element count, from the caller's num_classes
+  AG_CHECK(!__builtin_mul_overflow(indices.numel(), num_classes, &total), ValueError, "one_hot: ", indices.numel(),
+           " indices x ", num_classes, " classes overflows int64 (indices shape ", indices.shape(), ")");
   return K::one_hot(indices, num_classes);
 }
 

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "attograd/detail/error_context.h"
 #include "op_util.h"
 
 namespace ag {
@@ -61,7 +62,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 // x (..., in) @ W^T (in, out) + b (out)
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) try {
   AG_CHECK(weight.dim() == 2, ShapeError, "linear: weight must be 2-D [out, in], got shape ", weight.shape());
   AG_CHECK(x.dim() >= 1 && x.shape()[x.dim() - 1] == weight.shape()[1], ShapeError, "linear: input shape ", x.shape(),
            " does not match weight shape ", weight.shape(), " (expected last dim ", weight.shape()[1], ")");
@@ -70,7 +71,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   AG_CHECK(bias.dim() == 1 && bias.shape()[0] == weight.shape()[0], ShapeError, "linear: bias shape ", bias.shape(),
            " does not match weight shape ", weight.shape());
   return y + bias;
-}
+} catch (const Error& e) { detail::rethrow_in_op("linear", e); }
 
 // ---- einsum ------------------------------------------------------------------------
 // einsum as a composite of differentiable ops: diagonal views for repeated letters,
@@ -188,7 +189,7 @@ Operand contract(Operand r, Operand b, const std::vector<bool>& later) {
 
 }  // namespace
 
-Tensor einsum(const std::string& eq, const std::vector<Tensor>& ops) {
+Tensor einsum(const std::string& eq, const std::vector<Tensor>& ops) try {
   auto fail = [&](const auto&... what) {
     std::ostringstream shapes;
     for (std::size_t i = 0; i < ops.size(); ++i) shapes << (i ? ", " : "") << ops[i].shape();
@@ -331,6 +332,6 @@ Tensor einsum(const std::string& eq, const std::vector<Tensor>& ops) {
   // Always a new handle, even for einsum("ij", {x}): the result is a view, never x itself.
   if (r.t.impl() == ops[0].impl()) return permute(r.t, perm);
   return permute_if(r.t, perm);
-}
+} catch (const Error& e) { detail::rethrow_in_op("einsum", e); }
 
 }  // namespace ag

@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "attograd/detail/error_context.h"
 #include "op_util.h"
 
 namespace ag {
@@ -191,17 +192,22 @@ Tensor clamp_min_passthrough(const Tensor& x, double lo) {
   return record("clamp_min_passthrough", out, {x}, [](const Tensor& g, NeedsGrad) { return Grads{g}; });
 }
 
+// nll_loss, its checks naming `op` (cross_entropy calls it on the log-probabilities).
+Tensor nll_loss_as(const Tensor& logp, const Tensor& targets, const NLLOptions& opt, const char* op) try {
+  check_float(logp, op);
+  check_targets(logp, targets, op);
+  check_weight(opt.weight, logp, logp.shape()[class_dim(logp)], op);
+  Tensor w = target_weights(logp, targets, opt.weight, opt.ignore_index, op);  // (T)
+  Tensor nll = picked_nll(logp, targets, opt.ignore_index);
+  if (opt.weight.defined()) nll = nll * w;
+  return reduce(nll, sum(w), opt.reduction);
+} catch (const Error& e) { detail::rethrow_in_op(op, e); }
+
 }  // namespace
 
 // ---- classification over C classes -------------------------------------------------
 Tensor nll_loss(const Tensor& logp, const Tensor& targets, const NLLOptions& opt) {
-  check_float(logp, "nll_loss");
-  check_targets(logp, targets, "nll_loss");
-  check_weight(opt.weight, logp, logp.shape()[class_dim(logp)], "nll_loss");
-  Tensor w = target_weights(logp, targets, opt.weight, opt.ignore_index, "nll_loss");  // (T)
-  Tensor nll = picked_nll(logp, targets, opt.ignore_index);
-  if (opt.weight.defined()) nll = nll * w;
-  return reduce(nll, sum(w), opt.reduction);
+  return nll_loss_as(logp, targets, opt, "nll_loss");
 }
 
 Tensor nll_loss(const Tensor& logp, const Tensor& targets, int64_t ignore_index, Reduction reduction) {
@@ -211,7 +217,7 @@ Tensor nll_loss(const Tensor& logp, const Tensor& targets, int64_t ignore_index,
 // Class targets: (1 - eps) * nll + eps / C * smooth, where smooth_i = -sum_c w_c logp_ic
 // (0 where ignored) and, for mean, both terms divide by the summed weights of the targets
 // not ignored (PyTorch 1.13's cross_entropy_loss_label_smoothing).
-Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& opt) {
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& opt) try {
   check_float(logits, "cross_entropy");
   AG_CHECK(logits.dim() >= 1, ShapeError, "cross_entropy: input must have a class dim, got shape ", logits.shape());
   AG_CHECK(opt.label_smoothing >= 0 && opt.label_smoothing <= 1, ValueError,
@@ -221,7 +227,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
   if (targets.shape() == logits.shape()) return cross_entropy_probs(logits, targets, opt);
   check_targets(logits, targets, "cross_entropy");
   Tensor logp = log_softmax(logits, cd);
-  Tensor nll = nll_loss(logp, targets, NLLOptions{opt.weight, opt.ignore_index, opt.reduction});
+  Tensor nll = nll_loss_as(logp, targets, NLLOptions{opt.weight, opt.ignore_index, opt.reduction}, "cross_entropy");
   if (opt.label_smoothing == 0) return nll;
   Tensor w = target_weights(logits, targets, opt.weight, opt.ignore_index, "cross_entropy");  // (T)
   Tensor wlogp = opt.weight.defined() ? logp * class_view(opt.weight, logits.dim()) : logp;
@@ -229,10 +235,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
   Tensor smooth = neg(sum(wlogp, {cd})) * valid;  // (T)
   Tensor smooth_red = reduce(smooth, sum(w), opt.reduction);
   return nll * (1.0 - opt.label_smoothing) + smooth_red * (opt.label_smoothing / static_cast<double>(C));
-}
+} catch (const Error& e) { detail::rethrow_in_op("cross_entropy", e); }
 
 // ---- binary classification ----------------------------------------------------
-Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction) {
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction) try {
   check_float(input, "binary_cross_entropy");
   check_same_shape(input, target, "binary_cross_entropy");
   check_same_dtype(input, target, "target", "binary_cross_entropy");
@@ -241,12 +247,12 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
   check_broadcasts_to(weight, input, "weight", "binary_cross_entropy");
   if (weight.defined()) loss = loss * weight;
   return reduce(loss, reduction);
-}
+} catch (const Error& e) { detail::rethrow_in_op("binary_cross_entropy", e); }
 
 // PyTorch 1.13's forward, term for term: m = max(-x, 0);
 // (1 - t) x + lw (log(exp(-m) + exp(-x - m)) + m), lw = (pw - 1) t + 1.
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
-                                        const Tensor& pos_weight, Reduction reduction) {
+                                        const Tensor& pos_weight, Reduction reduction) try {
   const char* op = "binary_cross_entropy_with_logits";
   check_float(input, op);
   check_same_shape(input, target, op);
@@ -266,10 +272,10 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   }
   if (weight.defined()) loss = loss * weight;
   return reduce(loss, reduction);
-}
+} catch (const Error& e) { detail::rethrow_in_op("binary_cross_entropy_with_logits", e); }
 
 // ---- regression -----------------------------------------------------------------
-Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) try {
   check_float(input, "mse_loss");
   broadcast_shapes(input.shape(), target.shape(), "mse_loss");
   Tensor d = square(input - target);
@@ -279,17 +285,17 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
     case Reduction::mean: return mean(d);
   }
   return d;
-}
+} catch (const Error& e) { detail::rethrow_in_op("mse_loss", e); }
 
-Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) try {
   check_float(input, "l1_loss");
   broadcast_shapes(input.shape(), target.shape(), "l1_loss");
   return reduce(abs(input - target), reduction);
-}
+} catch (const Error& e) { detail::rethrow_in_op("l1_loss", e); }
 
 // The quadratic branch squares clamp(d, -beta, beta), so an infinite d sends no 0 * inf
 // into the gradient through the branch that where() leaves out.
-Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta) {
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta) try {
   check_float(input, "smooth_l1_loss");
   AG_CHECK(beta >= 0, ValueError, "smooth_l1_loss: beta must not be negative, got ", beta);
   broadcast_shapes(input.shape(), target.shape(), "smooth_l1_loss");
@@ -297,19 +303,19 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduc
   Tensor d = input - target, ad = abs(d);
   Tensor quad = square(clamp(d, -beta, beta)) * 0.5 / beta;
   return reduce(where(lt(ad, beta), quad, ad - 0.5 * beta), reduction);
-}
+} catch (const Error& e) { detail::rethrow_in_op("smooth_l1_loss", e); }
 
-Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction, double delta) {
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction, double delta) try {
   check_float(input, "huber_loss");
   AG_CHECK(delta > 0, ValueError, "huber_loss: delta must be positive, got ", delta);
   broadcast_shapes(input.shape(), target.shape(), "huber_loss");
   Tensor d = input - target, ad = abs(d);
   Tensor quad = square(clamp(d, -delta, delta)) * 0.5;
   return reduce(where(lt(ad, delta), quad, (ad - 0.5 * delta) * delta), reduction);
-}
+} catch (const Error& e) { detail::rethrow_in_op("huber_loss", e); }
 
 // ---- distributions --------------------------------------------------------------
-Tensor kl_div(const Tensor& input, const Tensor& target, KLDivReduction reduction, bool log_target) {
+Tensor kl_div(const Tensor& input, const Tensor& target, KLDivReduction reduction, bool log_target) try {
   check_float(input, "kl_div");
   check_same_dtype(input, target, "target", "kl_div");
   broadcast_shapes(input.shape(), target.shape(), "kl_div");
@@ -322,7 +328,7 @@ Tensor kl_div(const Tensor& input, const Tensor& target, KLDivReduction reductio
       return input.dim() == 0 ? sum(loss) : sum(loss) / static_cast<double>(input.shape()[0]);
   }
   return loss;
-}
+} catch (const Error& e) { detail::rethrow_in_op("kl_div", e); }
 
 Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction, bool log_target) {
   const KLDivReduction r = reduction == Reduction::none  ? KLDivReduction::none
@@ -332,7 +338,7 @@ Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction, bo
 }
 
 // ---- distances ------------------------------------------------------------------
-Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim, double eps) {
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim, double eps) try {
   check_float(x1, "cosine_similarity");
   check_same_dtype(x1, x2, "x2", "cosine_similarity");
   Shape s = broadcast_shapes(x1.shape(), x2.shape(), "cosine_similarity");
@@ -341,6 +347,6 @@ Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim, double
   Tensor n1 = sqrt(clamp_min_passthrough(sum(a * a, {d}, true), eps * eps));  // s with dim d = 1
   Tensor n2 = sqrt(clamp_min_passthrough(sum(b * b, {d}, true), eps * eps));
   return sum((a / n1) * (b / n2), {d});
-}
+} catch (const Error& e) { detail::rethrow_in_op("cosine_similarity", e); }
 
 }  // namespace ag

@@ -8,6 +8,7 @@
 
 #include "kernels/fused.h"
 #include "kernels/rms_norm.h"
+#include "attograd/detail/error_context.h"
 #include "op_util.h"
 
 namespace ag {
@@ -46,7 +47,7 @@ Tensor safe_norm(const Tensor& x, double p, int64_t dim) {
 // y = (x - mean) / sqrt(var + eps) * weight + bias over the trailing normalized dims
 // (biased variance, as PyTorch).
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
-                  double eps) {
+                  double eps) try {
   check_float(x, "layer_norm");
   const int64_t n = normalized_shape.size();
   bool ok = n >= 1 && x.dim() >= n;
@@ -59,6 +60,9 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   if (bias.defined())
     AG_CHECK(bias.shape() == normalized_shape, ShapeError, "layer_norm: bias shape ", bias.shape(),
              " differs from normalized_shape ", normalized_shape);
+  for (const Tensor* t : {&weight, &bias})  // the kernel reads them as x's dtype
+    AG_CHECK(!t->defined() || t->dtype() == x.dtype(), DTypeError, "layer_norm: ", t == &weight ? "weight" : "bias",
+             " dtype ", t->dtype(), " differs from input dtype ", x.dtype(), " (input shape ", x.shape(), ")");
   // Fused primitive (kernels/fused.cpp); it equals the composite
   //   xc = x - mean(x);  y = xc * rsqrt(mean(xc^2) + eps) * weight + bias
   // (tests/test_fused.cpp checks both values and gradients against it).
@@ -83,10 +87,11 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
         return Grads{gr.dx, gr.dw, gr.db};
       },
       Composite{composite, {save_if(need, x), save_if(need, weight), save_if(need, bias)}});
-}
+} catch (const Error& e) { detail::rethrow_in_op("layer_norm", e); }
 
 // ---- rms_norm (LLaMA's norm) --------------------------------------------------------
-Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, std::optional<double> eps_in) {
+Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
+                std::optional<double> eps_in) try {
   check_float(x, "rms_norm");
   const int64_t n = normalized_shape.size();
   bool ok = n >= 1 && x.dim() >= n;
@@ -117,15 +122,15 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
         return Grads{gr.dx, gr.dw};
       },
       Composite{composite, {save_if(need, x), save_if(need, weight)}});
-}
+} catch (const Error& e) { detail::rethrow_in_op("rms_norm", e); }
 
 // ---- normalize ----------------------------------------------------------------------
-Tensor normalize(const Tensor& x, double p, int64_t dim, double eps) {
+Tensor normalize(const Tensor& x, double p, int64_t dim, double eps) try {
   check_float(x, "normalize");
   AG_CHECK(p > 0, ValueError, "normalize: p must be positive (or infinity), got ", p);
   const int64_t d = wrap_dim(dim, x.dim(), "normalize");
   Tensor denom = clamp(safe_norm(x, p, d), eps, std::nullopt);  // x's shape with dim d = 1
   return x / denom;
-}
+} catch (const Error& e) { detail::rethrow_in_op("normalize", e); }
 
 }  // namespace ag

@@ -1,10 +1,12 @@
 // Rotary position embedding: the cos/sin tables and the rotation op, with its own
 // backward (the transpose of the rotation). Layout and formulas: attograd/ops/position.h.
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "attograd/ops/position.h"
 #include "kernels/rope.h"
+#include "attograd/detail/error_context.h"
 #include "op_util.h"
 
 namespace ag {
@@ -26,7 +28,7 @@ Tensor swap_halves(const Tensor& t) {
 }  // namespace
 
 std::pair<Tensor, Tensor> rotary_cos_sin(int64_t length, int64_t head_dim, double base, int64_t offset,
-                                         std::optional<DType> dtype) {
+                                         std::optional<DType> dtype) try {
   AG_CHECK(length >= 0, ValueError, "rotary_cos_sin: length must be >= 0, got ", length);
   AG_CHECK(head_dim > 0 && head_dim % 2 == 0, ValueError, "rotary_cos_sin: head_dim must be positive and even, got ",
            head_dim);
@@ -35,10 +37,21 @@ std::pair<Tensor, Tensor> rotary_cos_sin(int64_t length, int64_t head_dim, doubl
   const DType dt = dtype ? *dtype : get_default_dtype();
   AG_CHECK(dt == DType::f32 || dt == DType::f64, DTypeError, "rotary_cos_sin: dtype must be f32 or f64, got ", dt);
   const int64_t half = head_dim / 2;
-  std::vector<double> inv_freq(static_cast<std::size_t>(half));
-  for (int64_t i = 0; i < half; ++i)  // 1 / base^(2i/d), HF's formula
+  // The tables' sizes come from the caller: refuse what int64 cannot count (before the
+  // allocation, which would fail untyped), and positions past INT64_MAX.
+  int64_t elems = 0, bytes = 0;
+  AG_CHECK(!__builtin_mul_overflow(length, head_dim, &elems) &&
+               !__builtin_mul_overflow(elems, static_cast<int64_t>(sizeof(double)), &bytes),
+           ValueError, "rotary_cos_sin: tables of length ", length, " x head_dim ", head_dim,
+           " are too large (the element or byte count overflows int64)");
+  AG_CHECK(offset <= std::numeric_limits<int64_t>::max() - length, ValueError, "rotary_cos_sin: offset ", offset,
+           " + length ", length, " overflows int64");
+  const Shape shape{length, head_dim};
+  Tensor ct = empty(shape, DType::f64), st = empty(shape, DType::f64);  // MemoryError when RAM is short
+  double *c = ct.data<double>(), *s = st.data<double>();
+  std::vector<double> inv_freq(static_cast<std::size_t>(length > 0 ? half : 0));  // no larger than the tables
+  for (int64_t i = 0; i < static_cast<int64_t>(inv_freq.size()); ++i)             // 1 / base^(2i/d), HF's formula
     inv_freq[size_t(i)] = 1.0 / std::pow(base, static_cast<double>(2 * i) / static_cast<double>(head_dim));
-  std::vector<double> c(static_cast<std::size_t>(length * head_dim)), s(c.size());
   for (int64_t p = 0; p < length; ++p) {
     const double pos = static_cast<double>(offset + p);
     for (int64_t i = 0; i < half; ++i) {
@@ -48,9 +61,8 @@ std::pair<Tensor, Tensor> rotary_cos_sin(int64_t length, int64_t head_dim, doubl
       s[k] = s[k + size_t(half)] = std::sin(angle);
     }
   }
-  const Shape shape{length, head_dim};
-  return {Tensor::from_vector(c, shape).to(dt), Tensor::from_vector(s, shape).to(dt)};
-}
+  return {ct.to(dt), st.to(dt)};
+} catch (const Error& e) { detail::rethrow_in_op("rotary_cos_sin", e); }
 
 // out = x * cos + rotate_half(x) * sin  (R = rotate_half, a 90-degree turn of each pair)
 //   dx   = g * cos + R^T(g * sin) = g * cos + R(g) * (-swap_halves(sin))
@@ -59,7 +71,7 @@ std::pair<Tensor, Tensor> rotary_cos_sin(int64_t length, int64_t head_dim, doubl
 // (one fused pass; differentiable, so double backward works), for any cos and sin; with
 // HF's tables (equal halves) it is the rotation by -angle.
 //   dcos = sum_to(g * x, cos.shape)    dsin = sum_to(g * R(x), sin.shape)
-Tensor rotary_embedding(const Tensor& x, const Tensor& cos, const Tensor& sin) {
+Tensor rotary_embedding(const Tensor& x, const Tensor& cos, const Tensor& sin) try {
   check_float(x, "rotary_embedding");
   AG_CHECK(x.dim() >= 1 && x.shape()[x.dim() - 1] % 2 == 0, ShapeError,
            "rotary_embedding: the last dim of x must be even (the two rotated halves), got x ", x.shape());
@@ -92,6 +104,6 @@ Tensor rotary_embedding(const Tensor& x, const Tensor& cos, const Tensor& sin) {
                   if (needs[2]) ds = sum_to(g * rotate_half(sx.get()), sns);
                   return Grads{dx, dc, ds};
                 });
-}
+} catch (const Error& e) { detail::rethrow_in_op("rotary_embedding", e); }
 
 }  // namespace ag

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "kernels/scan_sort.h"
+#include "attograd/detail/error_context.h"
 #include "op_util.h"
 
 namespace ag {
@@ -67,8 +68,8 @@ Tensor var(const Tensor& x) { return var(x, {}, 1, false); }
 
 // ---- max / min: the index comes from the kernel, the value from gather -------
 // (so the gradient flows to the arg element through gather's scatter-add backward).
-static std::pair<Tensor, Tensor> extreme(const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
-  const char* name = is_max ? "max" : "min";
+// `name`: the op the caller called (argmax's errors say argmax).
+static std::pair<Tensor, Tensor> extreme(const Tensor& x, int64_t dim, bool keepdim, bool is_max, const char* name) {
   Tensor xv = x.dim() == 0 ? reshape(x, {1}) : x;
   dim = wrap_dim(dim, xv.dim(), name);
   AG_CHECK(xv.shape()[dim] > 0, IndexError, name, ": cannot reduce over dim ", dim, " of size 0 (shape ", x.shape(),
@@ -81,8 +82,12 @@ static std::pair<Tensor, Tensor> extreme(const Tensor& x, int64_t dim, bool keep
   }
   return {values, idx};
 }
-std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x, dim, keepdim, true); }
-std::pair<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x, dim, keepdim, false); }
+std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) {
+  return extreme(x, dim, keepdim, true, "max");
+}
+std::pair<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) {
+  return extreme(x, dim, keepdim, false, "min");
+}
 
 // Over all elements: out = the max (NaN if any).   dx = g / count where x == out (where x
 // is NaN when out is), else 0: PyTorch's evenly_distribute_backward, so tied maxima share g.
@@ -104,11 +109,11 @@ static Tensor extreme_all(const Tensor& x, bool is_max) {
 Tensor max(const Tensor& x) { return extreme_all(x, true); }
 Tensor min(const Tensor& x) { return extreme_all(x, false); }
 
-Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) { return max(x, dim, keepdim).second; }
-Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) { return min(x, dim, keepdim).second; }
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x, dim, keepdim, true, "argmax").second; }
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x, dim, keepdim, false, "argmin").second; }
 
 // log(sum(exp(x - m))) + m with m the (detached) max, 0 where it is not finite.
-Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
+Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) try {
   check_float(x, "logsumexp");
   auto dims = normalize_dims(dims_in, x.dim(), "logsumexp");
   Tensor m = K::reduce(K::Reduce::max, x, dims, true);
@@ -119,7 +124,7 @@ Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims_in, bool keep
   for (int64_t d = 0; d < x.dim(); ++d)
     if (!std::binary_search(dims.begin(), dims.end(), d)) s.push_back(x.shape()[d]);
   return reshape(r, s);
-}
+} catch (const Error& e) { detail::rethrow_in_op("logsumexp", e); }
 
 // ---- sum_to: undoes broadcasting ------------------------------------------------
 Tensor sum_to(const Tensor& g, const Shape& shape) {
@@ -173,22 +178,22 @@ static Tensor sqrt_of_var(const Tensor& v) {
   });
 }
 
-Tensor std(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+Tensor std(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) try {
   check_float(x, "std");
   return sqrt_of_var(var(x, dims, correction, keepdim));
-}
+} catch (const Error& e) { detail::rethrow_in_op("std", e); }
 Tensor std(const Tensor& x) { return std(x, {}, 1, false); }
 
 std::pair<Tensor, Tensor> var_mean(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction,
-                                   bool keepdim) {
+                                   bool keepdim) try {
   check_float(x, "var_mean");
   return {var(x, dims, correction, keepdim), mean(x, dims, keepdim)};
-}
+} catch (const Error& e) { detail::rethrow_in_op("var_mean", e); }
 std::pair<Tensor, Tensor> std_mean(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction,
-                                   bool keepdim) {
+                                   bool keepdim) try {
   check_float(x, "std_mean");
   return {std(x, dims, correction, keepdim), mean(x, dims, keepdim)};
-}
+} catch (const Error& e) { detail::rethrow_in_op("std_mean", e); }
 
 // ---- prod ----------------------------------------------------------------------------
 static int64_t count_zeros(const Tensor& x) {

@@ -5,6 +5,7 @@
 // softmin is a composite: softmax(-x).
 #include "attograd/ops/softmax.h"
 
+#include "attograd/detail/error_context.h"
 #include "op_util.h"
 
 namespace ag {
@@ -26,9 +27,9 @@ static Tensor softmax_op(const Tensor& x, int64_t dim, bool log) {
 Tensor softmax(const Tensor& x, int64_t dim) { return softmax_op(x, dim, false); }
 Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_op(x, dim, true); }
 
-Tensor softmin(const Tensor& x, int64_t dim) {
+Tensor softmin(const Tensor& x, int64_t dim) try {
   check_float(x, "softmin");
   return softmax(neg(x), dim);
-}
+} catch (const Error& e) { detail::rethrow_in_op("softmin", e); }
 
 }  // namespace ag

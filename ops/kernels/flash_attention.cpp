@@ -95,6 +95,13 @@ int64_t key_end(const Slice<T>& s, const FlashConfig& cfg, int64_t i0, int64_t r
   return cfg.causal ? std::clamp<int64_t>(i0 + rows + cfg.causal_offset, 0, s.key_len) : s.key_len;
 }
 
+template <class T>
+bool any_nan(const T* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (std::isnan(x[i])) return true;
+  return false;
+}
+
 // Per-thread scratch, reused across the batch slices of a chunk (allocating it per
 // slice cost more than the math when decoding: thousands of 1-query slices).
 template <class T>
@@ -165,10 +172,16 @@ void forward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int
       score_tile(s, cfg, i0, rows, j0, cols, d, tile.data());
       for (int64_t r = 0; r < rows; ++r) {
         T* row = tile.data() + r * Bc;
-        const T m_new = std::max(m[r], R.max(row, cols));
-        if (m_new == ninf) {  // nothing visible yet in this row
-          std::fill(row, row + cols, T(0));
-          continue;
+        // R.max skips NaN scores (its comparisons are false); a NaN score still reaches
+        // the sum through exp (l, then out and lse, become NaN), and a row that is
+        // NaN once keeps m NaN (std::max returns its first argument).
+        T m_new = std::max(m[r], R.max(row, cols));
+        if (m_new == ninf) {  // nothing visible yet in this row, unless a NaN score is
+          if (!any_nan(row, cols)) {
+            std::fill(row, row + cols, T(0));
+            continue;
+          }
+          m_new = std::numeric_limits<T>::quiet_NaN();
         }
         const T sum = R.exp_sub_sum(row, cols, m_new);
         const T alpha = std::exp(m[r] - m_new);  // 0 when m was -inf
@@ -182,9 +195,9 @@ void forward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int
       }
       gemm<T>(false, false, rows, dv, cols, T(1), tile.data(), Bc, s.v + j0 * s.vs, s.vs, T(1), acc, dv);
     }
-    for (int64_t r = 0; r < rows; ++r) {  // a row with no visible key: zeros, lse -inf
-      R.scale(acc + r * dv, dv, l[r] > 0 ? T(1) / l[r] : T(0));
-      lse[i0 + r] = l[r] > 0 ? m[r] + std::log(l[r]) : ninf;
+    for (int64_t r = 0; r < rows; ++r) {  // a row with no visible key: zeros, lse -inf; NaN l: NaN
+      R.scale(acc + r * dv, dv, l[r] == T(0) ? T(0) : T(1) / l[r]);
+      lse[i0 + r] = l[r] == T(0) ? ninf : m[r] + std::log(l[r]);
     }
   }
 }

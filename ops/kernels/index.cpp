@@ -7,9 +7,12 @@
 namespace ag::kernels {
 namespace {
 
+// Indices are never wrapped (ops/indexing.h): -1 is out of bounds, as in PyTorch's
+// index_select and gather; the wording is check_index_range's (scatter.cpp).
 int64_t checked_index(int64_t i, int64_t size, const char* op, int64_t dim) {
-  AG_CHECK(i >= -size && i < size, IndexError, op, ": index ", i, " is out of range for dim ", dim, " of size ", size);
-  return i < 0 ? i + size : i;
+  AG_CHECK(i >= 0 && i < size, IndexError, op, ": index ", i, " is out of bounds for dimension ", dim, " with size ",
+           size);
+  return i;
 }
 
 // Visits every element of `shape` in row-major order, passing its multi-index.

@@ -5,9 +5,13 @@
 
 #include <attograd/attograd.h>
 
+#include "kernels/dispatch.h"
 #include "test_util.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 using namespace ag;
 
@@ -153,4 +157,102 @@ TEST_CASE("fused attention with dropout: gradcheck, repeatable masks, unbiased o
   once.dropout_p = 0.5;
   once.generator = &seeds;
   CHECK(max_abs_diff(scaled_dot_product_attention(qs, ks, vs, once).first, plain) > 1e-3);  // it does drop
+}
+
+// ---- NaN in, NaN out (issue 23) ----------------------------------------------------
+// NaN in one query row, one key or one value element, on every path: the fused kernel at
+// each vector level (one tile or several, K^T copied or not, decode L = 1), bool and float
+// masks, causal (both variants), padding lengths (keys skipped), and the composite path.
+// The reference is PyTorch's math path: a query row with a NaN score among its visible keys
+// is NaN; a masked key's score never counts; a fully masked row stays zeros (MASKS.md).
+namespace {
+
+struct NanCase {
+  const char* name;
+  int64_t L, S;
+  int mask;    // 0 none, 1 bool (query 1 sees nothing), 2 float, 3 padding lengths (60, S)
+  int causal;  // 0 none, 1 upper_left, 2 lower_right
+};
+
+// (B, 1, L, S) true where query i of slice b sees key j: the clean weights are > 0.
+std::vector<double> visible(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaOptions& o) {
+  SdpaOptions w = o;
+  w.need_weights = true;
+  return scaled_dot_product_attention(q, k, v, w).second.to(DType::f64).to_vector<double>();
+}
+
+}  // namespace
+
+TEST_CASE("attention: NaN in q, k or v gives NaN where PyTorch's math path does, on every path") {
+  const NanCase cases[] = {
+      {"decode L = 1, causal lower_right", 1, 100, 0, 2},
+      {"small", 5, 7, 0, 0},
+      {"tiles, K^T copied", 70, 90, 0, 0},
+      {"bool mask, an empty row", 70, 90, 1, 0},
+      {"float mask", 20, 40, 2, 0},
+      {"causal", 70, 70, 0, 1},
+      {"causal lower_right", 20, 70, 0, 2},
+      {"padding lengths", 20, 90, 3, 0},
+  };
+  const int64_t B = 2, d = 4, dv = 3;
+  kernels::SimdLevel saved = kernels::simd_level();
+  for (kernels::SimdLevel level : kernels::available_simd_levels()) {
+    kernels::set_simd_level(level);
+    for (DType dt : {DType::f32, DType::f64})
+      for (const NanCase& c : cases)
+        for (int where_nan = 0; where_nan < 3; ++where_nan)  // q row, k row, v element
+          for (bool fused : {true, false}) {
+            CAPTURE(kernels::to_string(level));
+            CAPTURE(dt);
+            INFO((std::string(c.name) + ", NaN in " + "qkv"[where_nan] + (fused ? ", fused" : ", composite")));
+            Generator g(7);
+            Tensor q = randn({B, 1, c.L, d}, dt, &g), k = randn({B, 1, c.S, d}, dt, &g),
+                   v = randn({B, 1, c.S, dv}, dt, &g);
+            SdpaOptions o;
+            o.causal = c.causal != 0;
+            o.causal_variant = c.causal == 2 ? CausalVariant::lower_right : CausalVariant::upper_left;
+            if (c.mask == 1 || c.mask == 2)
+              o.attn_mask = make_mask(c.mask, c.L, c.S, g).to(c.mask == 1 ? DType::b8 : dt);
+            if (c.mask == 3)
+              o.attn_mask = padding_mask(Tensor::from_vector<int64_t>({60, c.S}), c.S).view({B, 1, 1, c.S});
+            const std::vector<double> vis = visible(q, k, v, o);
+            // A float mask adds: NaN + -inf is NaN, so a NaN score counts even where masked.
+            auto sees = [&](int64_t b, int64_t i, int64_t j) {
+              return c.mask == 2 || vis[size_t((b * c.L + i) * c.S + j)] > 0;
+            };
+            const double nan = std::nan("");
+            const int64_t j0 = std::min<int64_t>(3, c.S - 1), c0 = 1, i_last = c.L - 1;
+            if (where_nan == 0) {
+              q.select(0, 0).select(1, i_last).fill_(nan);
+              if (c.L > 1) q.select(0, 0).select(1, 1).fill_(nan);  // the empty row with a bool mask
+            } else if (where_nan == 1) {
+              k.select(0, 0).select(1, j0).fill_(nan);
+            } else {
+              v.select(0, 0).select(1, j0).select(1, c0).fill_(nan);
+            }
+            o.fused = fused;
+            const std::vector<double> out =
+                scaled_dot_product_attention(q, k, v, o).first.to(DType::f64).to_vector<double>();
+            int wrong = 0;
+            for (int64_t b = 0; b < B; ++b)
+              for (int64_t i = 0; i < c.L; ++i) {
+                bool any = false;
+                for (int64_t j = 0; j < c.S; ++j) any = any || sees(b, i, j);
+                for (int64_t col = 0; col < dv; ++col) {
+                  const double x = out[size_t((b * c.L + i) * dv + col)];
+                  bool want_nan = false, either = false;
+                  if (b == 0 && where_nan == 0) want_nan = (i == i_last || i == 1) && any;
+                  if (b == 0 && where_nan == 1) want_nan = sees(b, i, j0);
+                  if (b == 0 && where_nan == 2 && col == c0) {
+                    want_nan = vis[size_t((b * c.L + i) * c.S + j0)] > 0;
+                    either = !want_nan;  // 0 * NaN: the composite reaches it, a skipped tile not
+                  }
+                  if (!either && std::isnan(x) != want_nan) ++wrong;
+                  if (!std::isnan(x) && !std::isfinite(x)) ++wrong;
+                }
+              }
+            CHECK(wrong == 0);
+          }
+  }
+  kernels::set_simd_level(saved);
 }

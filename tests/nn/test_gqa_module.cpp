@@ -11,6 +11,7 @@
 
 #include "test_util.h"
 
+#include <cmath>
 #include <string>
 
 using namespace ag;
@@ -168,6 +169,28 @@ TEST_CASE("GroupedQueryAttention: cached decoding equals full recomputation, g i
     }
 }
 
+TEST_CASE("GroupedQueryAttention: cached decoding passes NaN on, as PyTorch (issue 23)") {
+  // A NaN token in the cache reaches every later query (its key is visible to all), on the
+  // fused decode path and the composite one; batch row 1, all finite, stays finite.
+  const int64_t E = 16, h = 4, g = 2, B = 2;
+  for (bool fused : {true, false}) {
+    INFO("fused ", fused);
+    nn::GroupedQueryAttention attn(nn::GroupedQueryAttentionOptions(E, h).num_kv_heads(g));
+    attn->to(DType::f64);
+    randomize(*attn, 3);
+    Generator gen(4);
+    Tensor x = randn({B, 4, E}, DType::f64, &gen);
+    x.select(0, 0).select(0, 1).fill_(std::nan(""));  // batch 0, position 1
+    nn::AttentionArgs args;
+    args.need_weights = !fused;
+    nn::DecoderKVCache cache(1);
+    attn->forward_step(x.narrow(1, 0, 3), cache.layers[0], args);
+    Tensor out = attn->forward_step(x.narrow(1, 3, 1), cache.layers[0], args);  // (B, 1, E)
+    CHECK(all(isnan(out.select(0, 0))).item<bool>());
+    CHECK(all(isfinite(out.select(0, 1))).item<bool>());
+  }
+}
+
 TEST_CASE("DecoderKVCache grows by doubling; bytes per token at d_model 512, h 8") {
   nn::DecoderKVCache::Layer c;
   Generator gen(2);
@@ -183,6 +206,14 @@ TEST_CASE("DecoderKVCache grows by doubling; bytes per token at d_model 512, h 8
   std::string e = error_of<ShapeError>([&] { c.append(zeros({1, 3, 1, 4}), zeros({1, 3, 1, 4})); });
   CHECK(contains(e, "DecoderKVCache.append"));
   CHECK(contains(e, "[1, 3, 1, 4]"));
+  // Errors of the ops inside carry the cache's name in front (they said "empty: ...").
+  nn::DecoderKVCache::Layer huge;
+  Tensor big = zeros({1, 1, 1, 1}).expand({int64_t(1) << 16, int64_t(1) << 16, 1, int64_t(1) << 16});
+  std::string eh = error_of<Error>([&] { huge.append(big, big); });
+  CHECK(eh.rfind("DecoderKVCache.append: ", 0) == 0);
+  CHECK(huge.length() == 0);
+  huge.append(zeros({1, 2, 0, 4}), zeros({1, 2, 0, 3}));  // n = 0 first: it used to throw "Tensor: ... undefined"
+  CHECK(huge.keys().shape() == Shape({1, 2, 0, 4}));
 
   // Measured, not computed: the bytes the cache's K and V views hold per position, after
   // a 16-token prefill of one layer of GroupedQueryAttention(512, 8), float32.

@@ -6,6 +6,8 @@
 #include <attograd/attograd.h>
 
 #include <cmath>
+#include <functional>
+#include <string>
 #include <limits>
 #include <vector>
 
@@ -211,16 +213,15 @@ TEST_CASE("scatter family: backward closures are recorded ops (double backward r
   }
 }
 
-TEST_CASE("index_select and gather backwards: recorded, negative indices wrapped") {
-  // index_select / gather accept negative indices here; their backward (index_add /
-  // scatter_add into zeros) gets them wrapped. x = [0, 1, 2, 3]; ids [-1, 0, -1].
+TEST_CASE("index_select and gather backwards: recorded, repeated indices accumulate") {
+  // x = [0, 1, 2, 3]; ids [3, 0, 3].
   Tensor x = iota(4, {4}).requires_grad_();
-  Tensor y = index_select(x, 0, i64({-1, 0, -1}, {3}));
+  Tensor y = index_select(x, 0, i64({3, 0, 3}, {3}));
   CHECK(tc::diff(y, {3, 0, 3}) == "");
   y.backward(f64({1, 2, 4}, {3}));
   CHECK(tc::diff(x.grad(), {2, 0, 0, 5}) == "");
   Tensor z = iota(6, {2, 3}).requires_grad_();
-  Tensor w = gather(z, 1, i64({-1, 0, 1, -3}, {2, 2}));
+  Tensor w = gather(z, 1, i64({2, 0, 1, 0}, {2, 2}));
   CHECK(tc::diff(w, {2, 0, 4, 3}) == "");
   w.backward(f64({1, 2, 4, 8}, {2, 2}));
   CHECK(tc::diff(z.grad(), {2, 0, 1, 8, 4, 0}) == "");
@@ -228,8 +229,92 @@ TEST_CASE("index_select and gather backwards: recorded, negative indices wrapped
     CHECK(closure_grads(t)[0].requires_grad());
 }
 
+TEST_CASE("every index op: a negative or too large index is an IndexError naming op, index and size") {
+  // One rule, as PyTorch: indices are never wrapped (gather and index_select used to wrap
+  // -1 silently, issue 23). x (3, 4); the bad index goes along dim 0 (size 3).
+  struct Row {
+    const char* op;
+    std::function<Tensor(int64_t)> call;  // the op with one bad index value
+    int64_t size;
+  };
+  Tensor x = iota(12, {3, 4}), w = iota(12, {3, 4}), logits = iota(8, {2, 4});
+  const std::vector<Row> table{
+      {"index_select",
+       [&](int64_t i) {
+         return index_select(x, 0, i64({0, i}, {2}));
+       },
+       3},
+      {"gather",
+       [&](int64_t i) {
+         return gather(x, 0, i64({0, i, 0, 0}, {1, 4}));
+       },
+       3},
+      {"scatter",
+       [&](int64_t i) {
+         return scatter(x, 0, i64({i, 0, 0, 0}, {1, 4}), ones({1, 4}, DType::f64));
+       },
+       3},
+      {"scatter",
+       [&](int64_t i) {
+         return scatter(x, 0, i64({i}, {1, 1}), 2.0);
+       },
+       3},
+      {"scatter_add",
+       [&](int64_t i) {
+         return scatter_add(x, 0, i64({0, i, 0, 0}, {1, 4}), ones({1, 4}, DType::f64));
+       },
+       3},
+      {"index_add",
+       [&](int64_t i) {
+         return index_add(x, 0, i64({i}, {1}), ones({1, 4}, DType::f64));
+       },
+       3},
+      {"embedding",
+       [&](int64_t i) {
+         return embedding(i64({1, i}, {2}), w);
+       },
+       3},
+      {"nll_loss",
+       [&](int64_t i) {
+         return nll_loss(logits, i64({0, i}, {2}));
+       },
+       4},
+      {"cross_entropy",
+       [&](int64_t i) {
+         return cross_entropy(logits, i64({i, 0}, {2}));
+       },
+       4},
+      {"one_hot",
+       [&](int64_t i) {
+         return one_hot(i64({0, i}, {2}), 3);
+       },
+       3},
+  };
+  for (const Row& r : table)
+    for (int64_t bad : {int64_t(-1), r.size}) {
+      INFO(std::string(r.op), " with index ", bad);
+      CHECK_THROWS_AS(r.call(bad), IndexError);
+      try {
+        r.call(bad);
+      } catch (const IndexError& e) {
+        const std::string m = e.what();
+        CHECK(m.rfind(std::string(r.op) + ":", 0) == 0);  // starts with the op's own name
+        CHECK(m.find(std::to_string(bad)) != std::string::npos);
+        CHECK(m.find(std::to_string(r.size)) != std::string::npos);
+      }
+    }
+  // The PyTorch wording for the two that used to wrap.
+  CHECK_THROWS_WITH_AS(index_select(x, 0, i64({-1}, {1})),
+                       "index_select: index -1 is out of bounds for dimension 0 with size 3", IndexError);
+  CHECK_THROWS_WITH_AS(gather(x, 1, i64({-1}, {1, 1})), "gather: index -1 is out of bounds for dimension 1 with size 4",
+                       IndexError);
+  // ignore_index is the one target outside [0, C) that the losses take (here -100).
+  CHECK(std::isfinite(nll_loss(logits, i64({-100, 1}, {2})).item<double>()));
+  CHECK_THROWS_AS(nll_loss(logits, i64({-100, 1}, {2}), /*ignore_index=*/-1), IndexError);
+}
+
 TEST_CASE("index_select and gather of a 0-d input (found by tests/fuzz/fuzz_ops)") {
-  // A 0-d tensor is one element along dim 0, as in PyTorch: one index (0 or -1) gives x
+  // A 0-d tensor is one element along dim 0, as in PyTorch: one index (0) gives x
   // back, 0-d; the gradient is 1. (The kernels used to read x's size along dim, which a
   // 0-d tensor does not have, and return uninitialized memory.)
   Tensor x = Tensor::from_vector(std::vector<double>{2.5}, Shape{});
@@ -239,11 +324,13 @@ TEST_CASE("index_select and gather of a 0-d input (found by tests/fuzz/fuzz_ops)
   CHECK(y.item<double>() == 2.5);
   y.backward();
   CHECK(x.grad().item<double>() == 1.0);
-  CHECK(index_select(x.detach(), -1, i64({-1}, {})).item<double>() == 2.5);
+  CHECK(index_select(x.detach(), -1, i64({0}, {})).item<double>() == 2.5);
+  CHECK_THROWS_MSG(index_select(x.detach(), 0, i64({-1}, {})), IndexError, "index -1 is out of bounds");
   Tensor n = Tensor::from_vector(std::vector<int32_t>{7}, Shape{});
   CHECK(index_select(n, 0, i64({0}, {1})).item<int64_t>() == 7);
   CHECK_THROWS_MSG(index_select(x, 0, i64({0, 0}, {2})), IndexError, "a 0-d input takes exactly one index, got 2");
-  CHECK_THROWS_MSG(index_select(x, 0, i64({1}, {1})), IndexError, "index 1 is out of range for dim 0 of size 1");
+  CHECK_THROWS_MSG(index_select(x, 0, i64({1}, {1})), IndexError,
+                   "index 1 is out of bounds for dimension 0 with size 1");
   CHECK_THROWS_MSG(index_select(x, 1, i64({0}, {1})), IndexError, "index_select");
 
   CHECK(gather(x.detach(), 0, i64({0}, {})).item<double>() == 2.5);

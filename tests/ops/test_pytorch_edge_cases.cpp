@@ -6,6 +6,7 @@
 #include <attograd/attograd.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -133,4 +134,143 @@ TEST_CASE("pow closures stay differentiable (create_graph)") {
   Tensor a = f64({0.7, 1.3, 2.1}).requires_grad_(), b = f64({1.5, -0.4, 2.0}).requires_grad_();
   CHECK(ag::gradgradcheck([](const std::vector<Tensor>& in) { return ag::pow(in[0], in[1]); }, {a, b}));
   CHECK(ag::gradgradcheck([](const std::vector<Tensor>& in) { return ag::pow(in[0], -1.5); }, {a}));
+}
+
+// ---- errors name the op the caller called (issue 23) ---------------------------------
+// A composite puts its own name in front of an inner op's error ("linear: matmul: ..."),
+// keeping the error's type (detail::in_op). Each row calls a composite with a bad input.
+TEST_CASE("errors of composite ops start with the composite's own name") {
+  using namespace ag;
+  const Tensor x = randn({2, 3}), x64 = randn({2, 3}, DType::f64), logits = randn({2, 4});
+  const Tensor targets = Tensor::from_vector<int64_t>({1, 7});
+  struct Row {
+    const char* op;
+    std::function<void()> call;
+  };
+  const std::vector<Row> table{
+      {"layer_norm", [&] { layer_norm(x, {3}, ones({3}, DType::f64)); }},  // said "data: ..."
+      {"layer_norm", [&] { layer_norm(x, {3}, {}, ones({3}, DType::f64)); }},
+      {"rms_norm", [&] { rms_norm(x, {3}, ones({3}, DType::f64)); }},
+      {"normalize", [&] { normalize(x, 2.0, 5); }},
+      {"linear",
+       [&] {
+         linear(x, randn({4, 3}, DType::f64));
+       }},  // said "matmul: ..."
+      {"linear",
+       [&] {
+         linear(x, randn({4, 5}));
+       }},
+      {"linear",
+       [&] {
+         linear(x, randn({4, 3}), randn({5}));
+       }},
+      {"einsum",
+       [&] {
+         einsum("ij,jk->ik", {x, randn({4, 5})});
+       }},
+      {"cross_entropy", [&] { cross_entropy(logits, targets); }},  // said "nll_loss: ..."
+      {"cross_entropy",
+       [&] {
+         cross_entropy(logits, Tensor::from_vector<int64_t>({1, 1, 1}));
+       }},
+      {"nll_loss", [&] { nll_loss(logits, targets); }},
+      {"binary_cross_entropy", [&] { binary_cross_entropy(full({2}, 2.0), zeros({2})); }},
+      {"binary_cross_entropy_with_logits",
+       [&] {
+         binary_cross_entropy_with_logits(x, zeros({3, 2}));
+       }},
+      {"mse_loss", [&] { mse_loss(x, zeros({4})); }},
+      {"l1_loss", [&] { l1_loss(x, zeros({4})); }},
+      {"smooth_l1_loss", [&] { smooth_l1_loss(x, zeros({4})); }},
+      {"huber_loss", [&] { huber_loss(x, zeros({4})); }},
+      {"kl_div", [&] { kl_div(x, zeros({4})); }},
+      {"cosine_similarity",
+       [&] {
+         cosine_similarity(x, zeros({4, 3}));
+       }},
+      {"argmax", [&] { argmax(x, 5); }},  // said "max: ..."
+      {"argmin",
+       [&] {
+         argmin(zeros({2, 0}), 1);
+       }},
+      {"std", [&] { ag::std(x, {5}); }},  // said "var: ..."
+      {"var_mean", [&] { var_mean(x, {5}); }},
+      {"std_mean", [&] { std_mean(x, {5}); }},
+      {"logsumexp", [&] { logsumexp(x, {5}); }},
+      {"softmin", [&] { softmin(x, 5); }},
+      {"scaled_dot_product_attention",
+       [&] {
+         scaled_dot_product_attention(x, randn({2, 4}), randn({3, 3}));
+       }},
+      {"rotary_embedding",
+       [&] {
+         rotary_embedding(randn({2, 4}), randn({3, 4}), randn({3, 4}));
+       }},
+      {"rotary_cos_sin", [&] { rotary_cos_sin(int64_t(1) << 40, int64_t(1) << 20); }},
+      {"padding_mask",
+       [&] {
+         padding_mask(Tensor::from_vector<int64_t>({2, 5}), 3);
+       }},
+      {"additive_mask", [&] { additive_mask(x); }},
+      {"embedding", [&] { embedding(Tensor::from_vector<int64_t>({0}), x, 3); }},
+  };
+  for (const Row& r : table) {
+    INFO(r.op);
+    bool threw = false;
+    try {
+      r.call();
+    } catch (const Error& e) {
+      threw = true;
+      const std::string m = e.what();
+      INFO(m);
+      CHECK(m.rfind(std::string(r.op) + ":", 0) == 0);
+    }
+    CHECK(threw);
+  }
+  // The type is kept, and the inner op's words follow the prefix.
+  CHECK_THROWS_MSG(linear(x, randn({4, 3}, DType::f64)), DTypeError, "linear: ");
+  CHECK_THROWS_MSG(argmax(x, 5), IndexError, "argmax: dim 5 is out of range");
+  CHECK_THROWS_MSG(layer_norm(x, {3}, ones({3}, DType::f64)), DTypeError,
+                   "layer_norm: weight dtype f64 differs from input dtype f32");
+  CHECK_THROWS_MSG(cross_entropy(logits, targets), IndexError, "cross_entropy: target 7 is out of range for 4 classes");
+}
+
+TEST_CASE("sizes from the caller: typed errors before any allocation") {
+  using namespace ag;
+  // rotary_cos_sin(2^40, 2^20) leaked std::length_error from std::vector.
+  CHECK_THROWS_MSG(rotary_cos_sin(int64_t(1) << 40, int64_t(1) << 20), ValueError,
+                   "rotary_cos_sin: tables of length 1099511627776 x head_dim 1048576 are too large");
+  CHECK_THROWS_AS(rotary_cos_sin(int64_t(1) << 30, int64_t(1) << 20), MemoryError);  // 2^53 bytes: no RAM for it
+  CHECK_THROWS_MSG(rotary_cos_sin(2, 4, 10000.0, std::numeric_limits<int64_t>::max()), ValueError,
+                   "rotary_cos_sin: offset 9223372036854775807 + length 2 overflows int64");
+  CHECK(rotary_cos_sin(0, int64_t(1) << 60).first.shape() == Shape{0, int64_t(1) << 60});  // nothing to allocate
+  CHECK_THROWS_MSG(causal_mask(int64_t(1) << 40, int64_t(1) << 40), ShapeError,
+                   "causal_mask: L x S = 1099511627776 x 1099511627776 overflows int64");
+  CHECK_THROWS_MSG(causal_mask(int64_t(1) << 20, int64_t(1) << 40, CausalVariant::lower_right), MemoryError,
+                   "causal_mask: ");  // 2^60 bools: no RAM for them
+  CHECK_THROWS_MSG(one_hot(Tensor::from_vector<int64_t>({0, 1, 2, 3}), int64_t(1) << 62), ValueError,
+                   "one_hot: 4 indices x 4611686018427387904 classes overflows int64");
+}
+
+TEST_CASE("padding_mask: a length outside [0, S] is a ValueError naming it and S") {
+  using namespace ag;
+  CHECK_THROWS_MSG(padding_mask(Tensor::from_vector<int64_t>({2, 5}), 4), ValueError,
+                   "padding_mask: length 5 is out of range for S = 4");
+  CHECK_THROWS_MSG(padding_mask(Tensor::from_vector<int64_t>({-1, 2}), 4), ValueError,
+                   "padding_mask: length -1 is out of range for S = 4");
+  CHECK(padding_mask(Tensor::from_vector<int64_t>({0, 4}), 4).to(DType::i64).to_vector<int64_t>() ==
+        std::vector<int64_t>{0, 0, 0, 0, 1, 1, 1, 1});
+}
+
+TEST_CASE("embedding: padding_idx as PyTorch (in [-V, V), negative counts from the end)") {
+  using namespace ag;
+  Tensor w = randn({5, 3}, DType::f64).requires_grad_();
+  CHECK_THROWS_MSG(embedding(Tensor::from_vector<int64_t>({0}), w, 5), IndexError,
+                   "embedding: padding_idx 5 must be within num_embeddings 5");
+  CHECK_THROWS_MSG(embedding(Tensor::from_vector<int64_t>({0}), w, -6), IndexError,
+                   "embedding: padding_idx -6 must be within num_embeddings 5");
+  // -1 is row 4: it gets no gradient (it used to compare ids with -1 and give row 4 one).
+  sum(embedding(Tensor::from_vector<int64_t>({4, 1, 4}), w, -1)).backward();
+  CHECK(sum(ag::abs(w.grad().select(0, 4))).item<double>() == 0.0);
+  CHECK(sum(w.grad().select(0, 1)).item<double>() == 3.0);
 }

@@ -137,8 +137,8 @@ TEST_CASE("index_select: rows and columns, repeated indices, strided input") {
 TEST_CASE("index_select: errors") {
   Tensor x = ag::zeros({3, 4});
   CHECK_THROWS_MSG(ag::index_select(x, 0, i64({3})), ag::IndexError,
-                   "index_select: index 3 is out of range for dim 0 of size 3");
-  CHECK_THROWS_MSG(ag::index_select(x, 1, i64({0, -5})), ag::IndexError, "index_select: index -5 is out of range");
+                   "index_select: index 3 is out of bounds for dimension 0 with size 3");
+  CHECK_THROWS_MSG(ag::index_select(x, 1, i64({0, -5})), ag::IndexError, "index_select: index -5 is out of bounds");
   CHECK_THROWS_MSG(ag::index_select(x, 0, i64({0, 1}, {1, 2})), ag::ShapeError,
                    "index_select: index must be a 1-D i64 tensor, got shape [1, 2]");
   CHECK_THROWS_MSG(ag::index_select(x, 0, Tensor::from_vector(std::vector<int32_t>{0})), ag::DTypeError,
@@ -162,7 +162,7 @@ TEST_CASE("gather: PyTorch's out[i][j] = x[i][index[i][j]] (dim 1) and x[index[i
 TEST_CASE("gather: errors") {
   Tensor x = ag::zeros({2, 3});
   CHECK_THROWS_MSG(ag::gather(x, 1, i64({3}, {1, 1})), ag::IndexError,
-                   "gather: index 3 is out of range for dim 1 of size 3");
+                   "gather: index 3 is out of bounds for dimension 1 with size 3");
   CHECK_THROWS_MSG(ag::gather(x, 1, Tensor::from_vector(std::vector<int32_t>{0}, {1, 1})), ag::DTypeError,
                    "gather: index must be i64, got i32");
   CHECK_THROWS_MSG(ag::gather(x, 1, i64({0})), ag::ShapeError,

@@ -49,6 +49,7 @@ struct DecoderKVCache {
     void clear();                     ///< forgets the positions and frees the buffers
 
    private:
+    void append_impl(const Tensor& k, const Tensor& v);
     Tensor k_, v_;  ///< (B, g, capacity, d), (B, g, capacity, dv)
     int64_t length_ = 0;
   };

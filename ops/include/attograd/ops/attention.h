@@ -24,7 +24,8 @@ namespace ag {
 enum class CausalVariant { upper_left, lower_right };
 Tensor causal_mask(int64_t L, int64_t S);                         ///< (L, S) bool, true where j <= i (upper_left)
 Tensor causal_mask(int64_t L, int64_t S, CausalVariant variant);  ///< (L, S) bool
-/// lengths (B) i64 -> (B, S) bool, true where position < length (a real token).
+/// lengths (B) i64 -> (B, S) bool, true where position < length (a real token). A length
+/// outside [0, S] throws ValueError naming it and S.
 Tensor padding_mask(const Tensor& lengths, int64_t S);
 /// Bool mask -> float mask (0 where allowed, -inf where not), in `dtype`.
 Tensor additive_mask(const Tensor& bool_mask, DType dtype = DType::f32);

@@ -15,7 +15,8 @@ namespace ag {
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);  ///< index: i64 1-D
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);        ///< PyTorch's gather
 /// Rows of weight (V, E) for ids (any shape, i64) -> (..., E). The row padding_idx gets
-/// no gradient. Ids outside [0, V) throw IndexError naming the id and V.
+/// no gradient; padding_idx is in [-V, V), a negative one counting from the end (PyTorch),
+/// else IndexError. Ids outside [0, V) throw IndexError naming the id and V.
 Tensor embedding(const Tensor& ids, const Tensor& weight, std::optional<int64_t> padding_idx = {});
 
 // ---- scatters ----

@@ -39,7 +39,7 @@ FlashKeyLengths flash_key_lengths(const Tensor& q, const Tensor& k, const Tensor
 
 struct FlashForward {
   Tensor out;  // (..., L, dv)
-  Tensor lse;  // (..., L): logsumexp of each score row (-inf for a row with no visible key)
+  Tensor lse;  // (..., L): logsumexp of each score row (-inf for a row with no visible key, NaN with a NaN score)
 };
 struct FlashGrads {
   Tensor dq, dk, dv;
