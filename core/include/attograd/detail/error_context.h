@@ -40,7 +40,7 @@ bool rethrow_as(const Error& e, const char* op) {
   (void)(rethrow_as<ShapeError>(e, op) || rethrow_as<DTypeError>(e, op) || rethrow_as<IndexError>(e, op) ||
          rethrow_as<ValueError>(e, op) || rethrow_as<IOError>(e, op) || rethrow_as<AutogradError>(e, op) ||
          rethrow_as<VersionError>(e, op) || rethrow_as<MemoryError>(e, op) || rethrow_as<DistError>(e, op) ||
-         rethrow_as<Error>(e, op));
+         rethrow_as<KeyError>(e, op) || rethrow_as<Error>(e, op));
   throw;
 }
 
