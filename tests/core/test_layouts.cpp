@@ -80,6 +80,12 @@ TEST_CASE("Tensor from raw parts: every in-bounds layout is accepted") {
   // An empty tensor reads nothing: any offset and stride (PyTorch).
   CHECK(strided(t, {0}, {1}, 1000).numel() == 0);
   CHECK(strided(t, {0, 3}, {kMax, kMax}, kMax).numel() == 0);
+  // ... and reads as nothing: its offset past the storage is kept at the storage's end
+  // (data() computes offset * itemsize).
+  CHECK(strided(t, {0}, {1}, kMax).offset() == 6);
+  CHECK(strided(t, {0}, {1}, 3).offset() == 3);
+  CHECK(strided(t, {0, 3}, {kMax, kMax}, kMax).clone().numel() == 0);
+  CHECK(strided(t, {0}, {1}, kMax).sum().item<float>() == 0.0f);
   // Views made by the ops stay valid: slicing to the end, an empty slice past the end.
   CHECK(t.slice(0, 6, 6).numel() == 0);
   CHECK(diff(t.reshape({2, 3}).select(1, 2), {2, 5}) == "");
