@@ -107,6 +107,10 @@ TEST_CASE("views of layouts with huge strides on size-1 or empty dims: no overfl
   CHECK(diff(ag::diagonal(strided(t, {1, 1}, {kMax, kMax}, 3)), {3}) == "");
   CHECK(ag::diagonal(strided(t, {0, 3, 3}, {1, kMax, kMax}, 0), 1, 1, 2).numel() == 0);
   CHECK(ag::diagonal(strided(t, {0, 3, 3}, {1, kMax, kMax}, 0), -1, 1, 2).numel() == 0);
+  // The strided kernel loop merges dims by stride * size: not for an empty tensor.
+  Tensor hollow = strided(t, {3, 5, 0}, {1, kMax, 1}, 0);
+  CHECK(ag::add(hollow, 1.0).numel() == 0);
+  CHECK(hollow.clone().numel() == 0);
 }
 
 // ---- 2. negative dims ----------------------------------------------------------------
