@@ -4,7 +4,9 @@
 // (core/autograd/engine.cpp), as PyTorch defines Tensor's methods in ATen.
 #include "attograd/tensor.h"
 
+#include <algorithm>
 #include <atomic>
+#include <string>
 #include <cmath>
 #include <cstring>
 
@@ -12,9 +14,46 @@
 
 namespace ag {
 
+namespace {
+
+// PyTorch's as_strided / setStorage checks, for every tensor made from raw parts (views
+// included): sizes >= 0 with an int64 element count, strides and offset >= 0 (negative
+// strides are not supported), and the last reachable element inside the storage. An
+// empty tensor reads nothing, so any storage holds it (as in PyTorch); its offset, when
+// beyond the storage, becomes the storage's end, so that data() (offset * itemsize) is
+// neither an overflow nor a pointer far past the buffer. Overflow-safe: a reach beyond
+// int64 is out of bounds too. Returns the offset to keep.
+int64_t check_layout(const Storage* storage, const Shape& shape, const Strides& strides, int64_t offset, DType dtype) {
+  AG_CHECK(shape.size() == strides.size(), ShapeError, "Tensor: shape ", shape, " and strides ", strides,
+           " have different numbers of dims");
+  const int64_t n = numel(shape, "Tensor");
+  AG_CHECK(offset >= 0, ValueError, "Tensor: invalid storage offset ", offset, " (shape ", shape, ", strides ", strides,
+           ")");
+  for (int64_t st : strides)
+    AG_CHECK(st >= 0, ValueError, "Tensor: negative strides are not supported, got strides ", strides, " (shape ",
+             shape, ", storage offset ", offset, ")");
+  AG_CHECK(storage != nullptr, ValueError, "Tensor: null storage for shape ", shape);
+  const int64_t item = static_cast<int64_t>(itemsize(dtype));
+  const int64_t have = static_cast<int64_t>(storage->nbytes());
+  if (n == 0) return std::min(offset, have / item);
+  int64_t last = offset, step = 0, need = 0;  // last reachable element, then bytes needed
+  bool overflow = false;
+  for (int64_t i = 0; i < shape.size(); ++i)
+    overflow = overflow || __builtin_mul_overflow(shape[i] - 1, strides[i], &step) ||
+               __builtin_add_overflow(last, step, &last);
+  overflow = overflow || __builtin_add_overflow(last, 1, &need) || __builtin_mul_overflow(need, item, &need);
+  AG_CHECK(!overflow && need <= have, IndexError, "Tensor: sizes ", shape, ", strides ", strides, ", storage offset ",
+           offset, " and itemsize ", item, " (", dtype, ") requiring a storage size of ",
+           overflow ? std::string("more than int64 bytes") : detail::cat(need, " bytes"),
+           " are out of bounds for storage of size ", have, " bytes");
+  return offset;
+}
+
+}  // namespace
+
 Tensor::Tensor(StoragePtr storage, Shape shape, Strides strides, int64_t offset, DType dtype)
     : impl_(std::make_shared<TensorImpl>()) {
-  AG_ASSERT(shape.size() == strides.size(), "Tensor: shape ", shape, " and strides ", strides);
+  offset = check_layout(storage.get(), shape, strides, offset, dtype);
   impl_->storage = std::move(storage);
   impl_->shape = shape;
   impl_->strides = strides;

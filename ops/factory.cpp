@@ -113,7 +113,7 @@ Tensor eye(int64_t n, std::optional<int64_t> m_in, std::optional<DType> dtype_op
   DType dtype = float_or_default(dtype_opt);
   AG_CHECK(n >= 0, ShapeError, "eye: negative size ", n);
   const int64_t m = m_in.value_or(n);
-  AG_CHECK(m >= 0, ValueError, "eye: m must be >= 0, got ", m, " (shape [", n, ", ", m, "])");
+  AG_CHECK(m >= 0, ShapeError, "eye: m must be >= 0, got ", m, " (shape [", n, ", ", m, "])");
   int64_t i = 0;
   return generate(Shape{n, m}, dtype, "eye", [&] {
     int64_t k = i++;

@@ -6,20 +6,34 @@
 // that no longer exists; optimizers write under NoGradGuard) and a view (its base would
 // keep a graph that does not know of the write). Every write bumps the storage version,
 // so a tensor saved for backward before the write throws VersionError when used.
+// Before any write, as PyTorch's TensorIterator: self must not overlap itself (an
+// expanded tensor would lose updates) and no operand may overlap self partially (ValueError,
+// PyTorch's "unsupported operation" messages); an operand identical to self is fine.
 #include <functional>
 
+#include "attograd/mem_overlap.h"
 #include "op_util.h"
 
 namespace ag {
 namespace {
 
+// A fresh contiguous copy of t (no graph): what goes into self when the value read could
+// share memory with it (an op that returned its input, or an overlap too hard to decide).
+Tensor fresh_copy(const Tensor& t) {
+  Tensor out = K::empty(t.shape(), t.dtype());
+  K::copy(t, out);
+  return out;
+}
+
 Tensor& apply_inplace(Tensor& self, const char* op, const std::vector<Tensor>& operands,
                       const std::function<Tensor(const Tensor&)>& fn) {
   bool in_graph = grad_enabled() && self.requires_grad();
+  assert_no_internal_overlap(self, op);
   for (const Tensor& o : operands) {
     in_graph = in_graph || wants_grad(o);
     AG_CHECK(broadcast_shapes(o.shape(), self.shape(), op) == self.shape(), ShapeError, op, ": shape ", o.shape(),
              " cannot be broadcast to ", self.shape());
+    assert_no_partial_overlap(self, o, op);
   }
   if (in_graph) {
     AG_CHECK(!(self.is_leaf() && self.requires_grad()), AutogradError, op,
@@ -46,6 +60,7 @@ Tensor& apply_inplace(Tensor& self, const char* op, const std::vector<Tensor>& o
            " can't be cast to the desired "
            "output type ",
            self.dtype(), " (shape ", self.shape(), ")");
+  if (r.shares_storage(self)) r = fresh_copy(r);  // the op returned (a view of) its input
   K::copy(r, self);
   self.storage()->bump_version();
   if (in_graph && r.requires_grad()) {
@@ -63,6 +78,7 @@ Tensor everywhere() { return full(Shape{}, 1.0, DType::b8); }
 
 Tensor& Tensor::fill_(Scalar value) {
   if (!(grad_enabled() && requires_grad())) {  // the common case: a plain write
+    assert_no_internal_overlap(*this, "fill_");
     if (value.is_floating_point())
       K::fill(*this, value.to_double());
     else
@@ -80,7 +96,12 @@ Tensor& Tensor::copy_(const Tensor& src) {
   AG_CHECK(broadcast_shapes(src.shape(), shape(), "copy_") == shape(), ShapeError, "copy_: source shape ", src.shape(),
            " cannot be broadcast to ", shape());
   if (!(grad_enabled() && (requires_grad() || src.requires_grad()))) {
-    K::copy(src, *this);  // converts dtype, any layout
+    assert_no_internal_overlap(*this, "copy_");
+    const MemOverlapStatus overlap = assert_no_partial_overlap(*this, src, "copy_");
+    if (overlap == MemOverlapStatus::too_hard)
+      K::copy(fresh_copy(src), *this);  // may share memory: read it all before writing
+    else if (!(overlap == MemOverlapStatus::full && src.dtype() == dtype()))  // full: already there
+      K::copy(src, *this);                                                    // converts dtype, any layout
     storage()->bump_version();
     return *this;
   }
@@ -136,6 +157,8 @@ Tensor& Tensor::clamp_(std::optional<double> lo, std::optional<double> hi) {
 }
 
 Tensor& Tensor::masked_fill_(const Tensor& mask, Scalar value) {
+  // The mask is read while self is written (not an operand: masked_fill checks its shape).
+  assert_no_partial_overlap(*this, mask, "masked_fill_");
   return apply_inplace(*this, "masked_fill_", {},
                        [&mask, value](const Tensor& x) { return ag::masked_fill(x, mask, value); });
 }

@@ -200,8 +200,17 @@ Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
     offset += (x.shape()[w] - 1) * st[w];
     st[w] = -st[w];
   }
+  // The reversed read has negative strides, which the Tensor constructor refuses (no
+  // public tensor has them, as in PyTorch): build it as a bare impl that never escapes.
+  // Its elements are x's, so it stays inside the storage.
+  auto reversed = std::make_shared<TensorImpl>();
+  reversed->storage = x.storage();
+  reversed->shape = x.shape();
+  reversed->strides = st;
+  reversed->offset = offset;
+  reversed->dtype = x.dtype();
   Tensor out = K::empty(x.shape(), x.dtype());
-  K::copy(alias(x, x.shape(), st, offset), out);
+  K::copy(Tensor(std::move(reversed)), out);
   return record("flip", out, {x}, [dims](const Tensor& g, NeedsGrad) { return Grads{flip(g, dims)}; });
 }
 
@@ -301,10 +310,13 @@ Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats) {
   std::vector<int64_t> padded, out;
   for (int64_t i = 0; i < m; ++i) {
     padded.push_back(i < m - n ? 1 : x.shape()[i - (m - n)]);
-    out.push_back(padded.back() * repeats[std::size_t(i)]);
+    int64_t size = 0;
+    AG_CHECK(!__builtin_mul_overflow(padded.back(), repeats[std::size_t(i)], &size), ShapeError, "repeat: repeats ",
+             list_str(repeats), " of input shape ", x.shape(), " overflow int64");
+    out.push_back(size);
   }
-  for (int64_t s : out)
-    AG_CHECK(s >= 0, ValueError, "repeat: trying to create tensor with negative dimension ", s, ": ", list_str(out),
+  for (int64_t s : out)  // a negative dim is a ShapeError, as everywhere
+    AG_CHECK(s >= 0, ShapeError, "repeat: trying to create tensor with negative dimension ", s, ": ", list_str(out),
              " (repeats ", list_str(repeats), ", input shape ", x.shape(), ")");
   Tensor y = reshape(x, Shape(padded));
   bool copied = false;

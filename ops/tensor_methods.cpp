@@ -22,8 +22,9 @@ T Tensor::item() const {
 
 template <class T>
 Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
-  AG_CHECK(static_cast<int64_t>(values.size()) == ag::numel(shape), ShapeError, "from_vector: ", values.size(),
-           " values cannot fill shape ", shape, " (", ag::numel(shape), " elements)");
+  const int64_t n = ag::numel(shape, "from_vector");  // negative dims throw here
+  AG_CHECK(static_cast<int64_t>(values.size()) == n, ShapeError, "from_vector: ", values.size(),
+           " values cannot fill shape ", shape, " (", n, " elements)");
   Tensor t = kernels::empty(shape, dtype_v<T>);
   T* p = t.data<T>();
   for (std::size_t i = 0; i < values.size(); ++i) p[i] = values[i];

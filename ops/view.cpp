@@ -98,14 +98,20 @@ Tensor diagonal_alias(const Tensor& t, int64_t offset, int64_t d1, int64_t d2) {
   const Strides& st = t.strides();
   int64_t len = offset >= 0 ? std::min(s[d1], s[d2] - offset) : std::min(s[d1] + offset, s[d2]);
   len = std::max<int64_t>(len, 0);
-  int64_t start = t.offset();
-  if (len > 0) start += offset >= 0 ? offset * st[d2] : -offset * st[d1];
+  // Checked: strides of size-1 dims, and of any dim of an empty tensor, are unbounded
+  // (the layout check only bounds strides that reach an element). An overflow means the
+  // diagonal reads nothing past its first element, so its offset or stride is unused.
+  int64_t start = t.offset(), step = 0, diag_stride = 0;
+  if (len > 0 && (__builtin_mul_overflow(offset >= 0 ? offset : -offset, offset >= 0 ? st[d2] : st[d1], &step) ||
+                  __builtin_add_overflow(start, step, &start)))
+    start = t.offset();
+  if (__builtin_add_overflow(st[d1], st[d2], &diag_stride)) diag_stride = 1;
   Shape out;
   Strides out_st;
   for (int64_t d = 0; d < t.dim(); ++d)
     if (d != d1 && d != d2) out.push_back(s[d]), out_st.push_back(st[d]);
   out.push_back(len);
-  out_st.push_back(st[d1] + st[d2]);
+  out_st.push_back(diag_stride);
   return alias(t, out, out_st, start);
 }
 
@@ -171,7 +177,7 @@ Tensor unflatten(const Tensor& x, int64_t dim, const std::vector<int64_t>& sizes
                list_str(sizes));
       infer = int64_t(i);
     } else {
-      AG_CHECK(s[i] >= 0, ValueError, "unflatten: invalid shape dimension ", s[i], " in sizes ", list_str(sizes));
+      AG_CHECK(s[i] >= 0, ShapeError, "unflatten: invalid shape dimension ", s[i], " in sizes ", list_str(sizes));
       known *= s[i];
     }
   }
@@ -197,7 +203,10 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
   dim = wrap_dim(dim, x.dim() + 1, "unsqueeze");
   Shape s = x.shape();
   Strides st = x.strides();
-  int64_t stride = dim < x.dim() ? s[dim] * st[dim] : 1;
+  // The new dim has size 1: its stride is never used; overflow (a size-1 or empty dim's
+  // stride may be huge) falls back to 1.
+  int64_t stride = 1;
+  if (dim < x.dim() && __builtin_mul_overflow(s[dim], st[dim], &stride)) stride = 1;
   s.insert(dim, 1);
   st.insert(dim, stride);
   return record_reshape_like("unsqueeze", alias(x, s, st, x.offset()), x);
@@ -328,9 +337,15 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
     Shape s = t.shape();
     Strides st = t.strides();
     s[dim] = end == start ? 0 : (end - start - 1) / step + 1;  // (end - start + step - 1) could overflow
-    // With one element or none the stride is never used (a huge step must not overflow it).
-    if (s[dim] > 1) st[dim] = t.strides()[dim] * step;
-    return alias(t, s, st, t.offset() + start * t.strides()[dim]);
+    // With one element or none the stride is never used (a huge step must not overflow it),
+    // nor in an empty tensor, whose strides are unbounded (overflow: any stride will do).
+    if (s[dim] > 1 && __builtin_mul_overflow(t.strides()[dim], step, &st[dim])) st[dim] = 1;
+    // start * stride overflows only when the slice is empty (a huge stride is that of a
+    // size-1 dim, or of an empty tensor): then no element is read and the offset is moot.
+    int64_t offset = 0;
+    if (__builtin_mul_overflow(start, t.strides()[dim], &offset) || __builtin_add_overflow(offset, t.offset(), &offset))
+      offset = t.offset();
+    return alias(t, s, st, offset);
   };
   return record_part_view("slice", x, make);
 }
@@ -347,7 +362,11 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
     Strides st = t.strides();
     s.erase(dim);
     st.erase(dim);
-    return alias(t, s, st, t.offset() + index * t.strides()[dim]);
+    // Overflows only for an empty tensor (unbounded strides): nothing is read.
+    int64_t offset = 0;
+    if (__builtin_mul_overflow(index, t.strides()[dim], &offset) || __builtin_add_overflow(offset, t.offset(), &offset))
+      offset = t.offset();
+    return alias(t, s, st, offset);
   };
   return record_part_view("select", x, make);
 }

@@ -112,8 +112,8 @@ TEST_CASE("eye: m defaults to n; a negative m is a ValueError") {
   CHECK(ag::eye(3, 0).shape() == Shape{3, 0});
   CHECK(ag::eye(0, 5).shape() == Shape{0, 5});
   CHECK(tc::diff(ag::eye(2, 3, DType::f64), {1, 0, 0, 0, 1, 0}) == "");
-  CHECK_THROWS_MSG(ag::eye(3, -3), ag::ValueError, "eye: m must be >= 0, got -3 (shape [3, -3])");
-  CHECK_THROWS_MSG(ag::eye(3, -1), ag::ValueError, "eye: m must be >= 0, got -1");
+  CHECK_THROWS_MSG(ag::eye(3, -3), ag::ShapeError, "eye: m must be >= 0, got -3 (shape [3, -3])");
+  CHECK_THROWS_MSG(ag::eye(3, -1), ag::ShapeError, "eye: m must be >= 0, got -1");
 }
 
 TEST_CASE("clamp: needs at least one bound; NaN stays NaN") {

@@ -180,9 +180,9 @@ TEST_CASE("repeat, tile, repeat_interleave: 0-d, empty, errors") {
   CHECK_THROWS_MSG(
       repeat(zeros({2, 3, 4}), {2}), ShapeError,
       "repeat: number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
-  CHECK_THROWS_MSG(repeat(zeros({2, 3, 4}), {2, -1, 1}), ValueError,
+  CHECK_THROWS_MSG(repeat(zeros({2, 3, 4}), {2, -1, 1}), ShapeError,
                    "repeat: trying to create tensor with negative dimension -3: [4, -3, 4]");
-  CHECK_THROWS_MSG(tile(zeros({2, 3, 4}), {-1}), ValueError,
+  CHECK_THROWS_MSG(tile(zeros({2, 3, 4}), {-1}), ShapeError,
                    "repeat: trying to create tensor with negative dimension -4: [2, 3, -4]");
   // torch 1.13: "repeats can not be negative"
   CHECK_THROWS_MSG(repeat_interleave(x, -1), ValueError, "repeat_interleave: repeats can not be negative, got -1");
@@ -249,7 +249,7 @@ TEST_CASE("unflatten, movedim, flatten: shapes and errors") {
   CHECK_THROWS_MSG(unflatten(x, 1, {3, -1, 0}), ShapeError, "unflatten: Provided sizes [3, -1, 0] don't multiply up");
   CHECK_THROWS_MSG(unflatten(x, 1, {}), ValueError, "unflatten: sizes must be non-empty");
   CHECK_THROWS_MSG(unflatten(x, 1, {-1, -1}), ValueError, "unflatten: only one dimension can be inferred (-1)");
-  CHECK_THROWS_MSG(unflatten(x, 1, {-2, 3}), ValueError, "unflatten: invalid shape dimension -2");
+  CHECK_THROWS_MSG(unflatten(x, 1, {-2, 3}), ShapeError, "unflatten: invalid shape dimension -2");
   CHECK_THROWS_MSG(unflatten(zeros({2, 0, 3}), 1, {-1, 0}), ValueError,
                    "unflatten: cannot reshape tensor of 0 elements into shape [-1, 0] because the unspecified "
                    "dimension size -1 can be any value and is ambiguous");

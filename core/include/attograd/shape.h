@@ -97,13 +97,17 @@ inline std::ostream& operator<<(std::ostream& os, const Dims& d) {
   return os << ']';
 }
 
-/// Element count of s. Every product is checked: a shape whose element count does not
-/// fit in int64 throws ShapeError naming `op` and the shape (instead of wrapping, UB).
+/// Element count of s: the one place shapes are validated (every factory allocates
+/// through it, every Tensor is checked with it). A negative dim, or an element count that
+/// does not fit in int64, throws ShapeError naming `op` and the shape (PyTorch: "negative
+/// dimension"; a product of two negative dims would otherwise pass as positive).
 inline int64_t numel(const Shape& s, const char* op = "numel") {
   int64_t n = 1;
-  for (int64_t v : s)
+  for (int64_t v : s) {
+    AG_CHECK(v >= 0, ShapeError, op, ": shape ", s, " has a negative dimension ", v);
     AG_CHECK(!__builtin_mul_overflow(n, v, &n), ShapeError, op, ": shape ", s,
              " has too many elements (the count overflows int64)");
+  }
   return n;
 }
 

@@ -6,6 +6,7 @@
 #include "attograd/error.h"
 #include "attograd/factory.h"
 #include "attograd/generator.h"
+#include "attograd/mem_overlap.h"
 #include "attograd/runtime.h"
 #include "attograd/safetensors.h"
 #include "attograd/shape.h"

@@ -22,10 +22,13 @@ inline Strides broadcast_strides(const Tensor& t, const Shape& shape) {
 // from each operand's first element.
 template <std::size_t N, class F>
 void for_each_row(const Shape& shape_in, const std::array<Strides, N>& st_in, F&& row) {
+  // No rows when empty; checked first, since an empty tensor's strides are unbounded
+  // (stride * size below would overflow for one of INT64_MAX on a dim before the 0).
+  for (int64_t d = 0; d < shape_in.size(); ++d)
+    if (shape_in[d] == 0) return;
   Shape shape;
   std::array<Strides, N> st;
   for (int64_t d = 0; d < shape_in.size(); ++d) {
-    if (shape_in[d] == 0) return;
     if (shape_in[d] == 1) continue;
     if (!shape.empty()) {
       int64_t p = shape.size() - 1;
