@@ -52,13 +52,15 @@ double Generator::normal() {
 
 int64_t Generator::integer(int64_t low, int64_t high) {
   AG_CHECK(low < high, ValueError, "randint: empty range [", low, ", ", high, ")");
-  uint64_t range = static_cast<uint64_t>(high - low);
+  // high - low and low + r in uint64: up to 2^64 - 1 wide (INT64_MIN..INT64_MAX), where
+  // the int64 arithmetic would overflow; the sum converts back exactly (C++20 modulo).
+  const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
   // Rejection sampling removes modulo bias.
   uint64_t limit = UINT64_MAX - UINT64_MAX % range;
   uint64_t r;
   do r = next_u64();
   while (r >= limit);
-  return low + static_cast<int64_t>(r % range);
+  return static_cast<int64_t>(static_cast<uint64_t>(low) + r % range);
 }
 
 std::string Generator::state() const {

@@ -71,10 +71,11 @@ Tensor relu(const Tensor& x) {
 // 1 / (1 + exp(-x)): xsimd's exp where it is right, std::exp near underflow and overflow
 // of exp(-x) (PW::exp_edge).
 Tensor sigmoid(const Tensor& x) {  // dx = g y (1 - y)
-  Tensor y = PW::map(x, "sigmoid",
-                     PW::Vectorized{[]<class T>(T v) { return T(1) / (T(1) + std::exp(-v)); },
-                                    []<class T>(const auto& v) { return T(1) / (T(1) + xt::exp(-v)); },
-                                    []<class T>() { return [edge = PW::exp_edge<T>()](T v) { return edge(-v); }; }});
+  Tensor y =
+      PW::map(x, "sigmoid",
+              PW::Vectorized{[]<class T>(T v) { return T(1) / (T(1) + std::exp(-v)); },
+                             []<class T>(const auto& v) { return T(1) / (T(1) + xt::exp(-PW::exp_arg<T>(v, true))); },
+                             []<class T>() { return [edge = PW::exp_edge<T>()](T v) { return edge(-v); }; }});
   return record("sigmoid", y, {x}, [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) {
     const Tensor& y = sy.get();
     return Grads{g * y * rsub(1.0, y)};

@@ -2,6 +2,9 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdint>
+
+#include "attograd/detail/convert.h"
 
 #include "kernels/kernels.h"
 
@@ -43,16 +46,22 @@ void set_default_dtype(DType t) {
 
 // Without a dtype, the value's kind picks it (torch.full): bool, i64 or the default float.
 // Integral values are written as int64 (no rounding through double above 2^53).
-// `op` names the public factory in size and allocation errors.
+// `op` names the public factory in size, allocation and conversion errors: a value an
+// integer dtype cannot hold (NaN, +-inf, 1e300 or 2^40 for i32) is a ValueError, as
+// PyTorch's "value cannot be converted to type int without overflow".
 static Tensor filled(const Shape& shape, Scalar value, std::optional<DType> dtype, const char* op) {
   check_shape(shape, op);
   Tensor t = kernels::empty(shape, dtype ? *dtype : value.dtype(), op);
   if (value.is_floating_point()) {
-    kernels::fill(t, value.to_double());
+    kernels::fill(t, value.to_double(), op);
   } else {
     dispatch_all(t.dtype(), op, [&]<class T>() {
+      const int64_t x = value.to_int();
+      if constexpr (std::is_same_v<T, int32_t>)
+        AG_CHECK(x >= INT32_MIN && x <= INT32_MAX, ValueError, op, ": value ", x, " cannot be converted to type ",
+                 t.dtype(), " (int32_t) without overflow");
       T* p = t.data<T>();
-      const T v = static_cast<T>(value.to_int());
+      const T v = static_cast<T>(x);
       for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = v;
     });
   }
@@ -79,33 +88,63 @@ Tensor scalar_tensor(Scalar value, std::optional<DType> dtype) {
 Tensor arange(Scalar end, std::optional<DType> dtype) { return arange(0, end, 1, dtype); }
 
 // As torch.arange: the length is ceil((end - start) / step) in double. An integral dtype
-// casts start, end and step to int64 first, for the checks and the values (so a step of
-// 0.5 with dtype i64 is a zero step); i64 then also counts in int64, as PyTorch does.
+// casts start, end and step to int64 first (ValueError when one cannot be: NaN, 1e300),
+// for the checks and the values (so a step of 0.5 with dtype i64 is a zero step); i64
+// counts exactly, in uint64 (arange(INT64_MIN, INT64_MAX, INT64_MAX) has 3 elements),
+// and integral values are start + i * step in int64, exact, never through double.
 Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype) {
   bool any_float = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
   DType dt = dtype ? *dtype : (any_float ? get_default_dtype() : DType::i64);
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
   AG_CHECK(std::isfinite(s) && std::isfinite(e), ValueError, "arange: start and end must be finite, got ", s, " and ",
            e);
-  const double e_chk = is_floating(dt) ? e : static_cast<double>(end.to_int());
-  if (!is_floating(dt)) s = static_cast<double>(start.to_int()), st = static_cast<double>(step.to_int());
+  const bool integral = !is_floating(dt);
+  if (integral) {
+    for (const Scalar* v : {&start, &end, &step})
+      AG_CHECK(!v->is_floating_point() || detail::float_fits_int<int64_t>(v->to_double()), ValueError, "arange: start ",
+               s, ", end ", e, " and step ", st, " must be representable as int64 for dtype ", dt);
+  }
+  const int64_t xs = start.to_int(), xe = end.to_int(), xst = step.to_int();
+  const double e_chk = integral ? static_cast<double>(xe) : e;
+  if (integral) s = static_cast<double>(xs), st = static_cast<double>(xst);
   AG_CHECK(st != 0, ValueError, "arange: step must be non-zero (start ", start.to_double(), ", end ", e, ", step ",
            step.to_double(), ", dtype ", dt, ")");
   AG_CHECK((st > 0 && e_chk >= s) || (st < 0 && e_chk <= s), ValueError,
            "arange: upper bound and lower bound inconsistent with step sign (start ", start.to_double(), ", end ", e,
            ", step ", step.to_double(), ")");
+  // The count: ceil(|xe - xs| / |xst|) exactly in uint64 for i64 (|xe - xs| < 2^64),
+  // else in double; 2^63 or more does not fit in int64 (casting it would be UB).
   const double span = std::ceil((e - start.to_double()) / step.to_double());
-  // 2^63 elements or more: the count does not fit in int64 (casting it would be UB).
-  AG_CHECK(span < 9223372036854775808.0, ShapeError, "arange: [", start.to_double(), ", ", e, ") with step ",
-           step.to_double(), " has too many elements (", span, ")");
-  int64_t n = static_cast<int64_t>(span);
-  if (dt == DType::i64) {  // exact in int64; when end - start overflows, the double count stands
-    const int64_t xs = start.to_int(), xe = end.to_int(), xst = step.to_int();
-    int64_t d = 0;
-    if (!__builtin_sub_overflow(xe, xs, &d) && !__builtin_add_overflow(d, xst - (xst > 0 ? 1 : -1), &d)) n = d / xst;
+  uint64_t count = 0;
+  if (dt == DType::i64) {
+    const uint64_t d = xst > 0 ? static_cast<uint64_t>(xe) - static_cast<uint64_t>(xs)
+                               : static_cast<uint64_t>(xs) - static_cast<uint64_t>(xe);
+    const uint64_t a = xst > 0 ? static_cast<uint64_t>(xst) : uint64_t{0} - static_cast<uint64_t>(xst);
+    count = d / a + (d % a != 0);
+  } else if (span <= 0) {  // i32 from float bounds: arange(0.9, -0.5, 1) truncates to [0, 0)
+    count = 0;
+  } else if (span < 9223372036854775808.0) {
+    count = static_cast<uint64_t>(span);
+  } else {
+    count = UINT64_MAX;  // NaN too
   }
-  int64_t i = 0;
-  return generate(Shape{n}, dt, "arange", [&] { return s + st * static_cast<double>(i++); });
+  AG_CHECK(count <= static_cast<uint64_t>(INT64_MAX), ShapeError, "arange: [", start.to_double(), ", ", e,
+           ") with step ", step.to_double(), " has too many elements (", span, ")");
+  const int64_t n = static_cast<int64_t>(count);
+  Tensor t = kernels::empty(Shape{n}, dt, "arange");
+  dispatch_all(dt, "arange", [&]<class T>() {
+    T* p = t.data<T>();
+    if constexpr (std::is_floating_point_v<T>) {
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s + st * static_cast<double>(i));
+    } else {
+      // start + i * step modulo 2^64: exact, as every value lies in [start, end) (i64);
+      // narrower dtypes then wrap, as PyTorch's cast does.
+      for (int64_t i = 0; i < n; ++i)
+        p[i] = static_cast<T>(
+            static_cast<int64_t>(static_cast<uint64_t>(xs) + static_cast<uint64_t>(i) * static_cast<uint64_t>(xst)));
+    }
+  });
+  return t;
 }
 
 // (n, m), m = n when not given; a negative m is an error (PyTorch), not "square".
@@ -159,9 +198,15 @@ Tensor rand(const Shape& shape, std::optional<DType> dtype, Generator* gen) {
   return uniform(shape, 0.0, 1.0, dtype, gen);
 }
 
+// PyTorch's uniform_ checks: from <= to (NaN fails it) and to - from finite.
 Tensor uniform(const Shape& shape, double low, double high, std::optional<DType> dtype_opt, Generator* gen) {
   DType dtype = float_or_default(dtype_opt);
   AG_CHECK(is_floating(dtype), DTypeError, "uniform: needs a floating dtype, got ", dtype);
+  AG_CHECK(low <= high, ValueError, "uniform: uniform_ expects to return a [from, to) range, but found from=", low,
+           " > to=", high);
+  AG_CHECK(std::isfinite(high - low), ValueError, "uniform: uniform_ expects to-from <= std::numeric_limits<",
+           dtype == DType::f32 ? "float" : "double", ">::max(), but found to=", high, " and from=", low,
+           " which result in to-from to exceed the limit");
   Generator& g = pick(gen);
   auto hold = g.lock();  // every draw of this op, in one run of the default sequence
   return generate(shape, dtype, "uniform", [&] { return low + (high - low) * g.uniform(); });
@@ -175,11 +220,22 @@ Tensor randn(const Shape& shape, std::optional<DType> dtype_opt, Generator* gen)
   return generate(shape, dtype, "randn", [&] { return g.normal(); });
 }
 
+// Values in [low, high) drawn as int64 (Generator::integer, in uint64: any range up to
+// [INT64_MIN, INT64_MAX) is fine) and stored without a trip through double; for i32 the
+// range must fit (PyTorch: random_ expects 'from' and 'to - 1' in the dtype's range).
 Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator* gen, DType dtype) {
   AG_CHECK(low < high, ValueError, "randint: empty range [", low, ", ", high, ")");
+  AG_CHECK(dtype != DType::i32 || (low >= INT32_MIN && high - 1 <= INT32_MAX), ValueError, "randint: range [", low,
+           ", ", high, ") does not fit in dtype ", dtype);
+  check_shape(shape, "randint");
+  Tensor t = kernels::empty(shape, dtype, "randint");
   Generator& g = pick(gen);
   auto hold = g.lock();
-  return generate(shape, dtype, "randint", [&] { return static_cast<double>(g.integer(low, high)); });
+  dispatch_all(dtype, "randint", [&]<class T>() {
+    T* p = t.data<T>();
+    for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = static_cast<T>(g.integer(low, high));
+  });
+  return t;
 }
 
 // Two draws per 64-bit number: each 32-bit half is compared with p * 2^32 (dropout

@@ -28,8 +28,13 @@ inline void check_float(const Tensor& t, const char* op) {
 }
 
 // A 0-d tensor holding v in result_type(x, v): the scalar operand of a binary op or
-// where (x * 0.5 for an i64 x is f32; x * 2 for an i32 x stays i32).
-inline Tensor scalar_like(const Tensor& x, Scalar v) { return full(Shape{}, v, result_type(x, v)); }
+// where (x * 0.5 for an i64 x is f32; x * 2 for an i32 x stays i32, and an integer
+// beyond int32 wraps into it as PyTorch's operand cast does, where full would refuse it).
+inline Tensor scalar_like(const Tensor& x, Scalar v) {
+  const DType t = result_type(x, v);
+  if (t == DType::i32 && v.is_integral()) v = static_cast<int32_t>(v.to_int());  // modulo 2^32 (C++20)
+  return full(Shape{}, v, t);
+}
 
 // a and b converted to result_type(a, b) with the differentiable to() (a no-op for an
 // operand already of that dtype). int_to_float: an integral or bool result type becomes

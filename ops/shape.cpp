@@ -5,6 +5,7 @@
 #include "attograd/ops/shape.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 
 #include "kernels/shaping.h"
@@ -62,7 +63,8 @@ Tensor constant_pad(const Tensor& x, const std::vector<int64_t>& p, double value
     AG_CHECK(out[d] >= 0, ShapeError, "pad: padding (", l, ", ", r, ") of dimension ", d, " leaves a negative size ",
              out[d], " (input shape ", x.shape(), ")");
   }
-  Tensor y = full(out, value, x.dtype());
+  Tensor y = K::empty(out, x.dtype(), "pad");  // size errors name pad
+  K::fill(y, value, "pad");                    // so does a value an integer dtype cannot hold
   dst = y;
   for (int64_t i = 0; i < k; ++i) {
     const int64_t d = n - 1 - i, l = p[std::size_t(2 * i)], r = p[std::size_t(2 * i + 1)];
@@ -247,6 +249,16 @@ Tensor pad(const Tensor& x, const std::vector<int64_t>& p, PadMode mode, double 
            " for input shape ", x.shape());
   AG_CHECK(np <= 2 * n, ValueError, "pad: padding length too large: ", np, " values ", list_str(p), " for input shape ",
            x.shape(), " (at most 2 per dim)");
+  // Every later size (size + l + r, size - (-l) - (-r), the backward's -p) is computed
+  // in int64: refuse pads whose sum with the size, or whose negation, overflows.
+  for (int64_t i = 0; i < np / 2; ++i) {
+    const int64_t d = n - 1 - i, l = p[std::size_t(2 * i)], r = p[std::size_t(2 * i + 1)];
+    int64_t out = 0;
+    AG_CHECK(l != INT64_MIN && r != INT64_MIN && !__builtin_add_overflow(x.shape()[d], l, &out) &&
+                 !__builtin_add_overflow(out, r, &out),
+             ShapeError, "pad: padding (", l, ", ", r, ") of dimension ", d, " (size ", x.shape()[d],
+             ") overflows int64 (input shape ", x.shape(), ")");
+  }
   if (mode == PadMode::constant) return constant_pad(x, p, value);
   const char* name = mode_name(mode);
   AG_CHECK(value == 0.0, ValueError, "pad: padding mode \"", name, "\" doesn't take in value argument (got ", value,

@@ -105,10 +105,10 @@ Tensor rsqrt(const Tensor& x) {  // dx = -g y^3 / 2
 // ---- exponentials and logarithms -------------------------------------------------------
 // xsimd's exp where it is right, std::exp near underflow and overflow (PW::exp_edge).
 Tensor exp(const Tensor& x) {  // dx = g * y
-  Tensor y = PW::map(
-      x, "exp",
-      PW::Vectorized{[]<class T>(T v) { return std::exp(v); }, []<class T>(const auto& v) { return xt::exp(v); },
-                     []<class T>() { return PW::exp_edge<T>(); }});
+  Tensor y = PW::map(x, "exp",
+                     PW::Vectorized{[]<class T>(T v) { return std::exp(v); },
+                                    []<class T>(const auto& v) { return xt::exp(PW::exp_arg<T>(v)); },
+                                    []<class T>() { return PW::exp_edge<T>(); }});
   return record("exp", y, {x},
                 [sy = save_output_if(wants_grad(x), y)](const Tensor& g, NeedsGrad) { return Grads{g * sy.get()}; });
 }

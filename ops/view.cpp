@@ -376,8 +376,9 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   int64_t d = wrap_dim(dim, x.dim(), "narrow");
   const int64_t n = x.shape()[d];
   if (start < 0) start += n;
-  AG_CHECK(start >= 0 && length >= 0 && start + length <= n, IndexError, "narrow: start ", start, " and length ",
-           length, " do not fit in dim ", d, " of size ", n, " (shape ", x.shape(), ")");
+  // length <= n - start: start + length could overflow int64 (narrow(0, 2, INT64_MAX)).
+  AG_CHECK(start >= 0 && length >= 0 && start <= n && length <= n - start, IndexError, "narrow: start ", start,
+           " and length ", length, " do not fit in dim ", d, " of size ", n, " (shape ", x.shape(), ")");
   return slice(x, d, start, start + length, 1);
 }
 

@@ -52,15 +52,63 @@ Tensor arith(Binary op, const Tensor& a, const Tensor& b, const char* name, F&& 
     return zip_rows<T, T>(a, b, name, std::forward<F>(f));
 }
 
+// Integer arithmetic wraps modulo 2^N as PyTorch's does (two's complement), computed in
+// the unsigned type: signed overflow would be undefined behaviour.
+template <class T>
+using Unsigned = std::make_unsigned_t<T>;
+template <class T>
+T wrap_add(T x, T y) {
+  return static_cast<T>(static_cast<Unsigned<T>>(x) + static_cast<Unsigned<T>>(y));
+}
+template <class T>
+T wrap_sub(T x, T y) {
+  return static_cast<T>(static_cast<Unsigned<T>>(x) - static_cast<Unsigned<T>>(y));
+}
+template <class T>
+T wrap_mul(T x, T y) {
+  return static_cast<T>(static_cast<Unsigned<T>>(x) * static_cast<Unsigned<T>>(y));
+}
+
+// PyTorch's message for an integer division by zero (its CPU kernels raise
+// "ZeroDivisionError"; the hardware would trap with SIGFPE).
+template <class T>
+void check_divisor(T x, T y, const char* name) {
+  AG_CHECK(y != 0, ValueError, name, ": integer division by zero (ZeroDivisionError: ", x, " / 0)");
+}
+
+// x / y truncated toward zero. MIN / -1 traps on x86 (the quotient 2^(N-1) does not fit):
+// y == -1 is the wrapped negation, so MIN / -1 = MIN (and MIN % -1 = 0).
+template <class T>
+T trunc_div(T x, T y, const char* name) {
+  check_divisor(x, y, name);
+  return y == -1 ? wrap_sub(T(0), x) : T(x / y);
+}
+
+// x^y in T by repeated squaring, wrapping as the products do (c10's powi): a negative
+// exponent gives 1 / x^|y| truncated: 1 for x = 1, +-1 for x = -1, else 0.
+template <class T>
+T int_pow(T x, T y) {
+  if (y < 0) {
+    if (x == 1) return 1;
+    if (x == -1) return (y & 1) ? T(-1) : T(1);
+    return 0;
+  }
+  T result = 1;
+  for (Unsigned<T> e = static_cast<Unsigned<T>>(y); e != 0; e >>= 1) {
+    if (e & 1) result = wrap_mul(result, x);
+    x = wrap_mul(x, x);
+  }
+  return result;
+}
+
 // floor(x / y) as PyTorch computes it (c10 div_floor_integer / div_floor_floating): for
 // floats via fmod so that the quotient of exact multiples is exact, a zero keeps the sign
 // of x / y, and y = 0 gives x / y (inf or nan).
 template <class T>
 T floor_div(T x, T y, const char* name) {
   if constexpr (std::is_integral_v<T>) {
-    AG_CHECK(y != 0, ValueError, name, ": integer division by zero");
-    const T q = T(x / y);
-    return ((x < 0) != (y < 0)) && T(x % y) != 0 ? T(q - 1) : q;
+    const T q = trunc_div(x, y, name);  // MIN / -1 wraps to MIN (exact: the remainder is 0)
+    return y != -1 && ((x < 0) != (y < 0)) && T(x % y) != 0 ? T(q - 1) : q;
   } else {
     if (y == 0) return x / y;
     const T mod = std::fmod(x, y);
@@ -76,19 +124,23 @@ T floor_div(T x, T y, const char* name) {
 template <class T>
 Tensor binary_typed(Binary op, const Tensor& a, const Tensor& b, const char* name) {
   switch (op) {
-    case Binary::add: return arith<T>(op, a, b, name, [](T x, T y) { return T(x + y); });
-    case Binary::sub: return arith<T>(op, a, b, name, [](T x, T y) { return T(x - y); });
-    case Binary::mul: return arith<T>(op, a, b, name, [](T x, T y) { return T(x * y); });
+    case Binary::add:
+      if constexpr (std::is_integral_v<T>) return arith<T>(op, a, b, name, wrap_add<T>);
+      return arith<T>(op, a, b, name, [](T x, T y) { return T(x + y); });
+    case Binary::sub:
+      if constexpr (std::is_integral_v<T>) return arith<T>(op, a, b, name, wrap_sub<T>);
+      return arith<T>(op, a, b, name, [](T x, T y) { return T(x - y); });
+    case Binary::mul:
+      if constexpr (std::is_integral_v<T>) return arith<T>(op, a, b, name, wrap_mul<T>);
+      return arith<T>(op, a, b, name, [](T x, T y) { return T(x * y); });
     case Binary::div:
-      if constexpr (std::is_integral_v<T>) {
-        return zip_rows<T, T>(a, b, name, [&](T x, T y) {
-          AG_CHECK(y != 0, ValueError, name, ": integer division by zero");
-          return T(x / y);
-        });
-      } else {
+      if constexpr (std::is_integral_v<T>)
+        return zip_rows<T, T>(a, b, name, [&](T x, T y) { return trunc_div(x, y, name); });
+      else
         return arith<T>(op, a, b, name, [](T x, T y) { return x / y; });
-      }
-    case Binary::pow: return zip_rows<T, T>(a, b, name, [](T x, T y) { return T(std::pow(x, y)); });
+    case Binary::pow:
+      if constexpr (std::is_integral_v<T>) return zip_rows<T, T>(a, b, name, int_pow<T>);
+      return zip_rows<T, T>(a, b, name, [](T x, T y) { return T(std::pow(x, y)); });
     case Binary::maximum:
       return zip_rows<T, T>(a, b, name, [](T x, T y) {
         if constexpr (std::is_floating_point_v<T>)

@@ -1,14 +1,34 @@
 // Clamping with scalar bounds (any numeric dtype) and its 0/1 gradient mask.
+#include <cmath>
+#include <limits>
+
+#include "attograd/detail/convert.h"
 #include "kernels/kernels.h"
 #include "kernels/strided.h"
 
 namespace ag::kernels {
 
-Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+namespace {
+// A bound in T. Integer tensors: truncated toward zero and saturated to T's range (a
+// static_cast of 1e300 or NaN would be undefined); a NaN bound is a ValueError there.
+template <class T>
+std::optional<T> bound(std::optional<double> b, const Tensor& x) {
+  if (!b) return std::nullopt;
+  if constexpr (std::is_integral_v<T>) {
+    AG_CHECK(!std::isnan(*b), ValueError, "clamp: a NaN bound cannot clamp an integer tensor (", x.dtype(), ", shape ",
+             x.shape(), ")");
+    if (!detail::float_fits_int<T>(*b)) return *b < 0 ? std::numeric_limits<T>::min() : std::numeric_limits<T>::max();
+  }
+  return static_cast<T>(*b);
+}
+}  // namespace
+
+Tensor clamp(const Tensor& x, std::optional<double> lo_in, std::optional<double> hi_in) {
   return dispatch_numeric(x.dtype(), "clamp", [&]<class T>() -> Tensor {
+    const std::optional<T> lo = bound<T>(lo_in, x), hi = bound<T>(hi_in, x);
     auto f = [&](T v) {
-      if (lo && v < static_cast<T>(*lo)) v = static_cast<T>(*lo);
-      if (hi && v > static_cast<T>(*hi)) v = static_cast<T>(*hi);
+      if (lo && v < *lo) v = *lo;
+      if (hi && v > *hi) v = *hi;
       return v;
     };
     Tensor out = empty(x.shape(), x.dtype());

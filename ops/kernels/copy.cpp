@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 
+#include "attograd/detail/convert.h"
 #include "kernels/kernels.h"
 #include "kernels/strided.h"
 
@@ -45,7 +46,12 @@ void copy(const Tensor& src, const Tensor& dst) {
             return;
           }
         }
-        for (int64_t i = 0; i < n; ++i) dp[i * inc[0]] = static_cast<D>(sp[i * inc[1]]);
+        // Float -> integer: NaN, +-inf and out-of-range values give the type's minimum
+        // (x86's integer indefinite, as PyTorch on x86), range-checked, never a UB cast.
+        if (inc[0] == 1 && inc[1] == 1)  // a loop the compiler vectorizes (compare + blend)
+          for (int64_t i = 0; i < n; ++i) dp[i] = detail::convert_value<D>(sp[i]);
+        else
+          for (int64_t i = 0; i < n; ++i) dp[i * inc[0]] = detail::convert_value<D>(sp[i * inc[1]]);
       });
     });
   });
@@ -65,13 +71,24 @@ Tensor convert(const Tensor& x, DType dtype) {
   return out;
 }
 
+// PyTorch's checked_convert (fill_, full, masked_fill): a value the integer dtype cannot
+// hold (NaN, +-inf, out of range after truncation toward zero) is an error, not a cast.
+namespace {
+template <class T>
+void check_fits(double value, DType dtype, const char* op) {
+  AG_CHECK(detail::float_fits_int<T>(value), ValueError, op, ": value ", value, " cannot be converted to type ", dtype,
+           " (", sizeof(T) == 8 ? "int64_t" : "int32_t", ") without overflow");
+}
+}  // namespace
+
 // Contiguous rows of all-zero bits (0, +0.0, false: every zeros() and zero_()) are one
 // memset, other contiguous rows a plain fill_n the compiler vectorizes; the strided
 // loop, which it does not, only takes the rest (15x slower on 800x64 f32).
-void fill(const Tensor& dst, double value) {
+void fill(const Tensor& dst, double value, const char* op) {
   std::array<Strides, 1> st{dst.strides()};
-  dispatch_all(dst.dtype(), "fill", [&]<class T>() {
+  dispatch_all(dst.dtype(), op, [&]<class T>() {
     T* d = dst.data<T>();
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) check_fits<T>(value, dst.dtype(), op);
     const T v = static_cast<T>(value);
     const T zero{};
     const bool zero_bits = std::memcmp(&v, &zero, sizeof(T)) == 0;  // not -0.0

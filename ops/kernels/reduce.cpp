@@ -12,13 +12,18 @@ namespace {
 
 // float rows sum in double vector lanes at the run-time level (sum_rows.h); double
 // and integer rows in order, one element after the other (float64 sums stay what they
-// were, to the bit).
+// were, to the bit). Integer sums (int64 out) wrap modulo 2^64 as PyTorch's: they add in
+// uint64, where overflow is defined.
 template <class T, class Acc>
 void sum_rows(const T* x, int64_t outer, int64_t len, Acc* out) {
   for (int64_t o = 0; o < outer; ++o) {
     const T* row = x + o * len;
     if constexpr (std::is_same_v<T, float>) {
       out[o] = sum_row(row, len);
+    } else if constexpr (std::is_integral_v<Acc>) {
+      uint64_t acc = 0;
+      for (int64_t i = 0; i < len; ++i) acc += static_cast<uint64_t>(static_cast<Acc>(row[i]));
+      out[o] = static_cast<Acc>(acc);
     } else {
       Acc acc = 0;
       for (int64_t i = 0; i < len; ++i) acc += static_cast<Acc>(row[i]);

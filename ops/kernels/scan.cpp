@@ -19,9 +19,14 @@ double log_add_exp(double x, double acc) {
   return x;
 }
 
+// Acc is double for floats and uint64 for integers: integer cumsum / cumprod (int64 out)
+// wrap modulo 2^64 as PyTorch's, where signed overflow would be undefined. (logcumsumexp
+// takes floats only; its -inf start is never made for an integer Acc.)
 template <class T, class Acc, class O>
 void scan_rows(Scan op, const T* x, O* out, int64_t outer, int64_t len, int64_t inner, bool reverse) {
-  const Acc init = op == Scan::prod ? Acc(1) : op == Scan::sum ? Acc(0) : Acc(-std::numeric_limits<double>::infinity());
+  Acc init = op == Scan::prod ? Acc(1) : Acc(0);
+  if constexpr (std::is_floating_point_v<Acc>)
+    if (op == Scan::logsumexp) init = -std::numeric_limits<Acc>::infinity();
   std::vector<Acc> acc(static_cast<std::size_t>(inner));
   for (int64_t o = 0; o < outer; ++o) {
     std::fill(acc.begin(), acc.end(), init);
@@ -30,7 +35,8 @@ void scan_rows(Scan op, const T* x, O* out, int64_t outer, int64_t len, int64_t 
       const T* xr = x + (o * len + i) * inner;
       O* outr = out + (o * len + i) * inner;
       for (int64_t j = 0; j < inner; ++j) {
-        Acc v = static_cast<Acc>(xr[j]);
+        // int32 -> int64 -> uint64 keeps the sign (modulo 2^64)
+        Acc v = std::is_integral_v<Acc> ? static_cast<Acc>(static_cast<int64_t>(xr[j])) : static_cast<Acc>(xr[j]);
         Acc& a = acc[static_cast<std::size_t>(j)];
         if (op == Scan::sum)
           a += v;
@@ -60,7 +66,7 @@ Tensor scan(Scan op, const Tensor& x, int64_t dim, bool reverse) {
     if constexpr (std::is_floating_point_v<T>)
       scan_rows<T, double, T>(op, xc.data<T>(), out.data<T>(), outer, len, inner, reverse);
     else
-      scan_rows<T, int64_t, int64_t>(op, xc.data<T>(), out.data<int64_t>(), outer, len, inner, reverse);
+      scan_rows<T, uint64_t, int64_t>(op, xc.data<T>(), out.data<int64_t>(), outer, len, inner, reverse);
   });
   return out;
 }

@@ -110,6 +110,19 @@ void ops_seeds(const fs::path& dir) {
     std::snprintf(name, sizeof name, "seed-%02d", i);
     write_file(dir / name, bytes);
   }
+  // Edge seeds: every other byte in 240..255, which the fuzzer decodes as integer edges
+  // (INT64_MIN / MAX, the int32 edges, -1, 0, 2^53 + 1, ...) in tensors, indices, sizes,
+  // pads and ranges, and as inf, NaN, 1e300, denormals and 2^63 in float values.
+  for (int i = 0; i < 12; ++i) {
+    std::string bytes(size_t(64 + 16 * (i % 4)), '\0');
+    for (std::size_t k = 0; k < bytes.size(); ++k) {
+      const uint64_t r = gen.next_u64();
+      bytes[k] = char(k % 2 ? 240 + (r & 15) : r & 0xff);
+    }
+    char name[32];
+    std::snprintf(name, sizeof name, "seed-edge-%02d", i);
+    write_file(dir / name, bytes);
+  }
 }
 
 }  // namespace

@@ -361,3 +361,82 @@ TEST_CASE("kernel special values: binary ops") {
     CHECK(check_binary<double>(c) == "");
   }
 }
+
+namespace {
+
+// The integer edges for binary kernels: every pair of them, as a (m, m) grid of a
+// contiguous row operand against a column (broadcast), against its transpose (strided)
+// and against a 0-d operand.
+template <class T>
+std::vector<T> int_specials() {
+  using L = std::numeric_limits<T>;
+  return {L::min(), T(L::min() + 1), L::max(), T(L::max() - 1), T(0), T(1), T(-1), T(2), T(-2), T(3), T(-7)};
+}
+
+// a op b wrapping modulo 2^N (the reference: uint64 arithmetic, then truncated).
+template <class T>
+T wrap_ref(char op, T a, T b) {
+  const uint64_t x = static_cast<uint64_t>(static_cast<int64_t>(a)), y = static_cast<uint64_t>(static_cast<int64_t>(b));
+  const uint64_t r = op == '+' ? x + y : op == '-' ? x - y : x * y;
+  return static_cast<T>(r);  // modulo 2^N (C++20)
+}
+
+// floor(a / b) with MIN / -1 = MIN (wrapped), b != 0.
+template <class T>
+T floor_div_ref(T a, T b) {
+  if (b == -1) return static_cast<T>(uint64_t{0} - static_cast<uint64_t>(static_cast<int64_t>(a)));
+  const T q = static_cast<T>(a / b);
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+}
+
+template <class T>
+std::string check_int_binary() {
+  const std::vector<T> v = int_specials<T>();
+  const auto m = static_cast<int64_t>(v.size());
+  Tensor row = Tensor::from_vector(v, Shape{1, m}), col = Tensor::from_vector(v, Shape{m, 1});
+  Tensor grid_a = ag::contiguous(row.expand({m, m})), grid_b = ag::contiguous(col.expand({m, m}));
+  std::vector<T> nonzero;
+  for (T x : v)
+    if (x != 0) nonzero.push_back(x);
+  for (char op : std::string("+-*/")) {
+    // (a broadcast row, a column), (a strided transpose, the grid), (the grid, a 0-d operand)
+    for (int layout = 0; layout < 3; ++layout) {
+      for (std::size_t k = 0; k < (layout == 2 ? v.size() : 1); ++k) {
+        Tensor a = layout == 0 ? row : layout == 1 ? grid_b.transpose(0, 1) : grid_a;
+        Tensor b = layout == 0 ? col : layout == 1 ? grid_b : ag::full({}, int64_t{v[k]}, ag::dtype_v<T>);
+        if (op == '/' && layout != 2) b = ag::where(ag::eq(b, 0.0), ag::ones_like(b), b);
+        if (op == '/' && layout == 2 && v[k] == 0) continue;
+        Tensor out = op == '+'   ? ag::add(a, b)
+                     : op == '-' ? ag::sub(a, b)
+                     : op == '*' ? ag::mul(a, b)
+                                 : ag::floor_divide(a, b);
+        Tensor ab = ag::contiguous(a.expand(out.shape())), bb = ag::contiguous(b.expand(out.shape()));
+        const std::vector<T> got = out.template to_vector<T>(), xa = ab.template to_vector<T>(),
+                             xb = bb.template to_vector<T>();
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          const T want = op == '/' ? floor_div_ref(xa[i], xb[i]) : wrap_ref(op, xa[i], xb[i]);
+          if (got[i] != want) {
+            std::ostringstream os;
+            os << ag::dtype_v<T> << " " << xa[i] << " " << op << " " << xb[i] << " (layout " << layout << "): got "
+               << got[i] << ", want " << want;
+            return os.str();
+          }
+        }
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("kernel special values: integer add, sub, mul and floor_divide wrap on every layout, MIN / -1 = MIN") {
+  CHECK(check_int_binary<int32_t>() == "");
+  CHECK(check_int_binary<int64_t>() == "");
+  // Integer sums over a row, leading dims and a scan wrap in int64 the same way.
+  const int64_t mx = std::numeric_limits<int64_t>::max(), mn = std::numeric_limits<int64_t>::min();
+  Tensor x = Tensor::from_vector(std::vector<int64_t>{mx, mx, 1, mn, 3, -1}, Shape{3, 2});
+  CHECK(ag::sum(x, {0}).to_vector<int64_t>() == std::vector<int64_t>{mn + 3, -2});
+  CHECK(ag::sum(x, {1}).to_vector<int64_t>() == std::vector<int64_t>{-2, mn + 1, 2});
+  CHECK(ag::cumsum(x.transpose(0, 1), 1).select(0, 0).to_vector<int64_t>() == std::vector<int64_t>{mx, mn, mn + 3});
+}

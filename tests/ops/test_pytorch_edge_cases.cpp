@@ -274,3 +274,135 @@ TEST_CASE("embedding: padding_idx as PyTorch (in [-V, V), negative counts from t
   CHECK(sum(ag::abs(w.grad().select(0, 4))).item<double>() == 0.0);
   CHECK(sum(w.grad().select(0, 1)).item<double>() == 3.0);
 }
+
+// ---- integers at their edges (issue 23): wrap as PyTorch, never UB or SIGFPE -----------
+namespace {
+constexpr int64_t kMin64 = std::numeric_limits<int64_t>::min(), kMax64 = std::numeric_limits<int64_t>::max();
+constexpr int32_t kMin32 = std::numeric_limits<int32_t>::min(), kMax32 = std::numeric_limits<int32_t>::max();
+Tensor i64(const std::vector<int64_t>& v) { return Tensor::from_vector(v); }
+Tensor i32(const std::vector<int32_t>& v) { return Tensor::from_vector(v); }
+}  // namespace
+
+TEST_CASE("integer add, sub, mul, sum, cumsum, cumprod and prod wrap modulo 2^N (PyTorch)") {
+  CHECK(ag::add(i64({kMax64, kMin64}), i64({1, -1})).to_vector<int64_t>() == std::vector<int64_t>{kMin64, kMax64});
+  CHECK(ag::sub(i64({kMin64}), i64({1})).to_vector<int64_t>() == std::vector<int64_t>{kMax64});
+  CHECK(ag::mul(i64({kMax64, kMin64}), i64({2, -1})).to_vector<int64_t>() == std::vector<int64_t>{-2, kMin64});
+  CHECK(ag::add(i32({kMax32}), i32({1})).to_vector<int32_t>() == std::vector<int32_t>{kMin32});
+  CHECK(ag::mul(i32({65536}), i32({65536})).to_vector<int32_t>() == std::vector<int32_t>{0});
+  // Scalar operands: an i32 tensor + 2^32 + 1 wraps the scalar into i32 (PyTorch's cast).
+  CHECK((i32({1}) + (int64_t{1} << 32)).to_vector<int32_t>() == std::vector<int32_t>{1});
+  CHECK(ag::sum(i64({kMax64, 1})).item<int64_t>() == kMin64);
+  CHECK(ag::sum(i64({kMax64, kMax64, 2})).item<int64_t>() == 0);
+  CHECK(ag::cumsum(i64({kMax64, 1, -1}), 0).to_vector<int64_t>() == std::vector<int64_t>{kMax64, kMin64, kMax64});
+  CHECK(ag::cumprod(i64({int64_t{1} << 62, 4, 3}), 0).to_vector<int64_t>() ==
+        std::vector<int64_t>{int64_t{1} << 62, 0, 0});
+  CHECK(ag::prod(i64({kMax64, kMax64})).item<int64_t>() == 1);                     // (2^63 - 1)^2 = 1 mod 2^64
+  CHECK(ag::prod(i32({65536, 65536, 3}), 0).item<int64_t>() == int64_t{3} << 32);  // i64 result: no i32 wrap
+}
+
+TEST_CASE("floor_divide: MIN / -1 wraps to MIN instead of SIGFPE; / 0 is PyTorch's ZeroDivisionError") {
+  CHECK(ag::floor_divide(i64({kMin64, kMin64, 7, -7}), i64({-1, 1, -1, 2})).to_vector<int64_t>() ==
+        std::vector<int64_t>{kMin64, kMin64, -7, -4});
+  CHECK(ag::floor_divide(i32({kMin32}), i32({-1})).to_vector<int32_t>() == std::vector<int32_t>{kMin32});
+  CHECK(ag::floor_divide(i64({kMin64}), -1).item<int64_t>() == kMin64);
+  CHECK_THROWS_MSG(ag::floor_divide(i64({5, 1}), i64({1, 0})), ag::ValueError,
+                   "floor_divide: integer division by zero (ZeroDivisionError: 1 / 0)");
+  CHECK_THROWS_MSG(ag::floor_divide(i32({5}), 0), ag::ValueError, "ZeroDivisionError");
+}
+
+TEST_CASE("float -> integer conversion: NaN, +-inf and out of range give INT_MIN (x86, PyTorch), no UB") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double two63 = 9223372036854775808.0;
+  Tensor x = f64({nan, kInf, -kInf, 1e300, -1e300, two63, -two63, 3.9, -3.9, -0.5});
+  CHECK(x.to(DType::i64).to_vector<int64_t>() ==
+        std::vector<int64_t>{kMin64, kMin64, kMin64, kMin64, kMin64, kMin64, kMin64, 3, -3, 0});
+  // Strided (the scalar loop) and f32 sources take the same rule.
+  CHECK(ag::stack({x, x}, 1).transpose(0, 1).to(DType::i64).select(0, 1).to_vector<int64_t>() ==
+        x.to(DType::i64).to_vector<int64_t>());
+  Tensor y = f64({2147483647.9, 2147483648.0, -2147483648.9, -2147483649.0, nan});
+  CHECK(y.to(DType::i32).to_vector<int32_t>() == std::vector<int32_t>{kMax32, kMin32, kMin32, kMin32, kMin32});
+  CHECK(y.to(DType::f32).to(DType::i32).to_vector<int32_t>() ==
+        std::vector<int32_t>{kMin32, kMin32, kMin32, kMin32, kMin32});  // f32 rounds 2^31 - 0.1 up to 2^31
+  CHECK(f64({nan}).item<int64_t>() == kMin64);
+  CHECK(f64({-kInf}).item<int32_t>() == kMin32);
+  CHECK(f64({nan}).item<bool>());  // NaN != 0
+  CHECK(ag::Scalar(nan).to_int() == kMin64);
+  CHECK(ag::Scalar(1e300).to_int() == kMin64);
+  CHECK(ag::Scalar(-2.5).to_int() == -2);
+}
+
+TEST_CASE("full, fill_ and masked_fill: a value the integer dtype cannot hold is PyTorch's overflow error") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_MSG(ag::full({2}, nan, DType::i64), ag::ValueError,
+                   "full: value nan cannot be converted to type i64 (int64_t) without overflow");
+  CHECK_THROWS_MSG(ag::full({2}, 1e300, DType::i32), ag::ValueError,
+                   "full: value 1e+300 cannot be converted to type i32 (int32_t) without overflow");
+  CHECK_THROWS_MSG(ag::full({2}, kInf, DType::i64), ag::ValueError, "cannot be converted to type i64");
+  CHECK_THROWS_MSG(ag::full({2}, int64_t{1} << 40, DType::i32), ag::ValueError,
+                   "full: value 1099511627776 cannot be converted to type i32 (int32_t) without overflow");
+  CHECK_THROWS_MSG(ag::full({2}, 9223372036854775808.0, DType::i64), ag::ValueError, "without overflow");
+  CHECK(ag::full({1}, 2147483647.5, DType::i32).item<int32_t>() == kMax32);  // truncates into range
+  CHECK(ag::full({1}, -9223372036854775808.0, DType::i64).item<int64_t>() == kMin64);
+  CHECK(ag::full({1}, nan, DType::b8).item<bool>());
+  Tensor t = ag::zeros({3}, DType::i64);
+  CHECK_THROWS_MSG(t.fill_(nan), ag::ValueError, "fill_: value nan cannot be converted to type i64");
+  CHECK_THROWS_MSG(ag::masked_fill(t, ag::full({3}, true, DType::b8), -kInf), ag::ValueError,
+                   "cannot be converted to type i64 (int64_t) without overflow");
+  CHECK_THROWS_MSG(ag::pad(i32({1}), {1, 1}, ag::PadMode::constant, nan), ag::ValueError,
+                   "pad: value nan cannot be converted to type i32");
+}
+
+TEST_CASE("arange: exact int64 count and values at the int64 edges (PyTorch: 3 elements)") {
+  CHECK(ag::arange(kMin64, kMax64, kMax64).to_vector<int64_t>() == std::vector<int64_t>{kMin64, -1, kMax64 - 1});
+  CHECK(ag::arange(kMax64, kMin64, -kMax64).to_vector<int64_t>() == std::vector<int64_t>{kMax64, 0, -kMax64});
+  CHECK(ag::arange(kMax64 - 3, kMax64).to_vector<int64_t>() ==
+        std::vector<int64_t>{kMax64 - 3, kMax64 - 2, kMax64 - 1});
+  CHECK(ag::arange(0, 10, 3).to_vector<int64_t>() == std::vector<int64_t>{0, 3, 6, 9});
+  CHECK(ag::arange(0.9, -0.5, 1, DType::i32).numel() == 0);                  // bounds truncate to [0, 0)
+  CHECK_THROWS_MSG(ag::arange(kMin64, kMax64), ag::ShapeError, "arange: ");  // 2^64 - 1 elements
+  CHECK_THROWS_MSG(ag::arange(0.0, 1e300, 1.0, DType::i64), ag::ValueError, "must be representable as int64");
+  CHECK_THROWS_AS(ag::arange(0.0, 5.0, std::numeric_limits<double>::quiet_NaN(), DType::i64), ag::ValueError);
+}
+
+TEST_CASE("randint: the whole int64 range without overflow; values exact, never through double") {
+  ag::Generator g(7);
+  const std::vector<int64_t> v = ag::randint(kMin64, kMax64, {2000}, &g).to_vector<int64_t>();
+  CHECK(*std::min_element(v.begin(), v.end()) < -(int64_t{1} << 62));
+  CHECK(*std::max_element(v.begin(), v.end()) > (int64_t{1} << 62));
+  const int64_t big = int64_t{1} << 62;  // big + 1 is not a double
+  const std::vector<int64_t> w = ag::randint(big, big + 2, {200}, &g).to_vector<int64_t>();
+  CHECK(std::count(w.begin(), w.end(), big + 1) > 0);
+  CHECK(std::count(w.begin(), w.end(), big) + std::count(w.begin(), w.end(), big + 1) == 200);
+  CHECK(ag::randint(kMin32, kMax32, {4}, &g, DType::i32).dtype() == DType::i32);
+  CHECK_THROWS_MSG(ag::randint(0, int64_t{1} << 40, {2}, &g, DType::i32), ag::ValueError,
+                   "randint: range [0, 1099511627776) does not fit in dtype i32");
+}
+
+TEST_CASE("narrow and pad: bounds and sizes checked without overflow") {
+  Tensor x = ag::zeros({5});
+  CHECK_THROWS_MSG(x.narrow(0, 2, kMax64), ag::IndexError,
+                   "narrow: start 2 and length 9223372036854775807 do not fit in dim 0 of size 5");
+  CHECK_THROWS_AS(x.narrow(0, kMin64, 1), ag::IndexError);
+  CHECK(x.narrow(0, -2, 2).shape() == Shape{2});
+  CHECK_THROWS_MSG(ag::pad(x, {int64_t{1} << 62, int64_t{1} << 62}), ag::ShapeError, "pad: ");
+  CHECK_THROWS_MSG(ag::pad(x, {kMax64, 1}), ag::ShapeError, "overflows int64");
+  CHECK_THROWS_MSG(ag::pad(x, {kMin64, 0}), ag::ShapeError, "overflows int64");
+  CHECK_THROWS_MSG(ag::pad(ag::zeros({1, 1, 5}), {2, kMax64}, ag::PadMode::replicate), ag::ShapeError,
+                   "overflows int64");
+  CHECK(ag::pad(x, {1, -2}).shape() == Shape{4});
+}
+
+TEST_CASE("uniform: low > high (or NaN) is PyTorch's uniform_ error") {
+  CHECK_THROWS_MSG(ag::uniform({2}, 1.0, 0.0), ag::ValueError,
+                   "uniform: uniform_ expects to return a [from, to) range, but found from=1 > to=0");
+  CHECK_THROWS_AS(ag::uniform({2}, std::numeric_limits<double>::quiet_NaN(), 1.0), ag::ValueError);
+  CHECK_THROWS_MSG(ag::uniform({2}, -kInf, kInf), ag::ValueError, "uniform_ expects to-from <=");
+  CHECK(ag::uniform({3}, 2.0, 2.0, DType::f64).to_vector<double>() == std::vector<double>{2, 2, 2});
+}
+
+TEST_CASE("clamp of an integer tensor: bounds past its range saturate, a NaN bound is an error") {
+  CHECK(ag::clamp(i64({1, -5, kMax64}), -1e300, 1e300).to_vector<int64_t>() == std::vector<int64_t>{1, -5, kMax64});
+  CHECK(ag::clamp(i32({kMin32, 7}), -1e10, 5.9).to_vector<int32_t>() == std::vector<int32_t>{kMin32, 5});
+  CHECK_THROWS_MSG(ag::clamp(i64({1}), std::numeric_limits<double>::quiet_NaN(), std::nullopt), ag::ValueError,
+                   "clamp: a NaN bound cannot clamp an integer tensor");
+}

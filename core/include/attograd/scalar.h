@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "attograd/detail/convert.h"
 #include "attograd/dtype.h"
 
 namespace ag {
@@ -44,8 +45,9 @@ class Scalar {
 
   /// The value as a double.
   double to_double() const { return kind_ == Kind::floating ? d_ : static_cast<double>(i_); }
-  /// Floating values truncate toward zero (like a C++ cast).
-  int64_t to_int() const { return kind_ == Kind::floating ? static_cast<int64_t>(d_) : i_; }
+  /// Floating values truncate toward zero; NaN, +-inf and values outside int64 give
+  /// INT64_MIN (x86's cvttsd2si, detail/convert.h), not an undefined cast.
+  int64_t to_int() const { return kind_ == Kind::floating ? detail::convert_value<int64_t>(d_) : i_; }
   /// Nonzero.
   bool to_bool() const { return kind_ == Kind::floating ? d_ != 0.0 : i_ != 0; }
 

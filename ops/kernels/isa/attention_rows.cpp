@@ -34,7 +34,7 @@ struct Rows {
     V acc(T(0));
     int64_t i = 0;
     for (; i + W <= n; i += W) {
-      V e = xsimd::exp(V::load_unaligned(x + i) - vm);
+      V e = exp_guarded(V(V::load_unaligned(x + i) - vm));
       e.store_unaligned(x + i);
       acc += e;
     }
@@ -42,7 +42,7 @@ struct Rows {
     if (i < n) {  // the tail through the same vector exp, so every element rounds alike
       alignas(64) T buf[W];
       for (int64_t k = 0; k < W; ++k) buf[k] = i + k < n ? x[i + k] : -std::numeric_limits<T>::infinity();
-      V e = xsimd::exp(V::load_aligned(buf) - vm);
+      V e = exp_guarded(V(V::load_aligned(buf) - vm));
       e.store_aligned(buf);
       for (int64_t k = 0; i + k < n; ++k) sum += x[i + k] = buf[k];
     }

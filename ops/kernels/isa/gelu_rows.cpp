@@ -39,7 +39,7 @@ struct Gelu {
       const D right = x * D(0.5) * (D(1.0) - t * t) * ((D(1.0) + x_sq * D(3.0 * kC)) * D(kK));
       return (D(1.0) + t) * D(0.5) + right;
     } else {
-      return one_plus_erf(x) * D(0.5) + x * (xsimd::exp(x * x * D(-0.5)) * D(kInvSqrt2Pi));
+      return one_plus_erf(x) * D(0.5) + x * (exp_guarded(x * x * D(-0.5)) * D(kInvSqrt2Pi));
     }
   }
 

@@ -14,6 +14,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "kernels/dispatch.h"
@@ -65,6 +66,25 @@ xsimd::batch<double, A> widen(const T* p) {
     return D(_mm256_cvtps_pd(_mm_loadu_ps(p)));
   else
     return D(_mm512_cvtps_pd(_mm256_loadu_ps(p)));
+}
+
+// xsimd::exp(x), defined for every f64 lane. xsimd's f64 exp converts its reduced
+// argument to int64 lane by lane on SSE2 and AVX2 (they have no vector double -> int64
+// conversion), an undefined cast (UBSan float-cast-overflow) for NaN, +-inf or |x| past
+// ~6e18. Lanes outside [-800, 800] go through exp(0) and take exp's answer there by a
+// select instead: 0 below (xsimd's exp is 0 from -708.4 on), inf above (from 709.8 on),
+// NaN for NaN. f32 lanes convert with cvttps2dq, defined in C++ terms: left as they are.
+template <class A, class T>
+xsimd::batch<T, A> exp_guarded(const xsimd::batch<T, A>& x) {
+  if constexpr (std::is_same_v<T, double>) {
+    using B = xsimd::batch<double, A>;
+    const auto in = (x >= B(-800.0)) & (x <= B(800.0));  // false for NaN
+    const B e = xsimd::exp(xsimd::select(in, x, B(0.0)));
+    const B out = xsimd::select(x < B(0.0), B(0.0), B(std::numeric_limits<double>::infinity()));
+    return xsimd::select(in, e, xsimd::select(xsimd::isnan(x), x, out));
+  } else {
+    return xsimd::exp(x);
+  }
 }
 
 // sum of f(x_j) over a row of n, in WD double accumulators, then the tail in order.

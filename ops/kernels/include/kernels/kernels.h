@@ -17,7 +17,9 @@ Tensor empty(const Shape& shape, DType dtype, const char* op = "empty");
 void copy(const Tensor& src, const Tensor& dst);
 Tensor contiguous(const Tensor& x);  // x itself when already contiguous
 Tensor convert(const Tensor& x, DType dtype);
-void fill(const Tensor& dst, double value);
+// dst[...] = value; ValueError naming op for a value an integer dtype cannot hold (NaN,
+// +-inf, out of range: PyTorch's "value cannot be converted to type ... without overflow").
+void fill(const Tensor& dst, double value, const char* op = "fill_");
 
 // ---- elementwise (clamp.cpp, binary.cpp) ----
 // Functions of one tensor (exp, sin, relu, ...) have no kernel here: each op hands its

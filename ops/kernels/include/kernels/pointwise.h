@@ -63,11 +63,29 @@ Vectorized(S, V, R) -> Vectorized<S, V, R>;
 // (or 0) below log(smallest normal), -87.3 (f32) / -708.4 (f64), and near overflow above
 // log(max) - 1, 87.7 / 708.8; there xsimd's exp is wrong, not inexact (it flushes
 // denormal results to 0 and reaches inf ~1 early).
+// NaN is an edge too (see exp_arg).
 template <class T>
 auto exp_edge() {
   const T lo = std::log(std::numeric_limits<T>::min());
   const T hi = std::log(std::numeric_limits<T>::max()) - T(1);
-  return [lo, hi](T v) { return v < lo || v > hi; };
+  return [lo, hi](T v) { return !(v >= lo && v <= hi); };
+}
+
+// The argument for xt::exp in a vector form whose redo is exp_edge (of -v when negate):
+// v, with 0 on the edge lanes, which the scalar pass recomputes anyway. For f64 this is
+// needed, not just cheap: xsimd's f64 exp converts its reduced argument to int64 lane by
+// lane on SSE2 / AVX2, an undefined cast (UBSan float-cast-overflow) for NaN, +-inf or
+// |v| past ~6e18. f32 lanes convert with cvttps2dq, defined: v itself.
+template <class T, class E>
+decltype(auto) exp_arg(const E& v, bool negate = false) {
+  if constexpr (std::is_same_v<T, double>) {
+    const T lo = std::log(std::numeric_limits<T>::min()), hi = std::log(std::numeric_limits<T>::max()) - T(1);
+    // Scalars by value (xt keeps lvalue scalars by reference, which would dangle).
+    return xt::where(v >= T(negate ? -hi : lo) && v <= T(negate ? -lo : hi), v, T(0));
+  } else {
+    (void)negate;
+    return (v);
+  }
 }
 
 template <class F>
