@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <string>
 
+#include "attograd/detail/error_context.h"
 #include "kernels/scatter.h"
 #include "op_util.h"
 
@@ -219,7 +220,8 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
            mask.shape(), ")");
   AG_CHECK(broadcast_shapes(mask.shape(), x.shape(), "masked_fill") == x.shape(), ShapeError,
            "masked_fill: mask shape ", mask.shape(), " cannot be broadcast to input shape ", x.shape());
-  return where(mask, full(Shape{}, value, x.dtype()), x);
+  // An integer x and a value it cannot hold: "masked_fill: full: value ... cannot be converted".
+  return where(mask, detail::in_op("masked_fill", [&] { return full(Shape{}, value, x.dtype()); }), x);
 }
 
 // x and mask broadcast to one shape S; out (n) = x's elements where mask is true.

@@ -54,9 +54,14 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, G
   AG_CHECK(replacement || num_samples <= C, ValueError, "multinomial: cannot draw ", num_samples,
            " samples without replacement from ", C, " classes (probs shape ", probs.shape(), ")");
   Generator& g = gen ? *gen : default_generator();
-  auto hold = g.lock();                                     // every sample from one run of the default sequence
+  auto hold = g.lock();  // every sample from one run of the default sequence
+  int64_t total = 0;     // N * num_samples draws; checked before sizing the output (was std::length_error)
+  AG_CHECK(!__builtin_mul_overflow(N, num_samples, &total), ValueError, "multinomial: ", N, " rows x ", num_samples,
+           " samples overflows int64 (probs shape ", probs.shape(), ")");
+  Tensor result =
+      empty(probs.dim() == 2 ? Shape{N, num_samples} : Shape{num_samples}, DType::i64);  // MemoryError if too big
+  int64_t* out = result.data<int64_t>();
   const std::vector<double> p = probs.to_vector<double>();  // (N * C) row-major
-  std::vector<int64_t> out(static_cast<std::size_t>(N * num_samples));
   std::vector<double> w(static_cast<std::size_t>(C)), cdf(w.size());
   for (int64_t n = 0; n < N; ++n) {
     int64_t nonzero = 0;
@@ -73,11 +78,11 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, G
     for (int64_t s = 0; s < num_samples; ++s) {
       if (s == 0 || !replacement) std::partial_sum(w.begin(), w.end(), cdf.begin());
       int64_t c = draw(cdf, w, g.uniform() * cdf.back());
-      out[static_cast<std::size_t>(n * num_samples + s)] = c;
+      out[n * num_samples + s] = c;
       if (!replacement) w[static_cast<std::size_t>(c)] = 0;  // drawn at most once
     }
   }
-  return Tensor::from_vector(out, probs.dim() == 2 ? Shape{N, num_samples} : Shape{num_samples});
+  return result;
 }
 
 }  // namespace ag

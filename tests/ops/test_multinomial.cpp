@@ -101,6 +101,10 @@ TEST_CASE("multinomial: typed errors") {
   CHECK_THROWS_AS(multinomial(ok, 3, false), ValueError);  // 3 > 2 classes
   CHECK_THROWS_AS(multinomial(Tensor::from_vector(std::vector<double>{0, 1, 0}), 2, false), ValueError);
   CHECK_THROWS_AS(multinomial(ok, 0), ValueError);
+  // N * num_samples sized a std::vector: overflow was undefined, then std::length_error.
+  CHECK_THROWS_WITH_AS(multinomial(ag::ones({4, 2}, DType::f64), int64_t{1} << 62, true),
+                       doctest::Contains("overflows int64"), ValueError);
+  CHECK_THROWS_AS(multinomial(ok, int64_t{1} << 56, true), MemoryError);  // 512 PiB of samples
   CHECK_THROWS_AS(multinomial(zeros({2, 2, 2}), 1), ShapeError);
   CHECK_THROWS_AS(multinomial(Tensor::from_vector(std::vector<int64_t>{1, 2}), 1), DTypeError);
   CHECK(multinomial(ok, 3, true).shape() == Shape{3});  // with replacement, any count

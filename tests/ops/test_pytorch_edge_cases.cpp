@@ -347,7 +347,7 @@ TEST_CASE("full, fill_ and masked_fill: a value the integer dtype cannot hold is
   Tensor t = ag::zeros({3}, DType::i64);
   CHECK_THROWS_MSG(t.fill_(nan), ag::ValueError, "fill_: value nan cannot be converted to type i64");
   CHECK_THROWS_MSG(ag::masked_fill(t, ag::full({3}, true, DType::b8), -kInf), ag::ValueError,
-                   "cannot be converted to type i64 (int64_t) without overflow");
+                   "masked_fill: full: value -inf cannot be converted to type i64 (int64_t) without overflow");
   CHECK_THROWS_MSG(ag::pad(i32({1}), {1, 1}, ag::PadMode::constant, nan), ag::ValueError,
                    "pad: value nan cannot be converted to type i32");
 }
