@@ -25,8 +25,8 @@ void check_inputs(const char* op, const Tensor& q, const Tensor& k, const Tensor
 }  // namespace
 
 namespace detail {
-// One mask for scaled_dot_product_attention, broadcastable to (B, h, L, S): the user's
-// attn_mask, the causal mask and the padding mask combined. Bool stays bool (and);
+// One mask for scaled_dot_product_attention (bool true = takes part), broadcastable to
+// (B, h, L, S): the user's attn_mask (bool inverted: PyTorch's true = not allowed), the causal mask and the padding mask combined. Bool stays bool (and);
 // with a float mask, the bool parts become additive (-inf where not allowed).
 Tensor combine_masks(const char* op, const AttentionArgs& args, int64_t B, int64_t h, int64_t L, int64_t S,
                      DType dtype) {
@@ -52,15 +52,16 @@ Tensor combine_masks(const char* op, const AttentionArgs& args, int64_t B, int64
              " cannot be broadcast to (B, h, L, S) = ", full_shape);
     AG_CHECK(m.dtype() == DType::b8 || m.dtype() == dtype, DTypeError, op, ": attn_mask must be bool or ", dtype,
              ", got ", m.dtype());
-    merge(m);
+    // PyTorch's nn.MultiheadAttention meaning: a bool attn_mask is true where NOT allowed.
+    merge(m.dtype() == DType::b8 ? logical_not(m) : m);
   }
   if (args.causal) merge(causal_mask(L, S, args.causal_variant));
-  AG_CHECK(!(args.padding_mask.defined() && args.key_padding_mask.defined()), ValueError, op,
-           ": give padding_mask (true = real key) or key_padding_mask (true = ignore), not both");
-  if (args.padding_mask.defined()) {
-    const Tensor& p = args.padding_mask;
-    AG_CHECK(p.dtype() == DType::b8, DTypeError, op, ": padding_mask must be bool (true = real key), got ", p.dtype());
-    AG_CHECK(p.shape() == Shape({B, S}), ShapeError, op, ": padding_mask shape ", p.shape(),
+  AG_CHECK(!(args.key_keep_mask.defined() && args.key_padding_mask.defined()), ValueError, op,
+           ": give key_keep_mask (true = real key) or key_padding_mask (true = ignore), not both");
+  if (args.key_keep_mask.defined()) {
+    const Tensor& p = args.key_keep_mask;
+    AG_CHECK(p.dtype() == DType::b8, DTypeError, op, ": key_keep_mask must be bool (true = real key), got ", p.dtype());
+    AG_CHECK(p.shape() == Shape({B, S}), ShapeError, op, ": key_keep_mask shape ", p.shape(),
              " must be (B, S) = ", Shape({B, S}));
     merge(p.view({B, 1, 1, S}));
   }

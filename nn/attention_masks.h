@@ -5,9 +5,9 @@
 
 namespace ag::nn::detail {
 
-// AttentionArgs' attn_mask, causal mask (causal_variant) and padding mask (padding_mask
+// AttentionArgs' attn_mask, causal mask (causal_variant) and padding mask (key_keep_mask
 // or key_padding_mask) as one mask broadcastable to (B, h, L, S), or undefined when none
-// is given. Bool when all parts are bool, else float (`dtype`) with -inf where not allowed.
+// is given. Bool (true = takes part, sdpa's polarity) when all parts are bool, else float (`dtype`) with -inf where not allowed.
 // `op` names the module in errors.
 Tensor combine_masks(const char* op, const AttentionArgs& args, int64_t B, int64_t h, int64_t L, int64_t S,
                      DType dtype);

@@ -204,7 +204,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const KVCacheStepFn& step, int6
 }
 
 std::vector<std::vector<Hypothesis>> beam_search(TransformerDecoderImpl& decoder, const Tensor& memory,
-                                                 const Tensor& memory_padding_mask, const BeamEmbedFn& embed,
+                                                 const Tensor& memory_keep_mask, const BeamEmbedFn& embed,
                                                  const BeamGeneratorFn& generator, const BeamSearchOptions& o) {
   check_options(o);
   AG_CHECK(static_cast<bool>(embed) && static_cast<bool>(generator), ValueError,
@@ -212,17 +212,16 @@ std::vector<std::vector<Hypothesis>> beam_search(TransformerDecoderImpl& decoder
   AG_CHECK(memory.defined() && memory.dim() == 3 && memory.size(0) >= 1, ShapeError,
            "beam_search: memory must be (B, S, E) with B >= 1, got ", memory.defined() ? memory.shape() : Shape{});
   const int64_t B = memory.size(0), K = o.beam_size(), N = B * K;
-  if (memory_padding_mask.defined())
-    AG_CHECK(memory_padding_mask.dim() == 2 && memory_padding_mask.size(0) == B &&
-                 memory_padding_mask.size(1) == memory.size(1),
-             ShapeError, "beam_search: memory_padding_mask must be (B, S) = (", B, ", ", memory.size(1), "), got ",
-             memory_padding_mask.shape());
+  if (memory_keep_mask.defined())
+    AG_CHECK(memory_keep_mask.dim() == 2 && memory_keep_mask.size(0) == B && memory_keep_mask.size(1) == memory.size(1),
+             ShapeError, "beam_search: memory_keep_mask must be (B, S) = (", B, ", ", memory.size(1), "), got ",
+             memory_keep_mask.shape());
   NoGradGuard no_grad;
   // Rows b * K .. b * K + K - 1 all see sentence b; reordering never moves a row to another
   // sentence, so memory and mask need no reordering (the cache's cross k/v are reordered
   // anyway, harmlessly, by KVCache::reorder).
   const Tensor mem = repeat_interleave(memory, K, 0);  // (N, S, E)
-  const Tensor mask = memory_padding_mask.defined() ? repeat_interleave(memory_padding_mask, K, 0) : Tensor{};
+  const Tensor mask = memory_keep_mask.defined() ? repeat_interleave(memory_keep_mask, K, 0) : Tensor{};
   auto step = [&](const Tensor& tokens, KVCache& cache) {
     Tensor h = decoder.forward_step(embed(tokens, cache.length()), mem, cache, mask);  // (N, 1, E)
     Tensor logits = generator(h);                                                      // (N, 1, V)

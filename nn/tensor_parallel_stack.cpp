@@ -7,6 +7,7 @@
 #include "attograd/dist.h"
 #include "attograd/nn/tensor_parallel.h"
 #include "tensor_parallel_util.h"
+#include "transformer_util.h"
 
 namespace ag::nn {
 
@@ -20,10 +21,10 @@ TensorParallelTransformerEncoderImpl::TensorParallelTransformerEncoderImpl(const
 }
 
 Tensor TensorParallelTransformerEncoderImpl::forward(const Tensor& src, const Tensor& src_mask,
-                                                     const Tensor& src_padding_mask) {
+                                                     const Tensor& src_key_padding_mask) {
   Tensor x = src;
   for (std::size_t i = 0; i < layers->size(); ++i)
-    x = layers->at<TensorParallelTransformerEncoderLayerImpl>(i)->forward(x, src_mask, src_padding_mask);
+    x = layers->at<TensorParallelTransformerEncoderLayerImpl>(i)->forward(x, src_mask, src_key_padding_mask);
   return norm.is_empty() ? x : norm(x);
 }
 
@@ -52,8 +53,8 @@ TensorParallelTransformerImpl::TensorParallelTransformerImpl(const TransformerIm
 }
 
 Tensor TensorParallelTransformerImpl::encode(const Tensor& src, const Tensor& src_mask,
-                                             const Tensor& src_padding_mask) {
-  return encoder(src, src_mask, src_padding_mask);
+                                             const Tensor& src_key_padding_mask) {
+  return encoder(src, src_mask, src_key_padding_mask);
 }
 
 Tensor TensorParallelTransformerImpl::decode(const Tensor& tgt, const Tensor& memory, const TransformerMasks& masks) {
@@ -65,7 +66,7 @@ Tensor TensorParallelTransformerImpl::forward(const Tensor& src, const Tensor& t
                tgt.size(2) == options.d_model(),
            ShapeError, "TensorParallelTransformer: src ", src.shape(), " and tgt ", tgt.shape(), " must be (B, S, ",
            options.d_model(), ") and (B, T, ", options.d_model(), ")");
-  return decode(tgt, encode(src, masks.src_mask, masks.src_padding_mask), masks);
+  return decode(tgt, encode(src, masks.src_mask, detail::src_key_padding("TensorParallelTransformer", masks)), masks);
 }
 
 double clip_grad_norm_tensor_parallel_(const Module& model, double max_norm) {

@@ -84,8 +84,8 @@ void TensorParallelTransformerEncoderLayerImpl::reset_parameters() {
 }
 
 Tensor TensorParallelTransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask,
-                                                          const Tensor& src_padding_mask) {
-  return detail::encoder_layer_forward(*this, src, src_mask, src_padding_mask, [&](const Tensor& h) {
+                                                          const Tensor& src_key_padding_mask) {
+  return detail::encoder_layer_forward(*this, src, src_mask, src_key_padding_mask, [&](const Tensor& h) {
     return dropout2(linear2(dropout(activate(linear1(h), options.activation()))));
   });
 }

@@ -40,8 +40,9 @@ Tensor TransformerEncoderLayerImpl::feed_forward(const Tensor& x) {
   return dropout2(linear2(dropout(activate(linear1(x), options.activation()))));
 }
 
-Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask, const Tensor& src_padding_mask) {
-  return detail::encoder_layer_forward(*this, src, src_mask, src_padding_mask,
+Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask,
+                                            const Tensor& src_key_padding_mask) {
+  return detail::encoder_layer_forward(*this, src, src_mask, src_key_padding_mask,
                                        [&](const Tensor& h) { return feed_forward(h); });
 }
 
@@ -71,6 +72,18 @@ Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& mem
   return run(tgt, memory, m, false).first;
 }
 
+Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask,
+                                            const Tensor& memory_mask, const Tensor& tgt_key_padding_mask,
+                                            const Tensor& memory_key_padding_mask, bool tgt_is_causal) {
+  TransformerMasks m;
+  m.tgt_mask = tgt_mask;
+  m.memory_mask = memory_mask;
+  m.tgt_key_padding_mask = tgt_key_padding_mask;
+  m.memory_key_padding_mask = memory_key_padding_mask;
+  m.tgt_causal = tgt_is_causal;
+  return run(tgt, memory, m, false).first;
+}
+
 std::pair<Tensor, Tensor> TransformerDecoderLayerImpl::forward_with_cross_weights(const Tensor& tgt,
                                                                                   const Tensor& memory,
                                                                                   const TransformerMasks& m) {
@@ -86,7 +99,7 @@ std::pair<Tensor, Tensor> TransformerDecoderLayerImpl::run(const Tensor& tgt, co
 // With causal self-attention, position t's keys and values in every layer depend only on
 // positions <= t, so caching them per layer gives the same result as recomputing all.
 Tensor TransformerDecoderLayerImpl::forward_step(const Tensor& tgt, const Tensor& memory, KVCache::Layer& cache,
-                                                 const Tensor& memory_padding_mask) {
+                                                 const Tensor& memory_keep_mask) {
   AG_CHECK(tgt.dim() == 3 && tgt.size(1) == 1, ShapeError,
            "TransformerDecoderLayer.forward_step: expected one position (B, 1, E), got ", tgt.shape());
   const bool nf = options.norm_first();
@@ -99,7 +112,7 @@ Tensor TransformerDecoderLayerImpl::forward_step(const Tensor& tgt, const Tensor
   x = residual(x, norm2, nf, [&](const Tensor& h) {
     if (!cache.cross_k.defined()) std::tie(cache.cross_k, cache.cross_v) = multihead_attn->project_kv(memory, memory);
     AttentionArgs args;
-    args.padding_mask = memory_padding_mask;
+    args.key_keep_mask = memory_keep_mask;
     return dropout2(multihead_attn->attend(multihead_attn->project_q(h), cache.cross_k, cache.cross_v, args).first);
   });
   return residual(x, norm3, nf, [&](const Tensor& h) { return feed_forward(h); });
@@ -125,10 +138,10 @@ TransformerEncoderImpl::TransformerEncoderImpl(const TransformerLayerOptions& la
   if (final_norm) norm = register_module("norm", LayerNorm(norm_options(layer)));
 }
 
-Tensor TransformerEncoderImpl::forward(const Tensor& src, const Tensor& src_mask, const Tensor& src_padding_mask) {
+Tensor TransformerEncoderImpl::forward(const Tensor& src, const Tensor& mask, const Tensor& src_key_padding_mask) {
   Tensor x = src;
   for (std::size_t i = 0; i < layers->size(); ++i)
-    x = layers->at<TransformerEncoderLayerImpl>(i)->forward(x, src_mask, src_padding_mask);
+    x = layers->at<TransformerEncoderLayerImpl>(i)->forward(x, mask, src_key_padding_mask);
   return norm.is_empty() ? x : norm(x);
 }
 
@@ -146,12 +159,24 @@ Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory, 
   return norm.is_empty() ? x : norm(x);
 }
 
+Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask,
+                                       const Tensor& memory_mask, const Tensor& tgt_key_padding_mask,
+                                       const Tensor& memory_key_padding_mask, bool tgt_is_causal) {
+  TransformerMasks m;
+  m.tgt_mask = tgt_mask;
+  m.memory_mask = memory_mask;
+  m.tgt_key_padding_mask = tgt_key_padding_mask;
+  m.memory_key_padding_mask = memory_key_padding_mask;
+  m.tgt_causal = tgt_is_causal;
+  return forward(tgt, memory, m);
+}
+
 Tensor TransformerDecoderImpl::forward_step(const Tensor& tgt_step, const Tensor& memory, KVCache& cache,
-                                            const Tensor& memory_padding_mask) {
+                                            const Tensor& memory_keep_mask) {
   cache.layers.resize(layers->size());
   Tensor x = tgt_step;
   for (std::size_t i = 0; i < layers->size(); ++i)
-    x = layers->at<TransformerDecoderLayerImpl>(i)->forward_step(x, memory, cache.layers[i], memory_padding_mask);
+    x = layers->at<TransformerDecoderLayerImpl>(i)->forward_step(x, memory, cache.layers[i], memory_keep_mask);
   return norm.is_empty() ? x : norm(x);
 }
 
@@ -170,8 +195,8 @@ TransformerImpl::TransformerImpl(const TransformerOptions& o) : Module("Transfor
   decoder = register_module("decoder", TransformerDecoder(o.layer(), o.num_decoder_layers()));
 }
 
-Tensor TransformerImpl::encode(const Tensor& src, const Tensor& src_mask, const Tensor& src_padding_mask) {
-  return encoder(src, src_mask, src_padding_mask);
+Tensor TransformerImpl::encode(const Tensor& src, const Tensor& src_mask, const Tensor& src_key_padding_mask) {
+  return encoder(src, src_mask, src_key_padding_mask);
 }
 
 Tensor TransformerImpl::decode(const Tensor& tgt, const Tensor& memory, const TransformerMasks& masks) {
@@ -183,8 +208,28 @@ Tensor TransformerImpl::forward(const Tensor& src, const Tensor& tgt, const Tran
                tgt.size(2) == options.d_model(),
            ShapeError, "Transformer: src ", src.shape(), " and tgt ", tgt.shape(), " must be (B, S, ",
            options.d_model(), ") and (B, T, ", options.d_model(), ")");
-  Tensor memory = encode(src, masks.src_mask, masks.src_padding_mask);
+  Tensor memory = encode(src, masks.src_mask, detail::src_key_padding("Transformer", masks));
   return decode(tgt, memory, masks);
+}
+
+Tensor TransformerImpl::forward(const Tensor& src, const Tensor& tgt, const Tensor& src_mask, const Tensor& tgt_mask,
+                                const Tensor& memory_mask, const Tensor& src_key_padding_mask,
+                                const Tensor& tgt_key_padding_mask, const Tensor& memory_key_padding_mask,
+                                bool tgt_is_causal) {
+  TransformerMasks m;
+  m.src_mask = src_mask;
+  m.tgt_mask = tgt_mask;
+  m.memory_mask = memory_mask;
+  m.src_key_padding_mask = src_key_padding_mask;
+  m.tgt_key_padding_mask = tgt_key_padding_mask;
+  m.memory_key_padding_mask = memory_key_padding_mask;
+  m.tgt_causal = tgt_is_causal;
+  return forward(src, tgt, m);
+}
+
+Tensor TransformerImpl::generate_square_subsequent_mask(int64_t n, DType dtype) {
+  AG_CHECK(n >= 0, ValueError, "Transformer.generate_square_subsequent_mask: size must be >= 0, got ", n);
+  return additive_mask(causal_mask(n, n), dtype);  // 0 on and below the diagonal, -inf above
 }
 
 void TransformerImpl::pretty_print(std::ostream& os) const {

@@ -20,22 +20,32 @@ struct DecoderAttentionArgs {
 inline DecoderAttentionArgs decoder_attention_args(const TransformerMasks& m, bool need_weights) {
   DecoderAttentionArgs a;
   a.self.attn_mask = m.tgt_mask;
-  a.self.padding_mask = m.tgt_padding_mask;
+  a.self.key_padding_mask = m.tgt_key_padding_mask;
+  a.self.key_keep_mask = m.tgt_keep_mask;
   a.self.causal = m.tgt_causal;
   a.cross.attn_mask = m.memory_mask;
-  a.cross.padding_mask = m.memory_padding_mask;
+  a.cross.key_padding_mask = m.memory_key_padding_mask;
+  a.cross.key_keep_mask = m.memory_keep_mask;
   a.cross.need_weights = need_weights;
   return a;
+}
+
+// The encoder's key padding mask (torch's: true = padding) from TransformerMasks'
+// src_key_padding_mask or src_keep_mask (true = real token), not both.
+inline Tensor src_key_padding(const char* op, const TransformerMasks& m) {
+  AG_CHECK(!(m.src_key_padding_mask.defined() && m.src_keep_mask.defined()), ValueError, op,
+           ": give src_key_padding_mask (true = padding) or src_keep_mask (true = real token), not both");
+  return m.src_keep_mask.defined() ? logical_not(m.src_keep_mask) : m.src_key_padding_mask;
 }
 
 // An encoder layer's two residual blocks (self-attention, then `ff`, the feed-forward
 // with its dropout), for TransformerEncoderLayer and its tensor-parallel version.
 template <class Layer, class FeedForward>
-Tensor encoder_layer_forward(Layer& l, const Tensor& src, const Tensor& src_mask, const Tensor& src_padding_mask,
+Tensor encoder_layer_forward(Layer& l, const Tensor& src, const Tensor& src_mask, const Tensor& src_key_padding_mask,
                              FeedForward&& ff) {
   AttentionArgs args;
   args.attn_mask = src_mask;
-  args.padding_mask = src_padding_mask;
+  args.key_padding_mask = src_key_padding_mask;
   const bool nf = l.options.norm_first();
   Tensor x = residual(src, l.norm1, nf, [&](const Tensor& h) { return l.dropout1(l.self_attn(h, h, h, args).first); });
   return residual(x, l.norm2, nf, ff);

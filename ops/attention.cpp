@@ -32,19 +32,20 @@ Tensor causal_mask(int64_t L, int64_t S, CausalVariant variant) try {
   return le(j, i);  // (L, S): key j visible to query i when j <= i + S - L
 } catch (const Error& e) { detail::rethrow_in_op("causal_mask", e); }
 
-Tensor padding_mask(const Tensor& lengths, int64_t S) try {
-  AG_CHECK(lengths.dim() == 1, ShapeError, "padding_mask: lengths must be 1-D (B), got shape ", lengths.shape());
+Tensor keep_mask_from_lengths(const Tensor& lengths, int64_t S) try {
+  AG_CHECK(lengths.dim() == 1, ShapeError, "keep_mask_from_lengths: lengths must be 1-D (B), got shape ",
+           lengths.shape());
   AG_CHECK(!lengths.is_floating_point() && lengths.dtype() != DType::b8, DTypeError,
-           "padding_mask: lengths must be integer, got ", lengths.dtype());
-  AG_CHECK(S >= 0, ValueError, "padding_mask: S must be >= 0, got ", S);
+           "keep_mask_from_lengths: lengths must be integer, got ", lengths.dtype());
+  AG_CHECK(S >= 0, ValueError, "keep_mask_from_lengths: S must be >= 0, got ", S);
   // A length outside [0, S] is a caller's bug:
   // silently clipping it would hide padding that was never there.
   for (int64_t len : K::convert(lengths, DType::i64).to_vector<int64_t>())
-    AG_CHECK(len >= 0 && len <= S, ValueError, "padding_mask: length ", len, " is out of range for S = ", S,
+    AG_CHECK(len >= 0 && len <= S, ValueError, "keep_mask_from_lengths: length ", len, " is out of range for S = ", S,
              " (lengths must be in [0, S]; lengths shape ", lengths.shape(), ")");
   Tensor pos = arange(S).view({1, S});                                         // i64
   return lt(pos, K::convert(lengths, DType::i64).view({lengths.numel(), 1}));  // (B, S)
-} catch (const Error& e) { detail::rethrow_in_op("padding_mask", e); }
+} catch (const Error& e) { detail::rethrow_in_op("keep_mask_from_lengths", e); }
 
 Tensor additive_mask(const Tensor& bool_mask, DType dtype) try {
   AG_CHECK(bool_mask.dtype() == DType::b8, DTypeError, "additive_mask: expected a bool mask, got ", bool_mask.dtype());

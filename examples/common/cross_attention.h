@@ -12,11 +12,11 @@ namespace examples {
 
 // Decoder input x (1, T, E) against memory (1, S, E) -> per layer the weights (h, T, S).
 inline std::vector<ag::Tensor> cross_attention_maps(ag::nn::TransformerDecoderImpl& decoder, ag::Tensor x,
-                                                    const ag::Tensor& memory, const ag::Tensor& memory_padding_mask) {
+                                                    const ag::Tensor& memory, const ag::Tensor& memory_keep_mask) {
   ag::NoGradGuard no_grad;
   ag::nn::TransformerMasks m;
   m.tgt_causal = true;
-  m.memory_padding_mask = memory_padding_mask;
+  m.memory_keep_mask = memory_keep_mask;
   std::vector<ag::Tensor> maps;
   for (std::size_t i = 0; i < decoder.layers->size(); ++i) {
     auto [y, w] = decoder.layers->at<ag::nn::TransformerDecoderLayerImpl>(i)->forward_with_cross_weights(x, memory, m);

@@ -38,13 +38,13 @@ inline Tensor sinusoidal_positions(int64_t max_len, int64_t E) {
   return Tensor::from_vector(pe, {max_len, E});
 }
 
-// Teacher forcing: padding masks (0 = padding) for source, memory and target, and the
-// causal target mask.
+// Teacher forcing: key padding masks (PyTorch's: true where the token is 0 = padding) for
+// source, memory and target, and the causal target mask.
 inline nn::TransformerMasks teacher_forcing_masks(const Tensor& src, const Tensor& tgt_in) {
   nn::TransformerMasks m;
-  m.src_padding_mask = ne(src, 0);
-  m.memory_padding_mask = m.src_padding_mask;
-  m.tgt_padding_mask = ne(tgt_in, 0);
+  m.src_key_padding_mask = eq(src, 0);
+  m.memory_key_padding_mask = m.src_key_padding_mask;
+  m.tgt_key_padding_mask = eq(tgt_in, 0);
   m.tgt_causal = true;
   return m;
 }
@@ -92,8 +92,9 @@ class Seq2SeqImpl : public nn::Module {
   }
 
   Tensor encode(const Tensor& src) {
-    if (tp_transformer.is_empty()) return transformer->encode(embed(src_embed, src), {}, ne(src, 0));
-    return tp_transformer->encode(embed(src_embed, src), {}, ne(src, 0));
+    // src_key_padding_mask, as torch's: true = padding (token 0)
+    if (tp_transformer.is_empty()) return transformer->encode(embed(src_embed, src), {}, eq(src, 0));
+    return tp_transformer->encode(embed(src_embed, src), {}, eq(src, 0));
   }
 
   // Embedded targets (B, T, E) against memory (B, S, E) -> decoder output (B, T, E).
@@ -106,18 +107,18 @@ class Seq2SeqImpl : public nn::Module {
   Tensor greedy_decode(const Tensor& src, int64_t steps, int64_t start_token, bool use_cache = true) {
     NoGradGuard no_grad;
     const int64_t B = src.size(0);
-    Tensor src_pad = ne(src, 0);
+    Tensor src_keep = ne(src, 0);  // true = real token: forward_step's memory_keep_mask
     Tensor memory = encode(src);
     Tensor ys = full({B, 1}, start_token, DType::i64);
     nn::KVCache cache;
     for (int64_t t = 0; t < steps; ++t) {
       Tensor h;                                      // (B, 1, E): decoder output at the newest position
       if (use_cache && tp_transformer.is_empty()) {  // tensor-parallel layers have no cached step
-        h = transformer->decoder->forward_step(embed(tgt_embed, ys.narrow(1, t, 1), t), memory, cache, src_pad);
+        h = transformer->decoder->forward_step(embed(tgt_embed, ys.narrow(1, t, 1), t), memory, cache, src_keep);
       } else {
         nn::TransformerMasks m;
         m.tgt_causal = true;
-        m.memory_padding_mask = src_pad;
+        m.memory_keep_mask = src_keep;
         h = decode(embed(tgt_embed, ys), memory, m).narrow(1, t, 1);
       }
       Tensor next = argmax(generator(h), -1);  // (B, 1)

@@ -59,13 +59,13 @@ class TranslatorImpl : public nn::Module {
   }
 
   // src (B, S) -> memory (B, S, E)
-  Tensor encode(const Tensor& src) { return transformer->encode(embed_at(src), {}, ne(src, 0)); }
+  // src_key_padding_mask as torch's: true = padding (token 0).
+  Tensor encode(const Tensor& src) { return transformer->encode(embed_at(src), {}, eq(src, 0)); }
 
   // One decoding step with the cache: the newest target tokens (B, 1) at position t ->
   // log-probabilities (B, V) of the next token.
-  Tensor step(const Tensor& last, int64_t t, const Tensor& memory, const Tensor& memory_padding_mask,
-              nn::KVCache& cache) {
-    Tensor h = transformer->decoder->forward_step(embed_at(last, t), memory, cache, memory_padding_mask);
+  Tensor step(const Tensor& last, int64_t t, const Tensor& memory, const Tensor& memory_keep_mask, nn::KVCache& cache) {
+    Tensor h = transformer->decoder->forward_step(embed_at(last, t), memory, cache, memory_keep_mask);
     return log_softmax(generator(h).select(1, 0), -1);
   }
 

@@ -113,7 +113,7 @@ TEST_CASE("TensorParallelMultiheadAttention equals MultiheadAttention with masks
 
   nn::AttentionArgs cross;  // a per-head bool mask (cut to each rank's heads), padding, weights
   cross.attn_mask = random_head_mask(B, h, L, S, 25);
-  cross.padding_mask = padding_mask(Tensor::from_vector(std::vector<int64_t>{7, 4}), S);
+  cross.key_keep_mask = keep_mask_from_lengths(Tensor::from_vector(std::vector<int64_t>{7, 4}), S);
   cross.need_weights = true;
   check(compare(
       "MHA cross (k = v): per-head bool mask + padding, weights", *single, *tp, {x, mem},
@@ -142,7 +142,7 @@ TEST_CASE("TensorParallelMultiheadAttention equals GroupedQueryAttention (h = 4,
   const Tensor x = randn_seeded({B, L, E}, 31), mem = randn_seeded({B, S, E}, 32);
   nn::AttentionArgs self;
   self.causal = true;
-  self.padding_mask = padding_mask(Tensor::from_vector(std::vector<int64_t>{6, 4}), L);
+  self.key_keep_mask = keep_mask_from_lengths(Tensor::from_vector(std::vector<int64_t>{6, 4}), L);
   self.attn_mask = randn_seeded({L, L}, 33);
   check(compare(
       "GQA self: causal + padding + float mask", *single, *tp, {x},
@@ -181,7 +181,7 @@ TEST_CASE("TensorParallelFeedForward equals Linear -> GELU -> Linear, initialize
 
 TEST_CASE("TensorParallelTransformerEncoderLayer equals TransformerEncoderLayer") {
   const Tensor src = randn_seeded({2, 6, 8}, 51), src_mask = randn_seeded({6, 6}, 52);
-  const Tensor pad = padding_mask(Tensor::from_vector(std::vector<int64_t>{6, 4}), 6);
+  const Tensor pad = logical_not(keep_mask_from_lengths(Tensor::from_vector(std::vector<int64_t>{6, 4}), 6));
   for (bool norm_first : {false, true}) {
     for (auto act : {nn::Activation::ReLU, nn::Activation::GELU}) {
       auto o =
@@ -214,8 +214,8 @@ TEST_CASE("TensorParallelTransformerDecoderLayer equals TransformerDecoderLayer 
   const Tensor tgt = randn_seeded({2, 5, 8}, 61), memory = randn_seeded({2, 6, 8}, 62);
   nn::TransformerMasks m;
   m.tgt_causal = true;
-  m.tgt_padding_mask = padding_mask(Tensor::from_vector(std::vector<int64_t>{5, 3}), 5);
-  m.memory_padding_mask = padding_mask(Tensor::from_vector(std::vector<int64_t>{6, 4}), 6);
+  m.tgt_keep_mask = keep_mask_from_lengths(Tensor::from_vector(std::vector<int64_t>{5, 3}), 5);
+  m.memory_keep_mask = keep_mask_from_lengths(Tensor::from_vector(std::vector<int64_t>{6, 4}), 6);
   m.memory_mask = randn_seeded({5, 6}, 63);
   for (bool norm_first : {false, true}) {
     auto o = nn::TransformerLayerOptions(8, 4)

@@ -23,7 +23,7 @@ namespace {
 // (B) lengths -> (B, 1, 1, S) bool, true on keys j < lengths[b] (real keys, right padding).
 Tensor prefix_mask(const std::vector<int64_t>& lengths, int64_t S) {
   const int64_t B = static_cast<int64_t>(lengths.size());
-  return padding_mask(Tensor::from_vector(lengths), S).view({B, 1, 1, S});
+  return keep_mask_from_lengths(Tensor::from_vector(lengths), S).view({B, 1, 1, S});
 }
 
 struct Grads4 {
@@ -204,7 +204,7 @@ TEST_CASE("skipped tiles are never read: NaN in padded K/V rows stays out") {
   Generator g(5);
   const int64_t B = 3, h = 2, L = 80, S = 140, d = 8;
   const std::vector<int64_t> lengths{63, 65, 128};
-  Tensor keep = padding_mask(Tensor::from_vector(lengths), S).view({B, 1, S, 1});
+  Tensor keep = keep_mask_from_lengths(Tensor::from_vector(lengths), S).view({B, 1, S, 1});
   Tensor q = randn({B, h, L, d}, DType::f64, &g).requires_grad_();
   Tensor k0 = randn({B, h, S, d}, DType::f64, &g), v0 = randn({B, h, S, d}, DType::f64, &g);
   Tensor k = where(keep, k0, NAN).requires_grad_(), v = where(keep, v0, NAN).requires_grad_();
@@ -273,7 +273,7 @@ TEST_CASE("MultiheadAttention with key_padding_mask skips padded keys") {
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(E, 2));
   mha->to(DType::f64);
   const std::vector<int64_t> lengths{64, 1, 129};
-  Tensor real = padding_mask(Tensor::from_vector(lengths), S);  // (B, S)
+  Tensor real = keep_mask_from_lengths(Tensor::from_vector(lengths), S);  // (B, S)
   Tensor x = randn({B, L, E}, DType::f64, &g).requires_grad_(), mem = randn({B, S, E}, DType::f64, &g);
   Tensor mem_nan = where(real.view({B, S, 1}), mem, NAN);
   nn::AttentionArgs args;

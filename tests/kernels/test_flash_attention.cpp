@@ -214,7 +214,7 @@ TEST_CASE("attention: NaN in q, k or v gives NaN where PyTorch's math path does,
             if (c.mask == 1 || c.mask == 2)
               o.attn_mask = make_mask(c.mask, c.L, c.S, g).to(c.mask == 1 ? DType::b8 : dt);
             if (c.mask == 3)
-              o.attn_mask = padding_mask(Tensor::from_vector<int64_t>({60, c.S}), c.S).view({B, 1, 1, c.S});
+              o.attn_mask = keep_mask_from_lengths(Tensor::from_vector<int64_t>({60, c.S}), c.S).view({B, 1, 1, c.S});
             const std::vector<double> vis = visible(q, k, v, o);
             // A float mask adds: NaN + -inf is NaN, so a NaN score counts even where masked.
             auto sees = [&](int64_t b, int64_t i, int64_t j) {

@@ -54,7 +54,9 @@ struct Tiny {
   // sentence ends in eos after 5 tokens, the second never does.
   Tensor generator(const Tensor& h) { return gen(h) * 4.0 + eos_bias; }
   Tensor eos_bias = Tensor::from_vector(std::vector<double>{0, 0, 2.0, 0, 0, 0});
-  Tensor encode(const Tensor& src) { return tr->encode(embed(src_embed, src, 0), {}, ne(src, kPad)); }
+  Tensor encode(const Tensor& src) {
+    return tr->encode(embed(src_embed, src, 0), {}, eq(src, kPad));
+  }  // src_key_padding_mask: true = pad
 
   std::vector<std::vector<nn::Hypothesis>> beam(const Tensor& src, const nn::BeamSearchOptions& o) {
     return nn::beam_search(
@@ -99,7 +101,7 @@ struct Tiny {
       } else {
         nn::TransformerMasks m;
         m.tgt_causal = true;
-        m.memory_padding_mask = mask;
+        m.memory_keep_mask = mask;
         h = tr->decode(embed(tgt_embed, ys, 0), memory, m).narrow(1, t, 1);
       }
       auto logits = generator(h).to_vector<double>();  // (B, 1, V)

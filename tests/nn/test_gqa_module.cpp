@@ -1,6 +1,6 @@
 // nn::GroupedQueryAttention and nn::DecoderKVCache: parity with the `gqa` fixture (a
 // PyTorch composite with repeat_interleave'd K/V: outputs, weights, every parameter and
-// input gradient) for g in {h, h/2, 1}; key_padding_mask against padding_mask in
+// input gradient) for g in {h, h/2, 1}; key_padding_mask against key_keep_mask in
 // GroupedQueryAttention and MultiheadAttention (and against mha_self_causal); g == h
 // against MultiheadAttention with the same weights; incremental decoding against full
 // recomputation; cache growth and bytes per token; state-dict keys and errors.
@@ -48,7 +48,7 @@ TEST_CASE("GroupedQueryAttention matches the gqa fixture for g in {4, 2, 1}, bot
   CHECK(max_abs_diff(causal_mask(L, S, CausalVariant::lower_right).to(DType::f64), t.at("mask.attn").to(DType::f64)) ==
         0);
   for (int64_t g : {4, 2, 1})
-    for (int convention : {0, 1, 2}) {  // key_padding_mask + causal, padding_mask + causal, explicit masks
+    for (int convention : {0, 1, 2}) {  // key_key_keep_mask + causal, padding_mask + causal, explicit masks
       const std::string p = "g" + std::to_string(g) + ".";
       INFO("g = ", g, ", convention ", convention);
       nn::GroupedQueryAttention attn(nn::GroupedQueryAttentionOptions(E, h).num_kv_heads(g));
@@ -59,14 +59,15 @@ TEST_CASE("GroupedQueryAttention matches the gqa fixture for g in {4, 2, 1}, bot
       nn::AttentionArgs args;
       args.need_weights = true;
       if (convention == 2) {
-        args.attn_mask = logical_and(t.at("mask.attn"), logical_not(kpm).view({2, 1, 1, S}));
+        // attn_mask is PyTorch's (true = not allowed): the negated keep mask, or padding
+        args.attn_mask = logical_or(logical_not(t.at("mask.attn")), kpm.view({2, 1, 1, S}));
       } else {
         args.causal = true;
         args.causal_variant = CausalVariant::lower_right;
         if (convention == 0)
           args.key_padding_mask = kpm;
         else
-          args.padding_mask = logical_not(kpm);
+          args.key_keep_mask = logical_not(kpm);
       }
       auto [out, w] = attn(q, k, v, args);
       (out * t.at(p + "upstream")).sum().backward();
@@ -90,27 +91,27 @@ TEST_CASE("GroupedQueryAttention matches the gqa fixture for g in {4, 2, 1}, bot
     }
 }
 
-TEST_CASE("MultiheadAttention: key_padding_mask (true = ignore) against padding_mask and mha_self_causal") {
+TEST_CASE("MultiheadAttention: key_padding_mask (true = ignore) against key_keep_mask and mha_self_causal") {
   const test_util::Fixture t = test_util::load_fixture("mha_self_causal");
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
   mha->to(DType::f64);
   mha->load_state_dict(with_prefix(t, "param."));
   const Tensor x = t.at("input.x");
   nn::AttentionArgs a, b;
-  a.attn_mask = b.attn_mask = t.at("mask.attn");
-  a.padding_mask = t.at("mask.padding");                   // true = real token
-  b.key_padding_mask = logical_not(t.at("mask.padding"));  // torch's: true = padding
+  a.attn_mask = b.attn_mask = logical_not(t.at("mask.attn"));  // the fixture stores keep masks
+  a.key_keep_mask = t.at("mask.padding");                      // true = real token
+  b.key_padding_mask = logical_not(t.at("mask.padding"));      // torch's: true = padding
   Tensor oa = mha(x, x, x, a).first, ob = mha(x, x, x, b).first;
   CHECK(max_abs_diff(ob, t.at("output")) < 1e-9);
   CHECK(max_abs_diff(oa, ob) == 0);
   nn::AttentionArgs both = b;
-  both.padding_mask = a.padding_mask;
+  both.key_keep_mask = a.key_keep_mask;
   std::string e = error_of<ValueError>([&] { mha(x, x, x, both); });
-  CHECK(contains(e, "MultiheadAttention: give padding_mask"));
+  CHECK(contains(e, "MultiheadAttention: give key_keep_mask"));
   nn::GroupedQueryAttention gqa(nn::GroupedQueryAttentionOptions(8, 2));
   gqa->to(DType::f64);
   e = error_of<ValueError>([&] { gqa(x, x, x, both); });
-  CHECK(contains(e, "GroupedQueryAttention: give padding_mask"));
+  CHECK(contains(e, "GroupedQueryAttention: give key_keep_mask"));
   nn::AttentionArgs wrong;
   wrong.key_padding_mask = t.at("mask.padding").narrow(1, 0, 4);
   e = error_of<ShapeError>([&] { gqa(x, x, x, wrong); });

@@ -100,9 +100,9 @@ Errors run_fixture(const std::string& name, DType dtype, double tol) {
 
   nn::AttentionArgs args;
   args.need_weights = true;
-  if (t.contains("mask.attn")) args.attn_mask = t.at("mask.attn");
+  if (t.contains("mask.attn")) args.attn_mask = logical_not(t.at("mask.attn"));  // keep mask stored
   if (t.contains("mask.attn_additive")) args.attn_mask = t.at("mask.attn_additive").to(dtype);
-  if (t.contains("mask.padding")) args.padding_mask = t.at("mask.padding");
+  if (t.contains("mask.padding")) args.key_padding_mask = logical_not(t.at("mask.padding"));
 
   auto [out, w] = mha(q, k, v, args);
   CHECK(out.dtype() == dtype);
@@ -218,8 +218,8 @@ TEST_CASE("one head equals nn::Attention with the same weights, masked and unmas
     nn::AttentionArgs plain, masked;
     plain.need_weights = masked.need_weights = true;
     masked.causal = true;
-    masked.padding_mask = bool_tensor({1, 1, 1, 0, 1, 1, 0, 1}, {B, S});
-    masked.attn_mask = bool_tensor({1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1}, {L, S});
+    masked.key_keep_mask = bool_tensor({1, 1, 1, 0, 1, 1, 0, 1}, {B, S});
+    masked.attn_mask = logical_not(bool_tensor({1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1}, {L, S}));
     for (const auto* args : {&plain, &masked}) {
       INFO((args == &plain ? "unmasked" : "masked"));
       std::vector<Tensor> in1{grad_input(q), grad_input(k), grad_input(v)};
@@ -238,7 +238,7 @@ TEST_CASE("one head equals nn::Attention with the same weights, masked and unmas
       Tensor x = randn({B, S, E}, DType::f64, &gen);
       nn::AttentionArgs self_args;
       self_args.causal = true;
-      self_args.padding_mask = masked.padding_mask;
+      self_args.key_keep_mask = masked.key_keep_mask;
       CHECK(rel_err(mha(x, x, x, self_args).first, att(x, x, x, self_args).first) <= 1e-13);
     }
   }
@@ -274,7 +274,7 @@ TEST_CASE("padded keys have no influence on the outputs of real queries") {
   Tensor pad = bool_tensor({1, 1, 1, 0, 0, 1, 1, 1, 1, 0}, {B, S});  // (B, S) true = real
   Tensor keep = pad.view({B, S, 1});
   nn::AttentionArgs args;
-  args.padding_mask = pad;
+  args.key_keep_mask = pad;
   args.need_weights = true;
 
   SUBCASE("cross-attention, kdim 5, vdim 7") {
@@ -324,8 +324,8 @@ TEST_CASE("a query whose keys are all masked outputs out_proj.bias, with finite 
          v = grad_input(randn({B, S, E}, DType::f64, &gen));
   nn::AttentionArgs args;
   args.need_weights = true;
-  args.attn_mask = bool_tensor({1, 1, 0, 1, 0, 0, 0, 0, 1, 1, 1, 1}, {L, S});  // query 1 sees nothing
-  args.padding_mask = bool_tensor({1, 1, 1, 1, 0, 0, 0, 0}, {B, S});           // batch 1: all padding
+  args.attn_mask = logical_not(bool_tensor({1, 1, 0, 1, 0, 0, 0, 0, 1, 1, 1, 1}, {L, S}));  // query 1 sees nothing
+  args.key_keep_mask = bool_tensor({1, 1, 1, 1, 0, 0, 0, 0}, {B, S});                       // batch 1: all padding
   auto [out, w] = mha(q, k, v, args);
   Tensor bias = mha->out_proj->bias.detach();
   CHECK(rel_err(out.select(0, 0).select(0, 1), bias) <= 1e-15);
@@ -375,8 +375,8 @@ TEST_CASE("add_bias_kv: one more key and value, always visible") {
 
   // Every real key padded: only the bias key is left, so each head's output is its
   // slice of bias_v and the module output is out_proj(bias_v).
-  args.padding_mask = bool_tensor({1, 1, 0, 0, 0, 0, 0, 0}, {B, S});
-  args.attn_mask = bool_tensor({1, 1, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0}, {L, S});
+  args.key_keep_mask = bool_tensor({1, 1, 0, 0, 0, 0, 0, 0}, {B, S});
+  args.attn_mask = logical_not(bool_tensor({1, 1, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0}, {L, S}));
   args.causal = true;
   auto [out2, w2] = mha(q, kv, kv, args);
   CHECK(w2.shape() == Shape({B, h, L, S + 1}));
@@ -408,7 +408,7 @@ TEST_CASE("gradcheck: the whole module with every option on, inputs and paramete
   nn::AttentionArgs args;
   args.need_weights = true;
   args.causal = true;
-  args.padding_mask = bool_tensor({1, 1, 1, 0, 1, 1, 0, 0}, {B, S});
+  args.key_keep_mask = bool_tensor({1, 1, 1, 0, 1, 1, 0, 0}, {B, S});
   // output and weights, flattened into one vector
   auto fn = [&](const std::vector<Tensor>& in) {
     auto [o, w] = mha(in[0], in[1], in[2], args);
@@ -416,7 +416,7 @@ TEST_CASE("gradcheck: the whole module with every option on, inputs and paramete
   };
 
   SUBCASE("bool attn_mask") {
-    args.attn_mask = bool_tensor({1, 0, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1}, {L, S});
+    args.attn_mask = logical_not(bool_tensor({1, 0, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1}, {L, S}));
     GradcheckOptions opt;
     opt.name = "MultiheadAttention (bool masks)";
     auto r = gradcheck(fn, inputs, opt);
@@ -442,7 +442,7 @@ TEST_CASE("gradcheck: self-attention through the fused q/k/v projection") {
   for (auto& p : mha->parameters()) inputs.push_back(p);
   nn::AttentionArgs args;
   args.causal = true;
-  args.padding_mask = bool_tensor({1, 1, 1, 1, 1, 0}, {B, L});
+  args.key_keep_mask = bool_tensor({1, 1, 1, 1, 1, 0}, {B, L});
   auto r = gradcheck([&](const std::vector<Tensor>& in) { return mha(in[0], in[0], in[0], args).first; }, inputs,
                      GradcheckOptions{.name = "MultiheadAttention self-attention"});
   CHECK_MESSAGE(r.ok, r.message);
@@ -502,18 +502,18 @@ TEST_CASE("MultiheadAttention errors name the shapes and dtypes involved") {
   msg = error_of<ShapeError>([&] { mha(q, k, v, bad_attn); });
   CHECK(contains(msg, "[3, 5]"));
   nn::AttentionArgs bad_pad;
-  bad_pad.padding_mask = bool_tensor(std::vector<int>(10, 1), {2, 5});
+  bad_pad.key_keep_mask = bool_tensor(std::vector<int>(10, 1), {2, 5});
   msg = error_of<ShapeError>([&] { mha(q, k, v, bad_pad); });
   CHECK(contains(msg, "[2, 5]"));
   CHECK(contains(msg, "[2, 4]"));
   nn::AttentionArgs transposed_pad;
-  transposed_pad.padding_mask = bool_tensor(std::vector<int>(8, 1), {4, 2});
+  transposed_pad.key_keep_mask = bool_tensor(std::vector<int>(8, 1), {4, 2});
   CHECK_THROWS_AS(mha(q, k, v, transposed_pad), ShapeError);
 
   nn::AttentionArgs float_pad;
-  float_pad.padding_mask = ones({2, 4});
+  float_pad.key_keep_mask = ones({2, 4});
   msg = error_of<DTypeError>([&] { mha(q, k, v, float_pad); });
-  CHECK(contains(msg, "padding_mask"));
+  CHECK(contains(msg, "key_keep_mask"));
   CHECK(contains(msg, "f32"));
   nn::AttentionArgs f64_mask;  // a float mask must match the module's dtype
   f64_mask.attn_mask = zeros({3, 4}, DType::f64);

@@ -41,12 +41,10 @@ void run_parity(DType dtype, double tol) {
   auto model = fixture_model(f, dtype);
   Tensor src = f.at("input.src").to(dtype).requires_grad_();
   Tensor tgt = f.at("input.tgt").to(dtype).requires_grad_();
-  nn::TransformerMasks m;
-  m.src_padding_mask = f.at("mask.src_padding");
-  m.memory_padding_mask = f.at("mask.src_padding");
-  m.tgt_padding_mask = f.at("mask.tgt_padding");
-  m.tgt_mask = f.at("mask.tgt_causal");
-  Tensor out = model(src, tgt, m);
+  // torch.nn.Transformer's call, its masks (true = not allowed / padding); the fixture
+  // stores keep masks (true = allowed / real token).
+  const Tensor src_kpm = logical_not(f.at("mask.src_padding")), tgt_kpm = logical_not(f.at("mask.tgt_padding"));
+  Tensor out = model->forward(src, tgt, {}, logical_not(f.at("mask.tgt_causal")), {}, src_kpm, tgt_kpm, src_kpm);
   CHECK(max_err(out, f.at("output")) < tol);
   sum(out * f.at("upstream").to(dtype)).backward();
   CHECK(max_err(src.grad(), f.at("grad.input.src")) < tol);
@@ -87,7 +85,7 @@ TEST_CASE("incremental decoding with the KV cache equals full recomputation") {
     Tensor memory = model->encode(src, {}, src_pad);
     nn::TransformerMasks m;
     m.tgt_causal = true;
-    m.memory_padding_mask = src_pad;
+    m.memory_keep_mask = src_pad;
     Tensor full = model->decode(tgt, memory, m);  // (2, 4, 8)
     nn::KVCache cache;
     for (int64_t t = 0; t < 4; ++t) {
@@ -107,9 +105,9 @@ TEST_CASE("padded sources give the same outputs at real positions as unpadded ru
   // Two sources of lengths 5 and 3, padded to 5; targets of lengths 4 and 2, padded to 4.
   Tensor src = randn({2, 5, 8}, DType::f64), tgt = randn({2, 4, 8}, DType::f64);
   nn::TransformerMasks m;
-  m.src_padding_mask = padding_mask(Tensor::from_vector(std::vector<int64_t>{5, 3}), 5);
-  m.memory_padding_mask = m.src_padding_mask;
-  m.tgt_padding_mask = padding_mask(Tensor::from_vector(std::vector<int64_t>{4, 2}), 4);
+  m.src_keep_mask = keep_mask_from_lengths(Tensor::from_vector(std::vector<int64_t>{5, 3}), 5);
+  m.memory_keep_mask = m.src_keep_mask;
+  m.tgt_keep_mask = keep_mask_from_lengths(Tensor::from_vector(std::vector<int64_t>{4, 2}), 4);
   m.tgt_causal = true;
   Tensor batched = model(src, tgt, m);
   const int64_t src_len[] = {5, 3}, tgt_len[] = {4, 2};
@@ -159,10 +157,96 @@ TEST_CASE("a decoder layer returns its cross-attention weights next to the same 
   Tensor tgt = randn({2, 4, 8}, DType::f64), memory = randn({2, 5, 8}, DType::f64);
   nn::TransformerMasks m;
   m.tgt_causal = true;
-  m.memory_padding_mask = padding_mask(Tensor::from_vector(std::vector<int64_t>{5, 3}), 5);
+  m.memory_keep_mask = keep_mask_from_lengths(Tensor::from_vector(std::vector<int64_t>{5, 3}), 5);
   auto [out, w] = layer->forward_with_cross_weights(tgt, memory, m);
   CHECK(max_err(out, layer(tgt, memory, m)) < 1e-12);
   REQUIRE(w.shape() == Shape{2, 2, 4, 5});
   CHECK(max_err(sum(w, {-1}), ones({2, 2, 4}, DType::f64)) < 1e-12);                      // each row is a distribution
   CHECK(max_err(w.select(0, 1).narrow(-1, 3, 2), zeros({2, 4, 2}, DType::f64)) < 1e-15);  // padded keys get 0
+}
+
+// ---- torch_masks (tools/make_mask_fixtures.py): PyTorch's own masks, bool and float, under
+// PyTorch's names, through the calls a port writes; float64, 1e-8 ----
+namespace {
+
+TensorMap with_prefix(const test_util::Fixture& f, const std::string& prefix) {
+  TensorMap m;
+  for (auto& [k, t] : f)
+    if (k.rfind(prefix, 0) == 0) m.insert(k.substr(prefix.size()), t);
+  return m;
+}
+
+template <class Holder>
+void load_torch(Holder& m, const test_util::Fixture& f, const std::string& prefix) {
+  m->to(DType::f64);
+  m->load_state_dict(with_prefix(f, prefix));  // strict: PyTorch's names, every one
+}
+
+}  // namespace
+
+TEST_CASE("PyTorch's masks under PyTorch's names match torch (MHA, every Transformer layer, the model)") {
+  const test_util::Fixture f = test_util::load_fixture("torch_masks");
+  const Tensor src = f.at("input.src"), tgt = f.at("input.tgt"), memory = f.at("input.memory");
+  const Tensor causal_s = f.at("mask.causal_s"), causal_t = f.at("mask.causal_t");              // triu(ones, 1).bool()
+  const Tensor src_kpm = f.at("mask.src_key_padding"), tgt_kpm = f.at("mask.tgt_key_padding");  // true = pad
+  const Tensor float_s = f.at("float_mask.src"), memory_mask = f.at("mask.memory");
+  const auto layer_opts = nn::TransformerLayerOptions(8, 2).dim_feedforward(16).dropout(0.0);
+  SUBCASE("MultiheadAttention: forward(q, k, v, {key_padding_mask, need_weights, attn_mask})") {
+    nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
+    load_torch(mha, f, "mha.param.");
+    for (const char* kind : {"bool", "float"}) {
+      INFO(kind);
+      nn::AttentionArgs args;
+      args.key_padding_mask = src_kpm;
+      args.need_weights = true;
+      args.attn_mask = std::string(kind) == "bool" ? causal_s : float_s;
+      auto r = mha(src, src, src, args);
+      CHECK(max_err(r.first, f.at(std::string("mha.output.") + kind)) < 1e-8);
+      CHECK(max_err(r.second, f.at(std::string("mha.weights.") + kind)) < 1e-8);
+    }
+  }
+  SUBCASE("TransformerEncoderLayer: forward(src, src_mask, src_key_padding_mask)") {
+    nn::TransformerEncoderLayer layer(layer_opts);
+    load_torch(layer, f, "enc.param.");
+    CHECK(max_err(layer(src, causal_s, src_kpm), f.at("enc.output.bool")) < 1e-8);
+    CHECK(max_err(layer(src, float_s, src_kpm), f.at("enc.output.float")) < 1e-8);
+  }
+  SUBCASE("TransformerDecoderLayer: forward(tgt, memory, tgt_mask, memory_mask, tgt_kpm, memory_kpm)") {
+    nn::TransformerDecoderLayer layer(nn::TransformerLayerOptions(layer_opts).norm_first(true));
+    load_torch(layer, f, "dec.param.");
+    CHECK(max_err(layer(tgt, memory, causal_t, memory_mask, tgt_kpm, src_kpm), f.at("dec.output")) < 1e-8);
+    nn::TransformerMasks m;  // the same through the struct
+    m.tgt_mask = causal_t;
+    m.memory_mask = memory_mask;
+    m.tgt_key_padding_mask = tgt_kpm;
+    m.memory_key_padding_mask = src_kpm;
+    CHECK(max_err(layer(tgt, memory, m), f.at("dec.output")) < 1e-8);
+    m.tgt_mask = Tensor{};  // tgt_causal instead of the mask
+    m.tgt_causal = true;
+    CHECK(max_err(layer(tgt, memory, m), f.at("dec.output")) < 1e-8);
+  }
+  SUBCASE("Transformer: forward(src, tgt, src_mask, tgt_mask, memory_mask, src/tgt/memory_key_padding_mask)") {
+    nn::Transformer model(
+        nn::TransformerOptions(8, 2).num_encoder_layers(2).num_decoder_layers(2).dim_feedforward(16).dropout(0.0));
+    load_torch(model, f, "tf.param.");
+    CHECK(max_err(model(src, tgt, causal_s, causal_t, memory_mask, src_kpm, tgt_kpm, src_kpm), f.at("tf.output.bool")) <
+          1e-8);
+    const Tensor square = nn::TransformerImpl::generate_square_subsequent_mask(4, DType::f64);
+    CHECK(max_err(where(isinf(square), 1.0, square),
+                  where(isinf(f.at("float_mask.square_t")), 1.0, f.at("float_mask.square_t"))) == 0);
+    CHECK(all(eq(isinf(square), f.at("mask.causal_t"))).item<bool>());
+    CHECK(max_err(model->forward(src, tgt, float_s, square, {}, src_kpm, tgt_kpm, src_kpm), f.at("tf.output.float")) <
+          1e-8);
+    // attograd's keep masks (true = real token) in TransformerMasks give the same.
+    nn::TransformerMasks m;
+    m.src_mask = causal_s;
+    m.tgt_mask = causal_t;
+    m.memory_mask = memory_mask;
+    m.src_keep_mask = logical_not(src_kpm);
+    m.tgt_keep_mask = logical_not(tgt_kpm);
+    m.memory_keep_mask = logical_not(src_kpm);
+    CHECK(max_err(model(src, tgt, m), f.at("tf.output.bool")) < 1e-8);
+    m.src_key_padding_mask = src_kpm;  // both spellings of one mask: an error, not a guess
+    CHECK_THROWS_AS(model(src, tgt, m), ValueError);
+  }
 }

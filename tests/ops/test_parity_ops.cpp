@@ -99,7 +99,7 @@ TEST_CASE("parity: masked softmax rows of nn/ATTENTION.md") {
 
   // The library's mask builders give the fixture's masks.
   CHECK(ag::all(ag::eq(ag::causal_mask(3, 3), f.at("mask.causal"))).item<bool>());
-  Tensor pad = ag::padding_mask(Tensor::from_vector<int64_t>({2}), 3);  // (1, 3), broadcast over rows
+  Tensor pad = ag::keep_mask_from_lengths(Tensor::from_vector<int64_t>({2}), 3);  // (1, 3), broadcast over rows
   CHECK(ag::all(ag::eq(pad, f.at("mask.padding"))).item<bool>());
   CHECK(ag::all(ag::eq(ag::logical_and(ag::causal_mask(3, 3), pad), f.at("mask.both"))).item<bool>());
 

@@ -207,9 +207,9 @@ TEST_CASE("errors of composite ops start with the composite's own name") {
          rotary_embedding(randn({2, 4}), randn({3, 4}), randn({3, 4}));
        }},
       {"rotary_cos_sin", [&] { rotary_cos_sin(int64_t(1) << 40, int64_t(1) << 20); }},
-      {"padding_mask",
+      {"keep_mask_from_lengths",
        [&] {
-         padding_mask(Tensor::from_vector<int64_t>({2, 5}), 3);
+         keep_mask_from_lengths(Tensor::from_vector<int64_t>({2, 5}), 3);
        }},
       {"additive_mask", [&] { additive_mask(x); }},
       {"embedding", [&] { embedding(Tensor::from_vector<int64_t>({0}), x, 3); }},
@@ -252,13 +252,13 @@ TEST_CASE("sizes from the caller: typed errors before any allocation") {
                    "one_hot: 4 indices x 4611686018427387904 classes overflows int64");
 }
 
-TEST_CASE("padding_mask: a length outside [0, S] is a ValueError naming it and S") {
+TEST_CASE("keep_mask_from_lengths: a length outside [0, S] is a ValueError naming it and S") {
   using namespace ag;
-  CHECK_THROWS_MSG(padding_mask(Tensor::from_vector<int64_t>({2, 5}), 4), ValueError,
-                   "padding_mask: length 5 is out of range for S = 4");
-  CHECK_THROWS_MSG(padding_mask(Tensor::from_vector<int64_t>({-1, 2}), 4), ValueError,
-                   "padding_mask: length -1 is out of range for S = 4");
-  CHECK(padding_mask(Tensor::from_vector<int64_t>({0, 4}), 4).to(DType::i64).to_vector<int64_t>() ==
+  CHECK_THROWS_MSG(keep_mask_from_lengths(Tensor::from_vector<int64_t>({2, 5}), 4), ValueError,
+                   "keep_mask_from_lengths: length 5 is out of range for S = 4");
+  CHECK_THROWS_MSG(keep_mask_from_lengths(Tensor::from_vector<int64_t>({-1, 2}), 4), ValueError,
+                   "keep_mask_from_lengths: length -1 is out of range for S = 4");
+  CHECK(keep_mask_from_lengths(Tensor::from_vector<int64_t>({0, 4}), 4).to(DType::i64).to_vector<int64_t>() ==
         std::vector<int64_t>{0, 0, 0, 0, 1, 1, 1, 1});
 }
 

@@ -57,18 +57,18 @@ AG_OP_TABLE(attention) {
          Tensor m = bools({1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1}, {3, 4});  // query 1 sees no key
          return scaled_dot_product_attention(x[0], x[1], x[2], with_mask(m)).first;
        }},
-      {"scaled_dot_product_attention padding_mask and causal_mask",
+      {"scaled_dot_product_attention keep_mask_from_lengths and causal_mask",
        {{2, 3, 2}, {2, 3, 2}, {2, 3, 3}},
        [](auto& x) {
          // (B, 1, S) & (L, S) -> (B, L, S); batch 1 has one real token.
-         Tensor pad = padding_mask(i64({3, 1}, {2}), 3).unsqueeze(1);
+         Tensor pad = keep_mask_from_lengths(i64({3, 1}, {2}), 3).unsqueeze(1);
          Tensor m = logical_and(pad, causal_mask(3, 3));
          return scaled_dot_product_attention(x[0], x[1], x[2], with_mask(m)).first;
        }},
-      {"scaled_dot_product_attention padding_mask length 0 (all rows masked)",
+      {"scaled_dot_product_attention keep_mask_from_lengths length 0 (all rows masked)",
        {{2, 2, 2}, {2, 3, 2}, {2, 3, 2}},
        [](auto& x) {
-         Tensor m = padding_mask(i64({2, 0}, {2}), 3).unsqueeze(1);  // (B, 1, S)
+         Tensor m = keep_mask_from_lengths(i64({2, 0}, {2}), 3).unsqueeze(1);  // (B, 1, S)
          return scaled_dot_product_attention(x[0], x[1], x[2], with_mask(m)).first;
        }},
       {"scaled_dot_product_attention weights and scale",

@@ -89,7 +89,7 @@ using BeamEmbedFn = std::function<Tensor(const Tensor& tokens, int64_t position)
 using BeamGeneratorFn = std::function<Tensor(const Tensor& hidden)>;
 /// Beam search over a step function; per batch row, the finished hypotheses best first.
 std::vector<std::vector<Hypothesis>> beam_search(TransformerDecoderImpl& decoder, const Tensor& memory,
-                                                 const Tensor& memory_padding_mask, const BeamEmbedFn& embed,
+                                                 const Tensor& memory_keep_mask, const BeamEmbedFn& embed,
                                                  const BeamGeneratorFn& generator, const BeamSearchOptions& options);
 
 }  // namespace ag::nn

@@ -89,7 +89,7 @@ class GroupedQueryAttentionImpl : public Module {
       : GroupedQueryAttentionImpl(GroupedQueryAttentionOptions(embed_dim, num_heads)) {}
   /// query (B, L, E), key (B, S, E), value (B, S, E) -> (output (B, L, E), per-head
   /// weights (B, h, L, S) when args.need_weights, else undefined). Masks as for
-  /// MultiheadAttention (attn_mask, causal with causal_variant, padding_mask or
+  /// MultiheadAttention (attn_mask, causal with causal_variant, key_keep_mask or
   /// key_padding_mask). A query whose keys are all masked gives out_proj.bias.
   std::pair<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const AttentionArgs& args = {});

@@ -331,7 +331,7 @@ class TensorParallelTransformerEncoderLayerImpl : public TensorParallelModule {
   /// Re-draws the parameters with PyTorch's default initialization.
   void reset_parameters();
   /// src (B, S, E) replicated -> (B, S, E) replicated; masks as TransformerEncoderLayer.
-  Tensor forward(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_padding_mask = {});
+  Tensor forward(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_key_padding_mask = {});
   void pretty_print(std::ostream& os) const override;
 
   /// The options it was built with (pretty_print shows them).
@@ -406,7 +406,7 @@ class TensorParallelTransformerEncoderImpl : public TensorParallelModule {
   /// Shorthand for the options constructor.
   explicit TensorParallelTransformerEncoderImpl(const TransformerEncoderImpl& full);
   /// src (B, S, E) replicated -> (B, S, E).
-  Tensor forward(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_padding_mask = {});
+  Tensor forward(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_key_padding_mask = {});
   ModuleList layers{nullptr};  ///< of TensorParallelTransformerEncoderLayerImpl
   LayerNorm norm{nullptr};     ///< replicated; empty when the full encoder had none
 };
@@ -435,7 +435,7 @@ class TensorParallelTransformerImpl : public TensorParallelModule {
   /// src (B, S, E), tgt (B, T, E), replicated -> (B, T, E) replicated; as Transformer.
   Tensor forward(const Tensor& src, const Tensor& tgt, const TransformerMasks& masks = {});
   /// src (B, S, E) -> memory (B, S, E), replicated.
-  Tensor encode(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_padding_mask = {});
+  Tensor encode(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_key_padding_mask = {});
   /// tgt (B, T, E) over memory (B, S, E) -> (B, T, E), replicated.
   Tensor decode(const Tensor& tgt, const Tensor& memory, const TransformerMasks& masks = {});
   /// The options it was built with (pretty_print shows them).

@@ -34,14 +34,21 @@ struct TransformerLayerOptions {
   AG_ARG(bool, norm_first) = false;
 };
 
-/// Masks in the project's convention: bool true = may attend, float = added to scores.
+/// The masks of one encoder-decoder call, as torch.nn.Transformer.forward's arguments:
+/// a bool src_mask / tgt_mask / memory_mask is true where attention is NOT allowed, a float
+/// one is added to the scores; a *_key_padding_mask is bool (B, len), true = ignore (padding).
+/// The *_keep_mask fields are attograd's opposite spelling (true = real token, e.g.
+/// keep_mask_from_lengths): give a keep mask or a key padding mask, not both.
 struct TransformerMasks {
-  Tensor src_mask;             ///< (S, S) encoder self-attention mask
-  Tensor tgt_mask;             ///< (T, T) decoder self-attention mask
-  Tensor memory_mask;          ///< (T, S) cross-attention mask
-  Tensor src_padding_mask;     ///< (B, S) bool, true = real source token
-  Tensor tgt_padding_mask;     ///< (B, T) bool, true = real target token
-  Tensor memory_padding_mask;  ///< (B, S) bool, true = real memory position
+  Tensor src_mask;                 ///< (S, S) encoder self-attention mask
+  Tensor tgt_mask;                 ///< (T, T) decoder self-attention mask
+  Tensor memory_mask;              ///< (T, S) cross-attention mask
+  Tensor src_key_padding_mask;     ///< (B, S) bool, true = padded source token (ignored)
+  Tensor tgt_key_padding_mask;     ///< (B, T) bool, true = padded target token (ignored)
+  Tensor memory_key_padding_mask;  ///< (B, S) bool, true = padded memory position (ignored)
+  Tensor src_keep_mask;            ///< (B, S) bool, true = real source token
+  Tensor tgt_keep_mask;            ///< (B, T) bool, true = real target token
+  Tensor memory_keep_mask;         ///< (B, S) bool, true = real memory position
   /// Add the causal mask to the decoder self-attention.
   bool tgt_causal = false;
 };
@@ -71,8 +78,9 @@ class TransformerEncoderLayerImpl : public Module {
  public:
   /// Builds the module from its options; parameters, if any, start as in PyTorch.
   explicit TransformerEncoderLayerImpl(const TransformerLayerOptions& options);
-  /// src (B, S, E), masks as in MASKS.md -> (B, S, E).
-  Tensor forward(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_padding_mask = {});
+  /// src (B, S, E) -> (B, S, E); torch's order and meanings: src_mask (S, S) bool true =
+  /// not allowed or float added, src_key_padding_mask (B, S) bool true = padding.
+  Tensor forward(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_key_padding_mask = {});
 
   /// The options it was built with (pretty_print shows them).
   TransformerLayerOptions options;
@@ -97,14 +105,20 @@ class TransformerDecoderLayerImpl : public Module {
  public:
   /// Builds the module from its options; parameters, if any, start as in PyTorch.
   explicit TransformerDecoderLayerImpl(const TransformerLayerOptions& options);
-  /// tgt (B, T, E), memory (B, S, E) -> (B, T, E)
-  Tensor forward(const Tensor& tgt, const Tensor& memory, const TransformerMasks& masks = {});
+  /// tgt (B, T, E), memory (B, S, E) -> (B, T, E), masks as torch.nn.TransformerDecoderLayer's
+  /// (see TransformerMasks); tgt_is_causal adds the causal mask (TransformerMasks::tgt_causal).
+  Tensor forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask = {}, const Tensor& memory_mask = {},
+                 const Tensor& tgt_key_padding_mask = {}, const Tensor& memory_key_padding_mask = {},
+                 bool tgt_is_causal = false);
+  /// The same with the masks in one struct.
+  Tensor forward(const Tensor& tgt, const Tensor& memory, const TransformerMasks& masks);
   /// forward, plus the cross-attention weights per head (B, h, T, S), for inspection.
   std::pair<Tensor, Tensor> forward_with_cross_weights(const Tensor& tgt, const Tensor& memory,
                                                        const TransformerMasks& masks = {});
-  /// One new position: tgt (B, 1, E) given the cache of the positions before it.
+  /// One new position: tgt (B, 1, E) given the cache of the positions before it;
+  /// memory_keep_mask (B, S) bool, true = real memory position (attograd's polarity).
   Tensor forward_step(const Tensor& tgt, const Tensor& memory, KVCache::Layer& cache,
-                      const Tensor& memory_padding_mask = {});
+                      const Tensor& memory_keep_mask = {});
 
   /// The options it was built with (pretty_print shows them).
   TransformerLayerOptions options;
@@ -133,8 +147,8 @@ class TransformerEncoderImpl : public Module {
  public:
   /// Builds the module from its options; parameters, if any, start as in PyTorch.
   TransformerEncoderImpl(const TransformerLayerOptions& layer, int64_t num_layers, bool final_norm = true);
-  /// src (B, S, E), masks as in MASKS.md -> (B, S, E).
-  Tensor forward(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_padding_mask = {});
+  /// src (B, S, E) -> (B, S, E); masks as TransformerEncoderLayer::forward's (torch's).
+  Tensor forward(const Tensor& src, const Tensor& mask = {}, const Tensor& src_key_padding_mask = {});
   /// One entry per layer, in order.
   ModuleList layers{nullptr};
   LayerNorm norm{nullptr};  ///< empty when final_norm is false
@@ -147,11 +161,16 @@ class TransformerDecoderImpl : public Module {
  public:
   /// Builds the module from its options; parameters, if any, start as in PyTorch.
   TransformerDecoderImpl(const TransformerLayerOptions& layer, int64_t num_layers, bool final_norm = true);
-  /// tgt (B, T, E), memory (B, S, E), masks -> (B, T, E).
-  Tensor forward(const Tensor& tgt, const Tensor& memory, const TransformerMasks& masks = {});
+  /// tgt (B, T, E), memory (B, S, E) -> (B, T, E); masks as TransformerDecoderLayer::forward's.
+  Tensor forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask = {}, const Tensor& memory_mask = {},
+                 const Tensor& tgt_key_padding_mask = {}, const Tensor& memory_key_padding_mask = {},
+                 bool tgt_is_causal = false);
+  /// The same with the masks in one struct.
+  Tensor forward(const Tensor& tgt, const Tensor& memory, const TransformerMasks& masks);
   /// Decodes position cache.length() from tgt_step (B, 1, E); appends to the cache.
+  /// memory_keep_mask (B, S) bool, true = real memory position (attograd's polarity).
   Tensor forward_step(const Tensor& tgt_step, const Tensor& memory, KVCache& cache,
-                      const Tensor& memory_padding_mask = {});
+                      const Tensor& memory_keep_mask = {});
   /// One entry per layer, in order.
   ModuleList layers{nullptr};
   /// The final LayerNorm of the stack.
@@ -193,12 +212,23 @@ class TransformerImpl : public Module {
  public:
   /// Builds the module from its options; parameters, if any, start as in PyTorch.
   explicit TransformerImpl(const TransformerOptions& options = {});
-  /// src (B, S, E), tgt (B, T, E) -> (B, T, E)
-  Tensor forward(const Tensor& src, const Tensor& tgt, const TransformerMasks& masks = {});
-  /// src (B, S, E) -> memory (B, S, E): the encoder alone, for decoding step by step.
-  Tensor encode(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_padding_mask = {});
+  /// src (B, S, E), tgt (B, T, E) -> (B, T, E), torch.nn.Transformer.forward's arguments in
+  /// its order and meaning (bool masks true = not allowed, float added; key padding masks
+  /// true = padding); tgt_is_causal adds the causal mask to the decoder self-attention.
+  Tensor forward(const Tensor& src, const Tensor& tgt, const Tensor& src_mask = {}, const Tensor& tgt_mask = {},
+                 const Tensor& memory_mask = {}, const Tensor& src_key_padding_mask = {},
+                 const Tensor& tgt_key_padding_mask = {}, const Tensor& memory_key_padding_mask = {},
+                 bool tgt_is_causal = false);
+  /// The same with the masks in one struct.
+  Tensor forward(const Tensor& src, const Tensor& tgt, const TransformerMasks& masks);
+  /// src (B, S, E) -> memory (B, S, E): the encoder alone, for decoding step by step
+  /// (masks as TransformerEncoder::forward's: torch's).
+  Tensor encode(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_key_padding_mask = {});
   /// tgt (B, T, E) over memory (B, S, E) -> (B, T, E): the decoder alone.
   Tensor decode(const Tensor& tgt, const Tensor& memory, const TransformerMasks& masks = {});
+  /// torch.nn.Transformer.generate_square_subsequent_mask: (n, n) float, -inf above the
+  /// diagonal and 0 elsewhere, for tgt_mask.
+  static Tensor generate_square_subsequent_mask(int64_t n, DType dtype = DType::f32);
   void pretty_print(std::ostream& os) const override;
 
   /// The options it was built with (pretty_print shows them).

@@ -12,7 +12,10 @@
 
 namespace ag {
 
-// ---- masks; bool masks are true where attention is allowed ----
+// ---- masks; the bool masks built here are KEEP masks: true where attention is allowed,
+// as scaled_dot_product_attention (and torch.nn.functional's, 2.x) reads them. This is the
+// opposite of nn::MultiheadAttention / nn::Transformer*'s attn_mask and *_key_padding_mask
+// (PyTorch's nn modules: true = NOT allowed): pass logical_not(keep) there (nn/MASKS.md). ----
 /// Where the causal diagonal sits when L != S (torch.nn.attention.bias.CausalVariant):
 ///   upper_left:  query i sees keys j <= i (the diagonal starts at the top-left corner);
 ///                PyTorch's `is_causal` and the default here.
@@ -22,18 +25,20 @@ namespace ag {
 ///                L > S the first L - S query rows see no key (their output is zero).
 /// The two agree when L == S.
 enum class CausalVariant { upper_left, lower_right };
-Tensor causal_mask(int64_t L, int64_t S);                         ///< (L, S) bool, true where j <= i (upper_left)
-Tensor causal_mask(int64_t L, int64_t S, CausalVariant variant);  ///< (L, S) bool
-/// lengths (B) i64 -> (B, S) bool, true where position < length (a real token). A length
+Tensor causal_mask(int64_t L, int64_t S);  ///< (L, S) bool keep mask, true where j <= i (upper_left)
+Tensor causal_mask(int64_t L, int64_t S, CausalVariant variant);  ///< (L, S) bool keep mask
+/// lengths (B) i64 -> (B, S) bool KEEP mask, true where position < length (a real token);
+/// logical_not of it is PyTorch's key_padding_mask (true = pad). A length
 /// outside [0, S] throws ValueError naming it and S.
-Tensor padding_mask(const Tensor& lengths, int64_t S);
-/// Bool mask -> float mask (0 where allowed, -inf where not), in `dtype`.
+Tensor keep_mask_from_lengths(const Tensor& lengths, int64_t S);
+/// Bool keep mask -> float mask (0 where true = allowed, -inf where false), in `dtype`.
 Tensor additive_mask(const Tensor& bool_mask, DType dtype = DType::f32);
 
 // ---- attention ----
 /// The masks and flags of scaled_dot_product_attention (see nn/MASKS.md).
 struct SdpaOptions {
-  Tensor attn_mask = {};  ///< bool (true = may attend) or float (added), broadcastable to (..., L, S)
+  Tensor attn_mask = {};  ///< bool (true = takes part, as torch.nn.functional.scaled_dot_product_attention)
+                          ///< or float (added), broadcastable to (..., L, S)
   bool causal = false;    ///< also apply causal_mask(L, S, causal_variant)
   /// For is_causal: which diagonal the causal mask keeps when L != S.
   CausalVariant causal_variant = CausalVariant::upper_left;
