@@ -196,6 +196,29 @@ Tensor floor_divide(const Tensor& a, const Tensor& b) {
 }
 Tensor floor_divide(const Tensor& a, Scalar b) { return floor_divide(a, scalar_like(a, b)); }
 
+// torch.div with rounding_mode: "trunc" is trunc(a / b) (PyTorch's div_trunc kernel),
+// "floor" is floor_divide's floor(a / b); mixed dtypes promote without the true division's
+// int -> float. Float results record a zero gradient (derivatives.yaml: a rounded quotient
+// is piecewise constant), so a graph through them backpropagates as PyTorch's does.
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> rounding_mode) {
+  if (!rounding_mode) return div(a, b);
+  const bool trunc = *rounding_mode == "trunc";
+  AG_CHECK(trunc || *rounding_mode == "floor", ValueError,
+           "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *rounding_mode, "'");
+  if (a.dtype() != b.dtype()) {
+    auto [x, y] = promote_pair(a, b);
+    return div(x, y, rounding_mode);
+  }
+  Tensor out = K::binary(trunc ? K::Binary::trunc_div : K::Binary::floor_div, a, b, "div");
+  if (!out.is_floating_point()) return out;
+  return record("div", out, {a, b}, [as = a.shape(), bs = b.shape()](const Tensor& g, NeedsGrad need) {
+    return Grads{need[0] ? zeros(as, g.dtype()) : Tensor{}, need[1] ? zeros(bs, g.dtype()) : Tensor{}};
+  });
+}
+Tensor div(const Tensor& a, Scalar b, std::optional<std::string_view> rounding_mode) {
+  return div(a, scalar_like(a, b), rounding_mode);
+}
+
 // ---- operators ----------------------------------------------------------------
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
@@ -276,7 +299,14 @@ Tensor lerp(const Tensor& start, const Tensor& end, double weight) {
 }
 
 // fmod: a - trunc(a / b) b.   da = g   db = -g trunc(a / b)
+// Mixed dtypes promote as the arithmetic ops do; integers give integers (no gradient,
+// an integer divisor of 0 throws as integer division does).
 Tensor fmod(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype()) {
+    auto [x, y] = promote_pair(a, b);
+    return fmod(x, y);
+  }
+  if (!a.is_floating_point()) return K::binary(K::Binary::fmod, a, b, "fmod");
   Tensor out = PW::zip(a, b, "fmod", []<class T>(T x, T y) { return std::fmod(x, y); });
   bool need = wants_grad(b);
   Tensor q = need ? PW::zip(a, b, "fmod", []<class T>(T x, T y) { return std::trunc(x / y); }) : Tensor{};
@@ -284,11 +314,17 @@ Tensor fmod(const Tensor& a, const Tensor& b) {
     return Grads{need[0] ? sum_to(g, as) : Tensor{}, need[1] ? sum_to(neg(g * sq.get()), bs) : Tensor{}};
   });
 }
-Tensor fmod(const Tensor& a, double b) { return fmod(a, scalar_in_dtype(a, b)); }
+Tensor fmod(const Tensor& a, Scalar b) { return fmod(a, scalar_like(a, b)); }
 
 // remainder: a - floor(a / b) b (PyTorch's: fmod, then + b when the signs differ).
 // da = g   db = -g floor_divide(a, b)
+// Mixed dtypes promote, integers stay integral, as for fmod.
 Tensor remainder(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype()) {
+    auto [x, y] = promote_pair(a, b);
+    return remainder(x, y);
+  }
+  if (!a.is_floating_point()) return K::binary(K::Binary::remainder, a, b, "remainder");
   Tensor out = PW::zip(a, b, "remainder", []<class T>(T x, T y) {
     T mod = std::fmod(x, y);
     if (mod != 0 && (y < 0) != (mod < 0)) mod += y;
@@ -301,6 +337,6 @@ Tensor remainder(const Tensor& a, const Tensor& b) {
                   return Grads{need[0] ? sum_to(g, as) : Tensor{}, need[1] ? sum_to(neg(g * sq.get()), bs) : Tensor{}};
                 });
 }
-Tensor remainder(const Tensor& a, double b) { return remainder(a, scalar_in_dtype(a, b)); }
+Tensor remainder(const Tensor& a, Scalar b) { return remainder(a, scalar_like(a, b)); }
 
 }  // namespace ag

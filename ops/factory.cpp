@@ -169,8 +169,26 @@ Tensor eye(int64_t n, std::optional<int64_t> m_in, std::optional<DType> dtype_op
 Tensor linspace(double start, double end, int64_t steps, std::optional<DType> dtype_opt) {
   const DType dtype = dtype_opt.value_or(get_default_dtype());
   AG_CHECK(steps >= 0, ValueError, "linspace: number of steps must be non-negative, got ", steps);
-  AG_CHECK(is_floating(dtype), DTypeError, "linspace: needs a floating dtype (f32, f64), got ", dtype);
+  AG_CHECK(dtype != DType::b8, DTypeError, "linspace: needs a numeric dtype (f32, f64, i32, i64), got ", dtype);
   Tensor t = kernels::empty(Shape{steps}, dtype);
+  if (!is_floating(dtype)) {
+    // PyTorch's integral linspace (RangeFactoriesKernel.cpp): start and end cast to T
+    // (truncated), the step in double, start + i step for the first half and
+    // end - (steps - 1 - i) step for the second, each truncated to T:
+    // linspace(5, 10, 3, i32) = [5, 7, 10].
+    dispatch_numeric(dtype, "linspace", [&]<class T>() {
+      T* p = t.data<T>();
+      const T s = static_cast<T>(start), e = static_cast<T>(end);
+      if (steps == 1) p[0] = s;
+      if (steps <= 1) return;
+      const double step = (static_cast<double>(e) - static_cast<double>(s)) / static_cast<double>(steps - 1);
+      const int64_t half = steps / 2;
+      for (int64_t i = 0; i < steps; ++i)
+        p[i] = i < half ? static_cast<T>(s + step * static_cast<double>(i))
+                        : static_cast<T>(e - step * static_cast<double>(steps - i - 1));
+    });
+    return t;
+  }
   dispatch_float(dtype, "linspace", [&]<class T>() {
     T* p = t.data<T>();
     const T s = static_cast<T>(start), e = static_cast<T>(end);

@@ -25,8 +25,18 @@ Tensor rms_norm_composite(const Tensor& x, const Tensor& w, int64_t n, double ep
 
 // The p-norm along dim (keepdim) with a zero gradient at a zero row (as PyTorch's
 // norm backward masks), instead of the composite's 0 * inf.
+// p = 0 counts the non-zeros (NaN counts; a constant: no gradient), -inf is min |x|, and
+// p < 0 is (sum |x|^p)^(1/p): a zero entry makes the sum inf and the norm 0 (as torch),
+// entered as inf so that its gradient is 0 rather than 0 * inf.
 Tensor safe_norm(const Tensor& x, double p, int64_t dim) {
-  if (std::isinf(p)) return max(abs(x), dim, true).first;
+  if (p == 0.0) return sum(ne(x.detach(), 0.0).to(x.dtype()), {dim}, true);
+  if (std::isinf(p)) return p > 0 ? max(abs(x), dim, true).first : min(abs(x), dim, true).first;
+  if (p < 0) {
+    Tensor a = abs(x);
+    Tensor za = eq(a, 0.0);
+    Tensor s = sum(where(za, std::numeric_limits<double>::infinity(), pow(where(za, 1.0, a), p)), {dim}, true);
+    return pow(s, 1.0 / p);
+  }
   if (p == 1.0) return sum(abs(x), {dim}, true);
   Tensor s;
   if (p == 2.0) {
@@ -125,9 +135,10 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
 } catch (const Error& e) { detail::rethrow_in_op("rms_norm", e); }
 
 // ---- normalize ----------------------------------------------------------------------
+// F.normalize: x / max(norm_p(x along dim), eps), any order p as torch's norm (0, < 0,
+// +-inf included).
 Tensor normalize(const Tensor& x, double p, int64_t dim, double eps) try {
   check_float(x, "normalize");
-  AG_CHECK(p > 0, ValueError, "normalize: p must be positive (or infinity), got ", p);
   const int64_t d = wrap_dim(dim, x.dim(), "normalize");
   Tensor denom = clamp(safe_norm(x, p, d), eps, std::nullopt);  // x's shape with dim d = 1
   return x / denom;

@@ -121,6 +121,27 @@ T floor_div(T x, T y, const char* name) {
   }
 }
 
+// x - trunc(x / y) y (C's fmod: the dividend's sign). Integers: x % y, with MIN % -1 = 0
+// (the hardware's idiv would trap) and zero divisors refused as in trunc_div.
+template <class T>
+T fmod_of(T x, T y, const char* name) {
+  if constexpr (std::is_integral_v<T>) {
+    check_divisor(x, y, name);
+    return y == -1 ? T(0) : T(x % y);
+  } else {
+    return std::fmod(x, y);
+  }
+}
+
+// x - floor(x / y) y (Python's %: the divisor's sign), as PyTorch's remainder kernel:
+// fmod, then + y when the signs of the remainder and y differ.
+template <class T>
+T remainder_of(T x, T y, const char* name) {
+  T mod = fmod_of(x, y, name);
+  if (mod != 0 && (y < 0) != (mod < 0)) mod = T(mod + y);  // opposite signs: no overflow
+  return mod;
+}
+
 template <class T>
 Tensor binary_typed(Binary op, const Tensor& a, const Tensor& b, const char* name) {
   switch (op) {
@@ -155,6 +176,13 @@ Tensor binary_typed(Binary op, const Tensor& a, const Tensor& b, const char* nam
       });
     case Binary::ge_mask: return zip_rows<T, T>(a, b, name, [](T x, T y) { return x >= y ? T(1) : T(0); });
     case Binary::floor_div: return zip_rows<T, T>(a, b, name, [&](T x, T y) { return floor_div(x, y, name); });
+    case Binary::trunc_div:
+      if constexpr (std::is_integral_v<T>)
+        return zip_rows<T, T>(a, b, name, [&](T x, T y) { return trunc_div(x, y, name); });
+      else
+        return zip_rows<T, T>(a, b, name, [](T x, T y) { return T(std::trunc(x / y)); });
+    case Binary::fmod: return zip_rows<T, T>(a, b, name, [&](T x, T y) { return fmod_of(x, y, name); });
+    case Binary::remainder: return zip_rows<T, T>(a, b, name, [&](T x, T y) { return remainder_of(x, y, name); });
   }
   throw Error("binary: unknown op");
 }

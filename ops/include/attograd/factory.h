@@ -28,8 +28,9 @@ Tensor arange(Scalar end, std::optional<DType> dtype = {});
 /// [start, end) by step, 1-D; integral arguments give i64.
 Tensor arange(Scalar start, Scalar end, Scalar step = 1, std::optional<DType> dtype = {});
 Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, std::optional<DType> dtype = {});  ///< (n, m or n)
-/// `steps` evenly spaced values from start to end inclusive (torch.linspace; f32 or f64,
-/// bit for bit as PyTorch 1.13 on CPU; steps = 1 gives [start]).
+/// `steps` evenly spaced values from start to end inclusive (torch.linspace; f32 or f64
+/// bit for bit as PyTorch 1.13 on CPU; steps = 1 gives [start]). An integer dtype
+/// computes in double and truncates as PyTorch: linspace(5, 10, 3, i32) = [5, 7, 10].
 Tensor linspace(double start, double end, int64_t steps, std::optional<DType> dtype = {});
 
 Tensor rand(const Shape& shape, std::optional<DType> dtype = {}, Generator* gen = nullptr);   ///< U[0, 1)

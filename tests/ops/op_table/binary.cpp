@@ -82,6 +82,9 @@ AG_OP_TABLE(binary) {
       {"remainder", {{3, 4}, {3, 4}}, [](auto& x) { return remainder(x[0] * 3.0, neg(x[1])); }, positive},
       {"remainder broadcast", {{3, 4}, {3, 1}}, [](auto& x) { return remainder(neg(x[0]) * 3.0, x[1]); }, positive},
       {"remainder scalar", {{3, 4}}, [](auto& x) { return remainder(x[0], -0.7); }, distinct},
+      // A rounded quotient's gradient is 0 (PyTorch's), away from its steps.
+      {"div rounding_mode trunc", {{3, 4}, {3, 4}}, [](auto& x) { return div(x[0] * -3.0, x[1], "trunc"); }, positive},
+      {"div rounding_mode floor", {{3, 4}, {4}}, [](auto& x) { return div(x[0] * -3.0, x[1], "floor"); }, positive},
 
       // ---- a factory (linspace) as an operand ----
       {"mul by linspace", {{5}}, [](auto& x) { return x[0] * linspace(-1.0, 1.0, 5, DType::f64); }},

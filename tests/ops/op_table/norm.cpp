@@ -31,6 +31,10 @@ AG_OP_TABLE(norm) {
       {"normalize p 1 dim 0", {{3, 4}}, [](auto& x) { return normalize(x[0], 1.0, 0); }},
       {"normalize p 3 dim -1", {{2, 3, 4}}, [](auto& x) { return normalize(x[0], 3.0, -1); }},
       {"normalize p inf", {{3, 4}}, [](auto& x) { return normalize(x[0], kInf, 1); }, distinct},
+      {"normalize p 0 counts non-zeros", {{3, 4}}, [](auto& x) { return normalize(x[0], 0.0, 1); }},
+      {"normalize p -1", {{3, 4}}, [](auto& x) { return normalize(x[0], -1.0, 1); }},
+      {"normalize p -2.5 dim 0", {{3, 4}}, [](auto& x) { return normalize(x[0], -2.5, 0); }},
+      {"normalize p -inf", {{3, 4}}, [](auto& x) { return normalize(x[0], -kInf, 1); }, distinct},
       {"normalize p 2 eps clamps the norm", {{3, 4}}, [](auto& x) { return normalize(x[0], 2.0, 1, 50.0); }},
       {"normalize non-contiguous", {{3, 4}}, [](auto& x) { return normalize(x[0]); }, transposed},
   };

@@ -5,6 +5,9 @@
 /// mixed dtypes as PyTorch does (result_type, attograd/ops/promotion.h); the math
 /// functions below them take f32 or f64 operands of one dtype (DTypeError otherwise).
 /// PyTorch 1.13's formulas, values at 0, -0, +-inf and NaN, and gradients.
+#include <optional>
+#include <string_view>
+
 #include "attograd/tensor.h"
 
 namespace ag {
@@ -30,6 +33,12 @@ Tensor rdiv(Scalar a, const Tensor& b);            ///< a / b
 /// integer result, and integer division by zero throws ValueError. No gradient.
 Tensor floor_divide(const Tensor& a, const Tensor& b);
 Tensor floor_divide(const Tensor& a, Scalar b);  ///< \overload
+/// torch.div(a, b, rounding_mode): std::nullopt is true division (div(a, b)), "trunc"
+/// rounds the quotient toward 0, "floor" toward -inf (floor_divide); with a mode, integer
+/// operands give an integer result (division by zero throws ValueError). The gradient of a
+/// rounded quotient is 0, as PyTorch's. Another mode throws ValueError.
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> rounding_mode);
+Tensor div(const Tensor& a, Scalar b, std::optional<std::string_view> rounding_mode);  ///< \overload
 
 // ---- operators ----
 Tensor operator+(const Tensor& a, const Tensor& b);  ///< add(a, b)
@@ -55,8 +64,8 @@ Tensor logaddexp(const Tensor& a, const Tensor& b);  ///< log(exp(a) + exp(b)), 
 Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight);
 Tensor lerp(const Tensor& start, const Tensor& end, double weight);  ///< a fixed weight: gradients to start and end
 Tensor fmod(const Tensor& self, const Tensor& other);                ///< sign of self (C's fmod)
-Tensor fmod(const Tensor& self, double other);                       ///< sign of self (C's fmod)
+Tensor fmod(const Tensor& self, Scalar other);                       ///< sign of self (C's fmod)
 Tensor remainder(const Tensor& self, const Tensor& other);           ///< sign of other (Python's %)
-Tensor remainder(const Tensor& self, double other);                  ///< sign of other (Python's %)
+Tensor remainder(const Tensor& self, Scalar other);                  ///< sign of other (Python's %)
 
 }  // namespace ag

@@ -23,8 +23,9 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
 /// backward differentiates the composite formula above, so second derivatives work.
 Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
                 std::optional<double> eps = std::nullopt);
-/// x / max(||x||_p, eps) along dim (keeps the shape); p > 0, or infinity. A zero row stays
-/// zero, with gradient g / eps.
+/// x / max(||x||_p, eps) along dim (keeps the shape), torch's F.normalize for any order:
+/// p = 0 counts the non-zeros, p < 0 is (sum |x|^p)^(1/p) (0 when an entry is 0), +-inf
+/// max / min |x|. A zero row stays zero, with gradient g / eps.
 Tensor normalize(const Tensor& x, double p = 2.0, int64_t dim = 1, double eps = 1e-12);
 
 }  // namespace ag

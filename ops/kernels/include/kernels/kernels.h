@@ -42,7 +42,10 @@ enum class Binary {
   maximum,
   minimum,
   ge_mask /* 1 where a >= b */,
-  floor_div /* floor(a / b), PyTorch 1.13 floor_divide */
+  floor_div /* floor(a / b), PyTorch 1.13 floor_divide */,
+  trunc_div /* trunc(a / b), torch.div(rounding_mode="trunc") */,
+  fmod /* a - trunc(a / b) b: the dividend's sign (C's fmod) */,
+  remainder /* a - floor(a / b) b: the divisor's sign (Python's %) */
 };
 Tensor binary(Binary op, const Tensor& a, const Tensor& b, const char* name);
 // a op s (or s op a when scalar_first), in a's dtype.

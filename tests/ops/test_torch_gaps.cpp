@@ -1,0 +1,137 @@
+// Ops where a ported op test suite found attograd narrower than PyTorch (issue 24):
+// integer and mixed remainder / fmod, div with rounding_mode, integer linspace, normalize
+// with p <= 0. Literals marked "torch 1.13" were printed once by /usr/bin/python3 with
+// torch 1.13 (float64 unless said otherwise).
+#include <doctest/doctest.h>
+
+#include <attograd/attograd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "tensor_checks.h"
+
+using namespace ag;
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int64_t kMin64 = std::numeric_limits<int64_t>::min();
+Tensor f64(const std::vector<double>& v) { return Tensor::from_vector(v, {int64_t(v.size())}); }
+Tensor f32(const std::vector<float>& v) { return Tensor::from_vector(v, {int64_t(v.size())}); }
+Tensor i64(const std::vector<int64_t>& v) { return Tensor::from_vector(v, {int64_t(v.size())}); }
+Tensor i32(const std::vector<int32_t>& v) { return Tensor::from_vector(v, {int64_t(v.size())}); }
+}  // namespace
+
+// ---- remainder / fmod ------------------------------------------------------------------
+TEST_CASE("remainder and fmod: integer operands stay integral (torch 1.13)") {
+  Tensor a = i64({-4, 7, 5, -7, 7}), b = i64({2, -3, 8, 2, 3});
+  Tensor r = remainder(a, b), f = fmod(a, b);
+  CHECK(r.dtype() == DType::i64);
+  CHECK(f.dtype() == DType::i64);
+  CHECK(tc::diff(r, {0, -2, 5, 1, 1}) == "");  // the divisor's sign
+  CHECK(tc::diff(f, {0, 1, 5, -1, 1}) == "");  // the dividend's sign
+  // i32 % 0-d i64 stays i32 (a 0-d operand does not promote within a category).
+  Tensor r32 = remainder(i32({-7, 7}), full(Shape{}, 3, DType::i64));
+  CHECK(r32.dtype() == DType::i32);
+  CHECK(tc::diff(r32, {2, 1}) == "");
+  CHECK(remainder(i32({-7, 7}), 3).dtype() == DType::i32);
+  CHECK(tc::diff(remainder(i64({-7, 7}), 3), {2, 1}) == "");
+  CHECK(tc::diff(fmod(i64({-7, 7}), -3), {-1, 1}) == "");
+  // INT64_MIN % -1 is 0 (the hardware's idiv would trap; torch 1.13 dies of SIGFPE).
+  CHECK(tc::diff(remainder(i64({kMin64, 5}), i64({-1, -1})), {0, 0}) == "");
+  CHECK(tc::diff(fmod(i64({kMin64}), i64({-1})), {0.0}) == "");
+  // Integer division by zero throws, as div's integer kernels do.
+  CHECK_THROWS_MSG(remainder(i64({1, 2}), i64({1, 0})), ValueError,
+                   "remainder: integer division by zero (ZeroDivisionError: 2 / 0)");
+  CHECK_THROWS_MSG(fmod(i32({1}), 0), ValueError, "fmod: integer division by zero");
+  CHECK_THROWS_AS(remainder(i64({1, 2}), i64({1, 2, 3})), ShapeError);
+}
+
+TEST_CASE("remainder and fmod: mixed int / float operands promote (torch 1.13)") {
+  Tensor r = remainder(i32({-4, 7, 5}), f32({2.5f, -3.0f, 8.0f}));
+  CHECK(r.dtype() == DType::f32);
+  CHECK(tc::diff(r, {1, -2, 5}) == "");
+  Tensor f = fmod(i64({-7, 7}), 2.5);  // a float scalar makes the default float dtype
+  CHECK(f.dtype() == DType::f32);
+  CHECK(tc::diff(f, {-2, 2}) == "");
+  CHECK(fmod(f64({1.5}), i64({1})).dtype() == DType::f64);
+  CHECK(tc::diff(remainder(f64({-5.5}), i64({2})), {0.5}) == "");
+  // Float gradients are unchanged: the int operand is constant.
+  Tensor x = f64({5.5, -5.5}).requires_grad_();
+  remainder(x, i64({2, 2})).sum().backward();
+  CHECK(tc::diff(x.grad(), {1, 1}) == "");
+}
+
+// ---- div(a, b, rounding_mode) --------------------------------------------------------------
+TEST_CASE("div with rounding_mode: trunc and floor as torch.div (torch 1.13)") {
+  Tensor x = f64({-7, 7, -7.5, 0.5, -0.5}), y = f64({2, 2, -2, 2, 2});
+  CHECK(tc::diff(div(x, y, "trunc"), {-3, 3, 3, 0, -0.0}) == "");
+  CHECK(std::signbit(div(x, y, "trunc").to_vector<double>()[4]));  // trunc(-0.25) = -0
+  CHECK(tc::diff(div(x, y, "floor"), {-4, 3, 3, 0, -1}) == "");
+  CHECK(tc::diff(div(x, y, std::nullopt), {-3.5, 3.5, 3.75, 0.25, -0.25}) == "");
+  CHECK(tc::diff(div(f64({1, -1, 0}), f64({0, 0, 0}), "trunc"), {kInf, -kInf, std::nan("")}) == "");
+  // Integers keep their dtype; the quotient rounds toward 0 or -inf.
+  Tensor t = div(i64({-7, 7}), i64({2, -2}), "trunc");
+  CHECK(t.dtype() == DType::i64);
+  CHECK(tc::diff(t, {-3, -3}) == "");
+  CHECK(tc::diff(div(i64({-7, 7}), i64({2, -2}), "floor"), {-4, -4}) == "");
+  CHECK(div(i32({-7, 7}), 2, "floor").dtype() == DType::i32);
+  CHECK(tc::diff(div(i32({-7, 7}), 2, "floor"), {-4, 3}) == "");
+  Tensor m = div(i64({-7, 7}), 2.0, "trunc");  // a float scalar promotes
+  CHECK(m.dtype() == DType::f32);
+  CHECK(tc::diff(m, {-3, 3}) == "");
+  CHECK(tc::diff(div(i64({kMin64}), i64({-1}), "trunc"), {double(kMin64)}) == "");  // wraps, no SIGFPE
+  CHECK_THROWS_MSG(div(i64({1}), i64({0}), "trunc"), ValueError, "div: integer division by zero");
+  CHECK_THROWS_MSG(div(x, y, "round"), ValueError,
+                   "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'");
+  // A rounded quotient has gradient 0 (torch: zeros, not an error).
+  Tensor a = f64({1.5, -2.5}).requires_grad_(), b = f64({0.5, 2}).requires_grad_();
+  Tensor q = div(a, b, "floor");
+  CHECK(q.requires_grad());
+  q.sum().backward();
+  CHECK(tc::diff(a.grad(), {0, 0}) == "");
+  CHECK(tc::diff(b.grad(), {0, 0}) == "");
+}
+
+// ---- linspace with an integer dtype ---------------------------------------------------------
+TEST_CASE("linspace: integer dtypes compute in double and truncate (torch 1.13)") {
+  Tensor a = linspace(5, 10, 3, DType::i32);
+  CHECK(a.dtype() == DType::i32);
+  CHECK(tc::diff(a, {5, 7, 10}) == "");
+  CHECK(tc::diff(linspace(0, 10, 4, DType::i64), {0, 3, 6, 10}) == "");
+  CHECK(tc::diff(linspace(10, 0, 4, DType::i64), {10, 6, 3, 0}) == "");
+  CHECK(tc::diff(linspace(-3, 3, 5, DType::i32), {-3, -1, 0, 1, 3}) == "");
+  CHECK(tc::diff(linspace(0, 1, 7, DType::i64), {0, 0, 0, 0, 0, 0, 1}) == "");
+  CHECK(tc::diff(linspace(4, 9, 1, DType::i64), {4}) == "");
+  CHECK(linspace(4, 9, 0, DType::i64).numel() == 0);
+}
+
+// ---- normalize with p <= 0 ----------------------------------------------------------------
+TEST_CASE("normalize: p = 0, negative p and -inf as torch's F.normalize (torch 1.13)") {
+  // x (2, 4); the first row holds a 0, so its negative-order norm is 0 (clamped to eps).
+  const std::vector<double> xv{3, 0, -4, 1, 1, 2, -2, 0.5};
+  Tensor w = Tensor::from_vector(std::vector<double>{1, 2, 3, 4}, {4});
+  struct Case {
+    double p;
+    std::vector<double> y, grad;
+  };
+  const Case cases[] = {
+      {0.0,
+       {1.0, 0.0, -1.3333333333333333, 0.3333333333333333, 0.25, 0.5, -0.5, 0.125},
+       {0.3333333333333333, 0.6666666666666666, 1.0, 1.3333333333333333, 0.25, 0.5, 0.75, 1.0}},
+      {-1.0, {3e12, 0.0, -4e12, 1e12, 4.0, 8.0, -8.0, 2.0}, {1e12, 2e12, 3e12, 4e12, 3.0, 7.75, 12.25, 12.0}},
+      {-2.5,
+       {3e12, 0.0, -4e12, 1e12, 2.1792010967026494, 4.358402193405299, -4.358402193405299, 1.0896005483513247},
+       {1e12, 2e12, 3e12, 4e12, 1.8683488312449419, 4.330926475298756, 6.565079008214492, 5.199912469173063}},
+      {-kInf, {3e12, 0.0, -4e12, 1e12, 2.0, 4.0, -4.0, 1.0}, {1e12, 2e12, 3e12, 4e12, 2.0, 4.0, 6.0, 4.0}},
+  };
+  for (const Case& c : cases) {
+    INFO("p = ", c.p);
+    Tensor x = Tensor::from_vector(xv, {2, 4}).requires_grad_();
+    Tensor y = normalize(x, c.p, 1);
+    CHECK(tc::diff(y, c.y, 1e-15) == "");
+    (y * w).sum().backward();
+    CHECK(tc::diff(x.grad(), c.grad, 1e-14) == "");
+  }
+}
