@@ -206,6 +206,7 @@ class OptimizerWithOptions : public Optimizer {
   }
   /// Sets the group's options().lr.
   using Optimizer::set_lr;
+  /// The group's beta1 (Adam, AdamW) or momentum (SGD, RMSprop); ValueError otherwise.
   double momentum(std::size_t group) const override {
     const Options& o = options_[check_group(group, "momentum")];
     if constexpr (requires { o.betas(); })
@@ -215,6 +216,7 @@ class OptimizerWithOptions : public Optimizer {
     else
       return Optimizer::momentum(group);
   }
+  /// Sets the group's beta1 or momentum, checked as the constructor's options.
   void set_momentum(double momentum, std::size_t group) override {
     Options o = options_[check_group(group, "set_momentum")];
     if constexpr (requires { o.betas(); })

@@ -206,6 +206,7 @@ class ReduceLROnPlateau {
   /// ValueError for factor >= 1, a negative patience or cooldown, or a min_lr list whose
   /// length is neither 1 nor the number of groups.
   explicit ReduceLROnPlateau(Optimizer& opt, const ReduceLROnPlateauOptions& options = {});
+  /// "ReduceLROnPlateau": the name errors start with.
   const char* type_name() const { return "ReduceLROnPlateau"; }
   /// One evaluation's metric (NaN counts as no improvement, as in PyTorch).
   void step(double metric);
