@@ -110,4 +110,14 @@ void GELUImpl::pretty_print(std::ostream& os) const {
   os << "GELU(approximate=" << (options.approximate() == GeluApprox::tanh ? "tanh" : "none") << ')';
 }
 
+void FlattenImpl::pretty_print(std::ostream& os) const {
+  os << "Flatten(start_dim=" << options.start_dim() << ", end_dim=" << options.end_dim() << ')';
+}
+
+void UnflattenImpl::pretty_print(std::ostream& os) const {
+  os << "Unflatten(dim=" << options.dim() << ", unflattened_size=(";
+  for (std::size_t i = 0; i < options.sizes().size(); ++i) os << (i ? ", " : "") << options.sizes()[i];
+  os << "))";
+}
+
 }  // namespace ag::nn

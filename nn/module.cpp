@@ -1,6 +1,11 @@
 #include "attograd/nn/module.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <typeinfo>
 #include <sstream>
 #include <string_view>
 #include <unordered_set>
@@ -14,25 +19,41 @@ using Registry = std::vector<std::pair<std::string, Tensor*>>;
 bool has(const Registry& reg, const std::string& name) {
   return std::any_of(reg.begin(), reg.end(), [&](const auto& e) { return e.first == name; });
 }
-void check_name(const std::string& owner, const char* what, const std::string& name) {
-  AG_CHECK(!name.empty() && name.find('.') == std::string::npos, ValueError, owner, ": ", what, " name '", name,
-           "' must be non-empty and contain no '.'");
-}
 }  // namespace
+
+// Module(): the demangled dynamic type, "ns::NetImpl" -> "Net". Computed on first use,
+// after construction, when typeid sees the most derived class.
+const std::string& Module::type_name() const {
+  if (!type_name_.empty()) return type_name_;
+  const char* mangled = typeid(*this).name();
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> dem(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
+  std::string n = status == 0 && dem ? dem.get() : mangled;
+  if (auto lt = n.find('<'); lt != std::string::npos) {  // keep template arguments whole
+    auto colon = n.rfind("::", lt);
+    if (colon != std::string::npos) n = n.substr(colon + 2);
+  } else if (auto colon = n.rfind("::"); colon != std::string::npos) {
+    n = n.substr(colon + 2);
+  }
+  if (n.size() > 4 && n.ends_with("Impl")) n.resize(n.size() - 4);
+  type_name_ = n;
+  return type_name_;
+}
 
 // One namespace for parameters, buffers and submodules, as a PyTorch module's attributes:
 // a buffer named like a parameter would shadow it in the state dict (two tensors under
 // one key). The same kind twice stays the ValueError it was.
 void Module::check_new(const char* what, const std::string& name) const {
-  check_name(type_name_, what, name);
+  AG_CHECK(!name.empty() && name.find('.') == std::string::npos, ValueError, type_name(), ": ", what, " name '", name,
+           "' must be non-empty and contain no '.'");
   const bool param = has(params_, name), buffer = has(buffers_, name);
   const bool child = std::any_of(children_.begin(), children_.end(), [&](const auto& c) { return c.first == name; });
   const std::string_view kind = what;
   AG_CHECK(!(kind == "parameter" ? param
              : kind == "buffer"  ? buffer
                                  : child),
-           ValueError, type_name_, ": ", what, " '", name, "' is already registered");
-  AG_CHECK(!param && !buffer && !child, KeyError, type_name_, ": cannot register ", what, " '", name, "': attribute '",
+           ValueError, type_name(), ": ", what, " '", name, "' is already registered");
+  AG_CHECK(!param && !buffer && !child, KeyError, type_name(), ": cannot register ", what, " '", name, "': attribute '",
            name, "' already exists (as a ",
            param    ? "parameter"
            : buffer ? "buffer"
@@ -42,14 +63,14 @@ void Module::check_new(const char* what, const std::string& name) const {
 
 Tensor& Module::register_parameter(const std::string& name, Tensor t, bool requires_grad) {
   check_new("parameter", name);  // before owned_ grows
-  AG_CHECK(t.defined(), ValueError, type_name_, ": parameter '", name, "' is undefined");
+  AG_CHECK(t.defined(), ValueError, type_name(), ": parameter '", name, "' is undefined");
   owned_.push_back(std::move(t));
   return register_parameter(name, &owned_.back(), requires_grad);
 }
 
 Tensor& Module::register_parameter(const std::string& name, Tensor* member, bool requires_grad) {
   check_new("parameter", name);
-  AG_CHECK(member != nullptr && member->defined(), ValueError, type_name_, ": parameter '", name, "' is undefined");
+  AG_CHECK(member != nullptr && member->defined(), ValueError, type_name(), ": parameter '", name, "' is undefined");
   if (requires_grad) member->requires_grad_(true);
   params_.emplace_back(name, member);
   return *member;
@@ -63,13 +84,13 @@ Tensor& Module::register_buffer(const std::string& name, Tensor t) {
 
 Tensor& Module::register_buffer(const std::string& name, Tensor* member) {
   check_new("buffer", name);
-  AG_CHECK(member != nullptr, ValueError, type_name_, ": buffer '", name, "' is a null pointer");
+  AG_CHECK(member != nullptr, ValueError, type_name(), ": buffer '", name, "' is a null pointer");
   buffers_.emplace_back(name, member);
   return *member;
 }
 
 void Module::add_child(const std::string& name, std::shared_ptr<Module> m) {
-  AG_CHECK(m != nullptr, ValueError, type_name_, ": submodule '", name, "' is empty");
+  AG_CHECK(m != nullptr, ValueError, type_name(), ": submodule '", name, "' is empty");
   check_new("submodule", name);
   children_.emplace_back(name, std::move(m));
 }
@@ -111,6 +132,43 @@ std::vector<Tensor> Module::parameters(bool recurse) const {
   return out;
 }
 
+namespace {
+template <class Reg>
+auto find_entry(Reg& reg, const std::string& name) {
+  return std::find_if(reg.begin(), reg.end(), [&](const auto& e) { return e.first == name; });
+}
+}  // namespace
+
+std::shared_ptr<Module> Module::replace_module(const std::string& name, std::shared_ptr<Module> m) {
+  AG_CHECK(m != nullptr, ValueError, type_name(), ".replace_module: submodule '", name, "' is empty");
+  auto it = find_entry(children_, name);
+  AG_CHECK(it != children_.end(), KeyError, type_name(), ".replace_module: there is no submodule '", name, "'");
+  it->second = std::move(m);
+  return it->second;
+}
+
+void Module::unregister_module(const std::string& name) {
+  auto it = find_entry(children_, name);
+  AG_CHECK(it != children_.end(), KeyError, type_name(), ".unregister_module: there is no submodule '", name, "'");
+  children_.erase(it);
+}
+
+Tensor& Module::replace_parameter(const std::string& name, Tensor t, bool requires_grad) {
+  auto it = find_entry(params_, name);
+  AG_CHECK(it != params_.end(), KeyError, type_name(), ": there is no parameter '", name, "' to replace");
+  AG_CHECK(t.defined(), ValueError, type_name(), ": parameter '", name, "' is undefined");
+  if (requires_grad) t.requires_grad_(true);
+  owned_.push_back(std::move(t));
+  it->second = &owned_.back();
+  return owned_.back();
+}
+
+void Module::unregister_parameter(const std::string& name) {
+  auto it = find_entry(params_, name);
+  AG_CHECK(it != params_.end(), KeyError, type_name(), ": there is no parameter '", name, "'");
+  params_.erase(it);
+}
+
 std::vector<std::shared_ptr<Module>> Module::children() const {
   std::vector<std::shared_ptr<Module>> out;
   for (auto& [n, c] : children_) out.push_back(c);
@@ -130,7 +188,7 @@ std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modul
                                                                                    bool remove_duplicate) const {
   // Children are handed out as shared_ptr<Module> from a const module already.
   auto self = std::const_pointer_cast<Module>(weak_from_this().lock());
-  AG_CHECK(self != nullptr, ValueError, type_name_,
+  AG_CHECK(self != nullptr, ValueError, type_name(),
            ".named_modules: the module is not owned by a shared_ptr (make it through a holder, "
            "nn::Linear(...), or std::make_shared)");
   std::unordered_set<const Module*> seen;
@@ -146,7 +204,7 @@ std::vector<std::shared_ptr<Module>> Module::modules() const {
 }
 
 Module& Module::apply(const std::function<void(Module&)>& fn) {
-  AG_CHECK(fn != nullptr, ValueError, type_name_, ".apply: the function is empty");  // not std::bad_function_call
+  AG_CHECK(fn != nullptr, ValueError, type_name(), ".apply: the function is empty");  // not std::bad_function_call
   for (auto& [n, c] : children_) c->apply(fn);
   fn(*this);
   return *this;
@@ -174,7 +232,7 @@ void Module::zero_grad() {
 }
 
 void Module::to(DType dtype) {
-  AG_CHECK(is_floating(dtype), DTypeError, type_name_, ".to: modules convert to floating dtypes only, got ", dtype);
+  AG_CHECK(is_floating(dtype), DTypeError, type_name(), ".to: modules convert to floating dtypes only, got ", dtype);
   NoGradGuard no_grad;
   auto convert = [dtype](Tensor& t) {
     if (!t.is_floating_point() || t.dtype() == dtype) return;
@@ -226,15 +284,15 @@ void Module::load_state_dict(const TensorMap& state, bool strict) {
     for (auto& x : v) s += (s.empty() ? "" : ", ") + x;
     return s;
   };
-  AG_CHECK(mismatched.empty(), ShapeError, type_name_, ".load_state_dict: ", join(mismatched));
-  AG_CHECK(!strict || (missing.empty() && unexpected.empty()), ValueError, type_name_,
+  AG_CHECK(mismatched.empty(), ShapeError, type_name(), ".load_state_dict: ", join(mismatched));
+  AG_CHECK(!strict || (missing.empty() && unexpected.empty()), ValueError, type_name(),
            ".load_state_dict: missing keys: [", join(missing), "]; unexpected keys: [", join(unexpected), "]");
   NoGradGuard no_grad;
   for (auto& [n, t] : own)
     if (state.contains(n)) t.copy_(state.at(n));
 }
 
-void Module::pretty_print(std::ostream& os) const { os << type_name_; }
+void Module::pretty_print(std::ostream& os) const { os << type_name(); }
 
 namespace {
 void print_tree(std::ostream& os, const Module& m, int indent) {

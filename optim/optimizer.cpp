@@ -47,6 +47,20 @@ void check_options(const SGDOptions& o, const char* who) {
 }
 void check_options(const AdamOptions& o, const char* who) { check_adam(o, who); }
 void check_options(const AdamWOptions& o, const char* who) { check_adam(o, who); }
+void check_options(const RMSpropOptions& o, const char* who) {
+  check_lr(o.lr(), who);
+  check_nonneg(o.eps(), who, "epsilon value");
+  check_nonneg(o.momentum(), who, "momentum value");
+  check_nonneg(o.weight_decay(), who, "weight_decay value");
+  check_nonneg(o.alpha(), who, "alpha value");
+}
+void check_options(const AdagradOptions& o, const char* who) {
+  check_lr(o.lr(), who);
+  check_nonneg(o.lr_decay(), who, "lr_decay value");
+  check_nonneg(o.weight_decay(), who, "weight_decay value");
+  check_nonneg(o.initial_accumulator_value(), who, "initial_accumulator_value value");
+  check_nonneg(o.eps(), who, "epsilon value");
+}
 
 Tensor* ParamState::find(const std::string& name) {
   auto it = fields.find(name);
@@ -130,6 +144,13 @@ void Optimizer::add_group(NamedParams params) {
   groups_.push_back(std::move(params));
 }
 
+double Optimizer::momentum(std::size_t) const {
+  throw ValueError(
+      detail::cat(type_name(), ": optimizer must support momentum or beta1 (OneCycleLR's cycle_momentum)"));
+}
+
+void Optimizer::set_momentum(double, std::size_t group) { (void)momentum(group); }
+
 void Optimizer::zero_grad() {
   for (auto& g : groups_)
     for (auto& [n, p] : g) p.zero_grad();
@@ -208,7 +229,8 @@ void Optimizer::load_state_dict(const TensorMap& state) {
     AG_CHECK(t.is_floating_point(), DTypeError, "optimizer.load_state_dict: '", key, "' has dtype ", t.dtype());
     // Checked after the cast: an f64 1e300 is finite, its f32 is not.
     Tensor v = t.to(p.dtype()).contiguous().clone();
-    check_state_values(key, v, field == "exp_avg_sq" || field == "max_exp_avg_sq");
+    check_state_values(key, v,
+                       field == "exp_avg_sq" || field == "max_exp_avg_sq" || field == "square_avg" || field == "sum");
     fresh[name].fields[field] = v;
   }
   for (std::size_t i = 0; i < lrs.size(); ++i)

@@ -25,12 +25,14 @@ std::vector<double> LRScheduler::lrs_at(int64_t steps, const std::vector<double>
 void LRScheduler::apply() {
   const std::vector<double> lrs = lrs_at(steps_, base_lrs_);
   for (std::size_t i = 0; i < lrs.size(); ++i) opt_.set_lr(lrs[i], i);
+  after_update(steps_);
 }
 
 void LRScheduler::step() {
   const std::vector<double> lrs = lrs_at(steps_ + 1, base_lrs_);  // a bad lr changes nothing
   ++steps_;
   for (std::size_t i = 0; i < lrs.size(); ++i) opt_.set_lr(lrs[i], i);
+  after_update(steps_);
 }
 
 Metadata LRScheduler::state_dict() const {
@@ -77,6 +79,7 @@ void LRScheduler::load_state_dict(const Metadata& state) {
   steps_ = steps;
   base_lrs_ = base;
   for (std::size_t i = 0; i < lrs.size(); ++i) opt_.set_lr(lrs[i], i);
+  after_update(steps_);
 }
 
 // ---- Noam ----

@@ -162,4 +162,63 @@ class GELUImpl : public Module {
 /// The holder of GELUImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(GELU);
 
+// ---- shape modules ----
+/// Returns its input: a placeholder (PyTorch's nn.Identity); any shape -> same shape.
+class IdentityImpl : public Module {
+ public:
+  IdentityImpl() : Module("Identity") {}
+  /// x itself.
+  Tensor forward(const Tensor& x) { return x; }
+};
+/// The holder of IdentityImpl (LibTorch's TORCH_MODULE): copies share one module.
+AG_MODULE(Identity);
+
+/// Options of nn::Flatten (PyTorch's defaults: keep the batch dim).
+struct FlattenOptions {
+  /// First dim merged.
+  AG_ARG(int64_t, start_dim) = 1;
+  /// Last dim merged (negative counts from the end).
+  AG_ARG(int64_t, end_dim) = -1;
+};
+
+/// Merges dims start_dim..end_dim: (B, C, H, W) -> (B, C*H*W) by default.
+class FlattenImpl : public Module {
+ public:
+  /// Builds the module from its options.
+  explicit FlattenImpl(const FlattenOptions& options = {}) : Module("Flatten"), options(options) {}
+  /// ag::flatten(x, start_dim, end_dim).
+  Tensor forward(const Tensor& x) { return flatten(x, options.start_dim(), options.end_dim()); }
+  void pretty_print(std::ostream& os) const override;
+  /// The options it was built with (pretty_print shows them).
+  FlattenOptions options;
+};
+/// The holder of FlattenImpl (LibTorch's TORCH_MODULE): copies share one module.
+AG_MODULE(Flatten);
+
+/// Options of nn::Unflatten: the dim to split and the sizes it becomes.
+struct UnflattenOptions {
+  /// The required options (one size may be -1, inferred).
+  UnflattenOptions(int64_t dim, std::vector<int64_t> sizes) : dim_(dim), sizes_(std::move(sizes)) {}
+  /// The dim split (negative counts from the end).
+  AG_ARG(int64_t, dim);
+  /// Its new sizes, whose product is x.size(dim).
+  AG_ARG(std::vector<int64_t>, sizes);
+};
+
+/// Splits one dim into several: (B, 12) -> (B, 3, 4) with dim 1, sizes {3, 4}.
+class UnflattenImpl : public Module {
+ public:
+  /// Builds the module from its options.
+  explicit UnflattenImpl(const UnflattenOptions& options) : Module("Unflatten"), options(options) {}
+  /// Shorthand for the options constructor.
+  UnflattenImpl(int64_t dim, std::vector<int64_t> sizes) : UnflattenImpl(UnflattenOptions(dim, std::move(sizes))) {}
+  /// ag::unflatten(x, dim, sizes).
+  Tensor forward(const Tensor& x) { return unflatten(x, options.dim(), options.sizes()); }
+  void pretty_print(std::ostream& os) const override;
+  /// The options it was built with (pretty_print shows them).
+  UnflattenOptions options;
+};
+/// The holder of UnflattenImpl (LibTorch's TORCH_MODULE): copies share one module.
+AG_MODULE(Unflatten);
+
 }  // namespace ag::nn

@@ -41,6 +41,10 @@ class Module : public std::enable_shared_from_this<Module> {
  public:
   /// type_name is what printing shows ("Linear").
   explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
+  /// A custom module without a name, as PyTorch's `class Net(nn.Module)`: type_name() is
+  /// the C++ class name without namespaces and a trailing "Impl" ("Net" for ns::NetImpl),
+  /// found on first use (the dynamic type is not known yet in this constructor).
+  Module() = default;
   virtual ~Module() = default;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
@@ -84,6 +88,11 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true, bool remove_duplicate = true) const;
   /// Buffers under their dotted names.
   std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true, bool remove_duplicate = true) const;
+  /// LibTorch's replace_module: the child under `name` becomes m, in the same place (so
+  /// state-dict order is kept); KeyError when there is no such child.
+  std::shared_ptr<Module> replace_module(const std::string& name, std::shared_ptr<Module> m);
+  /// LibTorch's unregister_module: removes the child; KeyError when there is none.
+  void unregister_module(const std::string& name);
   /// Direct children, in registration order.
   std::vector<std::shared_ptr<Module>> children() const;
   /// Direct children with their names.
@@ -132,9 +141,18 @@ class Module : public std::enable_shared_from_this<Module> {
   void load_state_dict(const TensorMap& state, bool strict = true);
 
   /// "Linear", "MultiheadAttention", ...: what printing shows.
-  const std::string& type_name() const { return type_name_; }
+  const std::string& type_name() const;
+  /// LibTorch's spelling of type_name().
+  const std::string& name() const { return type_name(); }
   /// One line: "Linear(in_features=4, out_features=5, bias=true)".
   virtual void pretty_print(std::ostream& os) const;
+
+ protected:
+  /// For containers (ParameterDict): the parameter under `name` becomes t, in the same
+  /// place; KeyError when there is none.
+  Tensor& replace_parameter(const std::string& name, Tensor t, bool requires_grad = true);
+  /// For containers (ParameterDict.pop): removes the parameter; KeyError when there is none.
+  void unregister_parameter(const std::string& name);
 
  private:
   void add_child(const std::string& name, std::shared_ptr<Module> m);
@@ -144,7 +162,7 @@ class Module : public std::enable_shared_from_this<Module> {
   void collect(const std::string& prefix, bool params, bool recurse,
                std::vector<std::pair<std::string, Tensor>>& out) const;
 
-  std::string type_name_;
+  mutable std::string type_name_;  ///< filled by type_name() for Module()
   bool training_ = true;
   /// Each entry points at the handle to read: a member registered by address, or a
   /// handle in owned_ (a deque: references stay valid as it grows).
@@ -194,6 +212,13 @@ class ModuleHolder {
   const std::shared_ptr<Impl>& ptr() const { return impl_; }
   /// True for a holder made from nullptr.
   bool is_empty() const { return impl_ == nullptr; }
+
+  /// Indexes the module, as LibTorch's holder: list[-1], dict["key"] (ModuleList,
+  /// ModuleDict, ParameterList, ParameterDict).
+  template <class Arg>
+  decltype(auto) operator[](Arg&& arg) const {
+    return (*checked())[std::forward<Arg>(arg)];
+  }
 
   /// Calls the module's forward with these arguments.
   template <class... Args>

@@ -80,6 +80,38 @@ struct AdamWOptions {
   AG_ARG(bool, amsgrad) = false;
 };
 
+/// Options of RMSprop (PyTorch's defaults).
+struct RMSpropOptions {
+  /// The required options; the others keep their PyTorch defaults.
+  RMSpropOptions(double lr = 1e-2) : lr_(lr) {}
+  /// The learning rate.
+  AG_ARG(double, lr);
+  /// Decay of the squared-gradient average: v = alpha v + (1 - alpha) g^2.
+  AG_ARG(double, alpha) = 0.99;
+  /// Added to the root of the average.
+  AG_ARG(double, eps) = 1e-8;
+  AG_ARG(double, weight_decay) = 0.0;  ///< added to the gradient
+  /// Momentum of the scaled step: buf = momentum buf + g / (sqrt(v) + eps).
+  AG_ARG(double, momentum) = 0.0;
+  /// Divide by the centered second moment v - mean(g)^2 (keeps "grad_avg").
+  AG_ARG(bool, centered) = false;
+};
+
+/// Options of Adagrad (PyTorch's defaults).
+struct AdagradOptions {
+  /// The required options; the others keep their PyTorch defaults.
+  AdagradOptions(double lr = 1e-2) : lr_(lr) {}
+  /// The learning rate.
+  AG_ARG(double, lr);
+  /// lr / (1 + (t - 1) lr_decay) at step t.
+  AG_ARG(double, lr_decay) = 0.0;
+  AG_ARG(double, weight_decay) = 0.0;  ///< added to the gradient
+  /// Where the sum of squared gradients starts.
+  AG_ARG(double, initial_accumulator_value) = 0.0;
+  /// Added to the root of the sum.
+  AG_ARG(double, eps) = 1e-10;
+};
+
 /// A parameter group: its own parameters and options.
 template <class Options>
 struct ParamGroup {
@@ -104,8 +136,10 @@ struct ParamState {
 /// like: lr, eps, weight_decay and momentum finite and >= 0 (NaN and inf refused), betas in
 /// [0, 1), Nesterov with momentum > 0 and dampening 0. add_param_group calls them too.
 void check_options(const SGDOptions& o, const char* who);
-void check_options(const AdamOptions& o, const char* who);   ///< see above
-void check_options(const AdamWOptions& o, const char* who);  ///< see above
+void check_options(const AdamOptions& o, const char* who);     ///< see above
+void check_options(const AdamWOptions& o, const char* who);    ///< see above
+void check_options(const RMSpropOptions& o, const char* who);  ///< see above; alpha too
+void check_options(const AdagradOptions& o, const char* who);  ///< see above; lr_decay, initial value
 /// ValueError "<who>: Invalid learning rate: <lr>" unless lr is finite and >= 0.
 void check_lr(double lr, const char* who);
 
@@ -127,6 +161,12 @@ class Optimizer {
   /// group that does not exist.
   virtual void set_lr(double lr, std::size_t group) = 0;
   void set_lr(double lr);  ///< every group
+  /// The group's momentum as OneCycleLR cycles it: SGD's and RMSprop's momentum, Adam's
+  /// and AdamW's beta1 (PyTorch's use_beta1); ValueError for an optimizer without one
+  /// (Adagrad), as PyTorch's "optimizer must support momentum or beta1".
+  virtual double momentum(std::size_t group) const;
+  /// Sets what momentum() reads (checked as the constructor checks it).
+  virtual void set_momentum(double momentum, std::size_t group);
   /// A group's parameters by name (IndexError for a group that does not exist).
   const NamedParams& group_params(std::size_t group) const { return groups_[check_group(group, "group_params")]; }
 
@@ -166,8 +206,37 @@ class OptimizerWithOptions : public Optimizer {
   }
   /// Sets the group's options().lr.
   using Optimizer::set_lr;
+  /// The group's beta1 (Adam, AdamW) or momentum (SGD, RMSprop); ValueError otherwise.
+  double momentum(std::size_t group) const override {
+    const Options& o = options_[check_group(group, "momentum")];
+    if constexpr (requires { o.betas(); })
+      return o.betas().first;
+    else if constexpr (requires { o.momentum(); })
+      return o.momentum();
+    else
+      return Optimizer::momentum(group);
+  }
+  /// Sets the group's beta1 or momentum, checked as the constructor's options.
+  void set_momentum(double momentum, std::size_t group) override {
+    Options o = options_[check_group(group, "set_momentum")];
+    if constexpr (requires { o.betas(); })
+      o.betas({momentum, o.betas().second});
+    else if constexpr (requires { o.momentum(); })
+      o.momentum(momentum);
+    else
+      Optimizer::set_momentum(momentum, group);
+    check_options(o, type_name());
+    options_[group] = o;
+  }
   /// A group's options.
   const Options& options(std::size_t group = 0) const { return options_[check_group(group, "options")]; }
+  /// Every group with its parameters and options, as PyTorch's optimizer.param_groups
+  /// (a copy: change an lr through set_lr, which checks it).
+  std::vector<ParamGroup<Options>> param_groups() const {
+    std::vector<ParamGroup<Options>> out;
+    for (std::size_t i = 0; i < groups_.size(); ++i) out.push_back({groups_[i], options_[i]});
+    return out;
+  }
   /// Adds parameters with their own options (PyTorch's add_param_group): the options are
   /// checked as the constructor's, and every tensor must be new to this optimizer.
   void add_param_group(const ParamGroup<Options>& g) {
@@ -221,6 +290,38 @@ class AdamW : public OptimizerWithOptions<AdamWOptions> {
   /// One AdamW update of every parameter with a .grad.
   void step() override;
   const char* type_name() const override { return "AdamW"; }
+};
+
+/// RMSprop (Hinton) as torch.optim.RMSprop: v = alpha v + (1 - alpha) g^2, optional
+/// centering and momentum. State: "step", "square_avg", "momentum_buffer", "grad_avg".
+class RMSprop : public OptimizerWithOptions<RMSpropOptions> {
+ public:
+  /// Over named parameters, unnamed ones ("0", "1", ...) or groups with their own options.
+  RMSprop(const NamedParams& params, const RMSpropOptions& options = {});
+  /// Over named parameters, unnamed ones ("0", "1", ...) or groups with their own options.
+  RMSprop(const std::vector<Tensor>& params, const RMSpropOptions& options = {})
+      : RMSprop(name_params(params), options) {}
+  /// Over named parameters, unnamed ones ("0", "1", ...) or groups with their own options.
+  RMSprop(const std::vector<ParamGroup<RMSpropOptions>>& groups);
+  /// One RMSprop update of every parameter with a .grad.
+  void step() override;
+  const char* type_name() const override { return "RMSprop"; }
+};
+
+/// Adagrad as torch.optim.Adagrad: sum += g^2, p -= lr_t g / (sqrt(sum) + eps). State:
+/// "step", "sum" (initial_accumulator_value before the first step).
+class Adagrad : public OptimizerWithOptions<AdagradOptions> {
+ public:
+  /// Over named parameters, unnamed ones ("0", "1", ...) or groups with their own options.
+  Adagrad(const NamedParams& params, const AdagradOptions& options = {});
+  /// Over named parameters, unnamed ones ("0", "1", ...) or groups with their own options.
+  Adagrad(const std::vector<Tensor>& params, const AdagradOptions& options = {})
+      : Adagrad(name_params(params), options) {}
+  /// Over named parameters, unnamed ones ("0", "1", ...) or groups with their own options.
+  Adagrad(const std::vector<ParamGroup<AdagradOptions>>& groups);
+  /// One Adagrad update of every parameter with a .grad.
+  void step() override;
+  const char* type_name() const override { return "Adagrad"; }
 };
 
 }  // namespace ag::optim

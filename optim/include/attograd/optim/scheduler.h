@@ -31,6 +31,9 @@ class LRScheduler {
   void load_state_dict(const Metadata& state);  ///< ValueError on missing or bad entries
 
  protected:
+  /// Called after every lr update (construction, step, load) with the step count: for
+  /// schedules that set more than the lr (OneCycleLR's momentum).
+  virtual void after_update(int64_t /*steps*/) {}
   /// Sets every group's lr for the current step; call at the end of a derived constructor.
   /// All lrs are computed and checked first (ValueError naming the scheduler, the step and
   /// the group when one is negative, NaN or inf), so a bad one changes none.
@@ -100,5 +103,131 @@ class LambdaLR : public LRScheduler {
  private:
   std::function<double(int64_t)> fn_;
 };
+
+/// lr = base * gamma ^ (number of milestones <= steps), as PyTorch's MultiStepLR (a
+/// milestone listed twice counts twice).
+class MultiStepLR : public LRScheduler {
+ public:
+  const char* type_name() const override { return "MultiStepLR"; }
+  /// Multiplies lr by gamma at each milestone; ValueError for a negative milestone.
+  MultiStepLR(Optimizer& opt, std::vector<int64_t> milestones, double gamma = 0.1);
+  double lr_at(int64_t steps, double base_lr) const override;
+
+ private:
+  std::vector<int64_t> milestones_;  ///< sorted
+  double gamma_;
+};
+
+/// lr = base * gamma ^ steps, as PyTorch's ExponentialLR.
+class ExponentialLR : public LRScheduler {
+ public:
+  const char* type_name() const override { return "ExponentialLR"; }
+  /// Multiplies lr by gamma every step.
+  ExponentialLR(Optimizer& opt, double gamma);
+  double lr_at(int64_t steps, double base_lr) const override;
+
+ private:
+  double gamma_;
+};
+
+/// How OneCycleLR moves between two values.
+enum class AnnealStrategy { cos, linear };
+
+/// Options of OneCycleLR (PyTorch's defaults).
+struct OneCycleLROptions {
+  /// The peak lr and the number of steps of the cycle.
+  OneCycleLROptions(double max_lr, int64_t total_steps) : max_lr_(max_lr), total_steps_(total_steps) {}
+  AG_ARG(double, max_lr);                                         ///< the peak lr
+  AG_ARG(int64_t, total_steps);                                   ///< steps in the cycle
+  AG_ARG(double, pct_start) = 0.3;                                ///< fraction of the cycle spent rising
+  AG_ARG(AnnealStrategy, anneal_strategy) = AnnealStrategy::cos;  ///< cos or linear
+  AG_ARG(bool, cycle_momentum) = true;                            ///< momentum / beta1 moves opposite to lr
+  AG_ARG(double, base_momentum) = 0.85;                           ///< momentum at the peak lr
+  AG_ARG(double, max_momentum) = 0.95;                            ///< momentum at the lowest lr
+  AG_ARG(double, div_factor) = 25.0;                              ///< initial lr = max_lr / div_factor
+  AG_ARG(double, final_div_factor) = 1e4;                         ///< min lr = initial lr / final_div_factor
+  AG_ARG(bool, three_phase) = false;                              ///< down to initial lr, then to min lr
+};
+
+/// Smith's 1cycle, as PyTorch's OneCycleLR: lr rises from max_lr / div_factor to max_lr
+/// over pct_start of total_steps, then anneals to the min lr (three_phase: back to the
+/// initial lr first, symmetric, then to the min lr). The optimizer's own lr is not used.
+/// With cycle_momentum, the group's momentum (SGD, RMSprop) or beta1 (Adam, AdamW) moves
+/// from max_momentum to base_momentum and back. Stepping past total_steps is a ValueError,
+/// as PyTorch's "Tried to step N times".
+class OneCycleLR : public LRScheduler {
+ public:
+  const char* type_name() const override { return "OneCycleLR"; }
+  /// ValueError for total_steps <= 0, pct_start outside [0, 1], or an optimizer without
+  /// momentum when cycle_momentum is on.
+  OneCycleLR(Optimizer& opt, const OneCycleLROptions& options);
+  double lr_at(int64_t steps, double base_lr) const override;
+  /// The momentum (or beta1) the schedule sets after `steps` steps.
+  double momentum_at(int64_t steps) const;
+
+ protected:
+  void after_update(int64_t steps) override;
+
+ private:
+  struct Phase {
+    double end_step, start_lr, end_lr, start_momentum, end_momentum;
+  };
+  double anneal(double start, double end, double pct) const;
+  /// (lr, momentum) after `steps` steps.
+  std::pair<double, double> at(int64_t steps) const;
+  OneCycleLROptions options_;
+  std::vector<Phase> phases_;
+};
+
+/// Which way ReduceLROnPlateau's metric improves.
+enum class PlateauMode { min, max };
+/// Whether the improvement threshold is relative or absolute.
+enum class ThresholdMode { rel, abs };
+
+/// Options of ReduceLROnPlateau (PyTorch's defaults).
+struct ReduceLROnPlateauOptions {
+  AG_ARG(PlateauMode, mode) = PlateauMode::min;                ///< min: lower is better
+  AG_ARG(double, factor) = 0.1;                                ///< new lr = lr * factor, < 1
+  AG_ARG(int64_t, patience) = 10;                              ///< bad steps tolerated
+  AG_ARG(double, threshold) = 1e-4;                            ///< what counts as better
+  AG_ARG(ThresholdMode, threshold_mode) = ThresholdMode::rel;  ///< rel: best * (1 -+ threshold)
+  AG_ARG(int64_t, cooldown) = 0;                               ///< steps ignored after a cut
+  AG_ARG(std::vector<double>, min_lr) = {0.0};                 ///< one for all groups, or one each
+  AG_ARG(double, eps) = 1e-8;                                  ///< smaller cuts are skipped
+};
+
+/// PyTorch's ReduceLROnPlateau: step(metric) after each evaluation; after more than
+/// `patience` steps without improvement each group's lr becomes max(lr * factor, min_lr)
+/// (unless that changes it by eps or less), then `cooldown` steps are ignored. It reads
+/// and sets the optimizer's current lrs, so it is not an LRScheduler (as in PyTorch);
+/// its state_dict() goes into a checkpoint's extra metadata.
+class ReduceLROnPlateau {
+ public:
+  /// ValueError for factor >= 1, a negative patience or cooldown, or a min_lr list whose
+  /// length is neither 1 nor the number of groups.
+  explicit ReduceLROnPlateau(Optimizer& opt, const ReduceLROnPlateauOptions& options = {});
+  /// "ReduceLROnPlateau": the name errors start with.
+  const char* type_name() const { return "ReduceLROnPlateau"; }
+  /// One evaluation's metric (NaN counts as no improvement, as in PyTorch).
+  void step(double metric);
+  double best() const { return best_; }                        ///< best metric so far
+  int64_t num_bad_epochs() const { return num_bad_; }          ///< steps since it improved
+  int64_t cooldown_counter() const { return cooldown_left_; }  ///< cooldown steps left
+  int64_t last_epoch() const { return last_epoch_; }           ///< step() calls so far
+  /// "best", "num_bad_epochs", "cooldown_counter", "last_epoch" as text.
+  Metadata state_dict() const;
+  /// ValueError on missing or bad entries; changes nothing then.
+  void load_state_dict(const Metadata& state);
+
+ private:
+  bool is_better(double a) const;
+  Optimizer& opt_;
+  ReduceLROnPlateauOptions options_;
+  std::vector<double> min_lrs_;
+  double best_;
+  int64_t num_bad_ = 0, cooldown_left_ = 0, last_epoch_ = 0;
+};
+/// LibTorch's name.
+using ReduceLROnPlateauScheduler = ReduceLROnPlateau;
 
 }  // namespace ag::optim

@@ -1,0 +1,117 @@
+// RMSprop and Adagrad, in the order torch.optim (1.13, single-tensor) computes them: one
+// fused loop per parameter, in the parameter's dtype.
+#include <cmath>
+
+#include "attograd/autograd.h"
+#include "attograd/factory.h"
+#include "attograd/optim/optimizer.h"
+
+namespace ag::optim {
+
+namespace {
+// The step count, kept as Adam's ("step", 0-d i64); returns the new count.
+int64_t count_step(ParamState& st) {
+  Tensor& step_t = st.get_or_zeros("step", zeros(Shape{}, DType::i64));
+  return ++step_t.data<int64_t>()[0];
+}
+}  // namespace
+
+// ---- RMSprop ----------------------------------------------------------------------
+// g += wd p;  v = alpha v + (1 - alpha) g^2;  centered: a = alpha a + (1 - alpha) g,
+// avg = sqrt(v - a^2) + eps, else sqrt(v) + eps;
+// momentum: buf = momentum buf + g / avg, p -= lr buf;  else p -= lr g / avg
+RMSprop::RMSprop(const NamedParams& params, const RMSpropOptions& o)
+    : RMSprop(std::vector<ParamGroup<RMSpropOptions>>{{params, o}}) {}
+
+RMSprop::RMSprop(const std::vector<ParamGroup<RMSpropOptions>>& groups) {
+  for (auto& g : groups) add_param_group(g);  // checks the options
+}
+
+void RMSprop::step() {
+  NoGradGuard no_grad;
+  for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+    const RMSpropOptions& o = options_[gi];
+    for (auto& entry : groups_[gi]) {
+      Tensor& p = entry.second;
+      Tensor g = p.grad();
+      if (!g.defined()) continue;
+      g = g.contiguous();
+      ParamState& st = state_of(entry.first);
+      count_step(st);
+      Tensor v = st.get_or_zeros("square_avg", p);
+      Tensor a = o.centered() ? st.get_or_zeros("grad_avg", p) : Tensor{};
+      Tensor buf = o.momentum() > 0 ? st.get_or_zeros("momentum_buffer", p) : Tensor{};
+      dispatch_float(p.dtype(), "RMSprop", [&]<class T>() {
+        T* w = p.data<T>();
+        const T* gr = g.data<T>();
+        T* vs = v.data<T>();
+        T* as = a.defined() ? a.data<T>() : nullptr;
+        T* bs = buf.defined() ? buf.data<T>() : nullptr;
+        const T lr = T(o.lr()), alpha = T(o.alpha()), one_m = T(1 - o.alpha()), eps = T(o.eps()),
+                wd = T(o.weight_decay()), mom = T(o.momentum());
+        for (int64_t i = 0, n = p.numel(); i < n; ++i) {
+          T d = gr[i];
+          if (wd != 0) d = d + wd * w[i];
+          vs[i] = vs[i] * alpha + one_m * (d * d);
+          T avg;
+          if (as) {
+            as[i] = as[i] * alpha + one_m * d;
+            avg = std::sqrt(vs[i] + T(-1) * (as[i] * as[i])) + eps;
+          } else {
+            avg = std::sqrt(vs[i]) + eps;
+          }
+          if (bs) {
+            bs[i] = bs[i] * mom + d / avg;
+            w[i] = w[i] + (-lr) * bs[i];
+          } else {
+            w[i] = w[i] + (-lr) * (d / avg);
+          }
+        }
+      });
+      p.storage()->bump_version();
+    }
+  }
+}
+
+// ---- Adagrad ----------------------------------------------------------------------
+// t += 1;  g += wd p;  clr = lr / (1 + (t - 1) lr_decay);  sum += g^2;
+// p -= clr g / (sqrt(sum) + eps)
+Adagrad::Adagrad(const NamedParams& params, const AdagradOptions& o)
+    : Adagrad(std::vector<ParamGroup<AdagradOptions>>{{params, o}}) {}
+
+Adagrad::Adagrad(const std::vector<ParamGroup<AdagradOptions>>& groups) {
+  for (auto& g : groups) add_param_group(g);  // checks the options
+}
+
+void Adagrad::step() {
+  NoGradGuard no_grad;
+  for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+    const AdagradOptions& o = options_[gi];
+    for (auto& entry : groups_[gi]) {
+      Tensor& p = entry.second;
+      Tensor g = p.grad();
+      if (!g.defined()) continue;
+      g = g.contiguous();
+      ParamState& st = state_of(entry.first);
+      const int64_t t = count_step(st);
+      if (st.find("sum") == nullptr) st.fields["sum"] = full(p.shape(), o.initial_accumulator_value(), p.dtype());
+      Tensor sum = *st.find("sum");
+      const double clr = o.lr() / (1 + static_cast<double>(t - 1) * o.lr_decay());
+      dispatch_float(p.dtype(), "Adagrad", [&]<class T>() {
+        T* w = p.data<T>();
+        const T* gr = g.data<T>();
+        T* s = sum.data<T>();
+        const T wd = T(o.weight_decay()), eps = T(o.eps()), neg_clr = T(-clr);
+        for (int64_t i = 0, n = p.numel(); i < n; ++i) {
+          T d = gr[i];
+          if (wd != 0) d = d + wd * w[i];
+          s[i] = s[i] + d * d;
+          w[i] = w[i] + neg_clr * (d / (std::sqrt(s[i]) + eps));
+        }
+      });
+      p.storage()->bump_version();
+    }
+  }
+}
+
+}  // namespace ag::optim
