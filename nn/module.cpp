@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
-#include <typeinfo>
+#include <mutex>
 #include <sstream>
 #include <string_view>
+#include <typeindex>
+#include <typeinfo>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "attograd/autograd.h"
@@ -23,8 +26,15 @@ bool has(const Registry& reg, const std::string& name) {
 
 // Module(): the demangled dynamic type, "ns::NetImpl" -> "Net". Computed on first use,
 // after construction, when typeid sees the most derived class.
+// A module made with Module() keeps type_name_ empty for good and takes its name from one
+// table per dynamic type, filled under a lock: two threads asking at once do not race.
 const std::string& Module::type_name() const {
-  if (!type_name_.empty()) return type_name_;
+  if (!type_name_.empty()) return type_name_;  // set by the constructor, never written again
+  static std::mutex mu;
+  static std::unordered_map<std::type_index, std::string> names;  // node-based: references stay valid
+  const std::lock_guard<std::mutex> lock(mu);
+  auto [it, inserted] = names.try_emplace(std::type_index(typeid(*this)));
+  if (!inserted) return it->second;
   const char* mangled = typeid(*this).name();
   int status = 0;
   std::unique_ptr<char, void (*)(void*)> dem(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
@@ -36,8 +46,8 @@ const std::string& Module::type_name() const {
     n = n.substr(colon + 2);
   }
   if (n.size() > 4 && n.ends_with("Impl")) n.resize(n.size() - 4);
-  type_name_ = n;
-  return type_name_;
+  it->second = std::move(n);
+  return it->second;
 }
 
 // One namespace for parameters, buffers and submodules, as a PyTorch module's attributes:

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -192,4 +194,18 @@ TEST_CASE("concurrency: 4 threads evaluating one shared model under NoGradGuard 
   for (int i = 0; i < kThreads; ++i) want[static_cast<std::size_t>(i)] = evaluate(i);
   on_threads([&](int i) { got[static_cast<std::size_t>(i)] = evaluate(i); });
   for (int i = 0; i < kThreads; ++i) CHECK(got[static_cast<std::size_t>(i)] == want[static_cast<std::size_t>(i)]);
+}
+
+namespace {
+struct UnnamedNetImpl : ag::nn::Module {};  // Module(): named after its type on first ask
+}  // namespace
+
+TEST_CASE("concurrency: threads asking an unnamed module's type_name at once agree (TSan: no race)") {
+  std::vector<std::shared_ptr<UnnamedNetImpl>> nets;
+  for (int i = 0; i < 8; ++i) nets.push_back(std::make_shared<UnnamedNetImpl>());
+  std::vector<std::string> got(nets.size());
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < nets.size(); ++i) threads.emplace_back([&, i] { got[i] = nets[i]->type_name(); });
+  for (auto& t : threads) t.join();
+  for (const auto& g : got) CHECK(g == "UnnamedNet");
 }

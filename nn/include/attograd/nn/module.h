@@ -162,7 +162,7 @@ class Module : public std::enable_shared_from_this<Module> {
   void collect(const std::string& prefix, bool params, bool recurse,
                std::vector<std::pair<std::string, Tensor>>& out) const;
 
-  mutable std::string type_name_;  ///< filled by type_name() for Module()
+  std::string type_name_;  ///< empty for Module(): type_name() derives it from the dynamic type
   bool training_ = true;
   /// Each entry points at the handle to read: a member registered by address, or a
   /// handle in owned_ (a deque: references stay valid as it grows).
