@@ -144,4 +144,63 @@ Tensor normalize(const Tensor& x, double p, int64_t dim, double eps) try {
   return x / denom;
 } catch (const Error& e) { detail::rethrow_in_op("normalize", e); }
 
+// ---- vector and matrix norms ----------------------------------------------------------
+// The dims move to the end and merge into one, so safe_norm's one-dim rules (zero
+// gradient at 0, p <= 0, inf) serve any set of dims: x (..., K) -> (..., 1) -> the
+// keepdim shape (dims of size 1) or without them.
+Tensor linalg_vector_norm(const Tensor& x, double ord, const std::vector<int64_t>& dims, bool keepdim) try {
+  check_float(x, "linalg_vector_norm");
+  AG_CHECK(!std::isnan(ord), ValueError, "linalg_vector_norm: ord must not be NaN");
+  const int64_t n = x.dim();
+  std::vector<char> reduced(static_cast<std::size_t>(n), dims.empty() ? 1 : 0);
+  for (int64_t d : dims) {
+    const int64_t w = wrap_dim(d, n, "linalg_vector_norm");
+    AG_CHECK(!reduced[static_cast<std::size_t>(w)], ValueError, "linalg_vector_norm: dim ", d,
+             " appears twice in the dims of input shape ", x.shape());
+    reduced[static_cast<std::size_t>(w)] = 1;
+  }
+  std::vector<int64_t> order;
+  Shape kept, keep_shape;
+  for (int64_t d = 0; d < n; ++d)
+    if (!reduced[static_cast<std::size_t>(d)]) {
+      order.push_back(d);
+      kept.push_back(x.shape()[d]);
+    }
+  for (int64_t d = 0; d < n; ++d) {
+    if (reduced[static_cast<std::size_t>(d)]) order.push_back(d);
+    keep_shape.push_back(reduced[static_cast<std::size_t>(d)] ? 1 : x.shape()[d]);
+  }
+  Shape merged = kept;
+  merged.push_back(-1);
+  AG_CHECK(x.numel() > 0 || ord > 0, ValueError, "linalg_vector_norm: ord ", ord, " of an empty input (shape ",
+           x.shape(), ") is undefined");
+  Tensor r = safe_norm(reshape(permute(x, order), merged), ord, static_cast<int64_t>(kept.size()));
+  return reshape(r, keepdim ? keep_shape : kept);
+} catch (const Error& e) { detail::rethrow_in_op("linalg_vector_norm", e); }
+
+Tensor norm(const Tensor& x, double p, const std::vector<int64_t>& dims, bool keepdim) try {
+  return linalg_vector_norm(x, p, dims, keepdim);
+} catch (const Error& e) { detail::rethrow_in_op("norm", e); }
+
+Tensor frobenius_norm(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) try {
+  return linalg_vector_norm(x, 2.0, dims, keepdim);
+} catch (const Error& e) { detail::rethrow_in_op("frobenius_norm", e); }
+
+Tensor linalg_matrix_norm(const Tensor& x, const std::string& ord, const std::vector<int64_t>& dims, bool keepdim) try {
+  AG_CHECK(ord == "fro", ValueError, "linalg_matrix_norm: ord '", ord, "' is not supported (only 'fro')");
+  AG_CHECK(dims.size() == 2, ValueError, "linalg_matrix_norm: dims must name 2 dims, got ", dims.size());
+  AG_CHECK(x.dim() >= 2, ShapeError, "linalg_matrix_norm: input shape ", x.shape(), " has fewer than 2 dims");
+  return linalg_vector_norm(x, 2.0, dims, keepdim);
+} catch (const Error& e) { detail::rethrow_in_op("linalg_matrix_norm", e); }
+
+// x1 (..., P, M) and x2 (..., R, M): differences (..., P, R, M), normed over M.
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p) try {
+  AG_CHECK(x1.dim() >= 2 && x2.dim() >= 2, ShapeError, "cdist: inputs must have at least 2 dims, got shapes ",
+           x1.shape(), " and ", x2.shape());
+  AG_CHECK(x1.size(-1) == x2.size(-1), ShapeError, "cdist: x1 shape ", x1.shape(), " and x2 shape ", x2.shape(),
+           " differ in the last (feature) dim");
+  AG_CHECK(p >= 0 && !std::isnan(p), ValueError, "cdist: p must be >= 0, got ", p);
+  return linalg_vector_norm(unsqueeze(x1, -2) - unsqueeze(x2, -3), p, {-1}, false);
+} catch (const Error& e) { detail::rethrow_in_op("cdist", e); }
+
 }  // namespace ag

@@ -135,3 +135,40 @@ TEST_CASE("normalize: p = 0, negative p and -inf as torch's F.normalize (torch 1
     CHECK(tc::diff(x.grad(), c.grad, 1e-14) == "");
   }
 }
+
+// ---- norms -------------------------------------------------------------------------------
+TEST_CASE("linalg_vector_norm, norm, linalg_matrix_norm, cdist: torch's values and zero gradients (torch 1.13)") {
+  Tensor x = Tensor::from_vector(std::vector<double>{3, -4, 0, 0, 0, 0}, {2, 3}).requires_grad_();
+  CHECK(linalg_vector_norm(x).shape() == Shape{});
+  CHECK(tc::diff(linalg_vector_norm(x), {5.0}) == "");
+  CHECK(tc::diff(linalg_vector_norm(x, 2.0, {1}), {5, 0}) == "");
+  CHECK(tc::diff(linalg_vector_norm(x, kInf, {1}), {4, 0}) == "");
+  CHECK(tc::diff(linalg_vector_norm(x, 0.0, {1}), {2, 0}) == "");
+  CHECK(tc::diff(linalg_vector_norm(x, -1.0, {1}), {0, 0}) == "");
+  Tensor k = linalg_vector_norm(x, 3.0, {0, 1}, true);
+  CHECK(k.shape() == Shape{1, 1});
+  CHECK(tc::diff(k, {4.497941445275415}, 1e-15) == "");
+  // The zero row's gradient is 0, not the NaN of sqrt(sum(x^2)).
+  sum(norm(x, 2.0, {1})).backward();
+  CHECK(tc::diff(x.grad(), {0.6, -0.8, 0, 0, 0, 0}, 1e-15) == "");
+  CHECK(tc::diff(linalg_matrix_norm(arange(0, 12, 1, DType::f64).reshape({2, 2, 3})),
+                 {7.416198487095663, 21.236760581595302}, 1e-15) == "");
+  CHECK(tc::diff(frobenius_norm(Tensor::from_vector(std::vector<double>{3, 4})), {5}) == "");
+
+  Tensor a = Tensor::from_vector(std::vector<double>{0, 0, 1, 2}, {2, 2}).requires_grad_();
+  Tensor b = Tensor::from_vector(std::vector<double>{0, 0, 4, 6, 1, 2}, {3, 2});
+  Tensor d = cdist(a, b);
+  CHECK(d.shape() == Shape{2, 3});
+  CHECK(tc::diff(d, {0, 7.211102550927978, 2.23606797749979, 2.23606797749979, 5, 0}, 1e-15) == "");
+  sum(d).backward();  // two zero distances: gradient 0 there, as torch's
+  CHECK(tc::diff(a.grad(), {-1.001913791725187, -1.7264774853377596, -0.15278640450004205, 0.09442719099991581},
+                 1e-14) == "");
+  CHECK(tc::diff(cdist(a, b, 1.0), {0, 10, 3, 3, 7, 0}) == "");
+
+  CHECK_THROWS_MSG(linalg_vector_norm(x, 2.0, {1, -1}), ValueError, "linalg_vector_norm: dim -1 appears twice");
+  CHECK_THROWS_MSG(linalg_vector_norm(x, 2.0, {2}), IndexError, "linalg_vector_norm");
+  CHECK_THROWS_MSG(linalg_matrix_norm(x, "nuc"), ValueError, "linalg_matrix_norm: ord 'nuc' is not supported");
+  CHECK_THROWS_MSG(cdist(a, Tensor::from_vector(std::vector<double>{1, 2, 3}, {1, 3})), ShapeError,
+                   "cdist: x1 shape [2, 2] and x2 shape [1, 3]");
+  CHECK_THROWS_MSG(norm(i64({1, 2})), DTypeError, "norm: linalg_vector_norm");
+}

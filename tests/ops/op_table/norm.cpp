@@ -1,4 +1,4 @@
-// Op table lines: layer_norm, rms_norm and normalize (ops/norm.cpp).
+// Op table lines: layer_norm, rms_norm, normalize and the norms (ops/norm.cpp).
 #include "op_table.h"
 
 namespace op_table {
@@ -37,6 +37,25 @@ AG_OP_TABLE(norm) {
       {"normalize p -inf", {{3, 4}}, [](auto& x) { return normalize(x[0], -kInf, 1); }, distinct},
       {"normalize p 2 eps clamps the norm", {{3, 4}}, [](auto& x) { return normalize(x[0], 2.0, 1, 50.0); }},
       {"normalize non-contiguous", {{3, 4}}, [](auto& x) { return normalize(x[0]); }, transposed},
+      // The norms: dims moved to the end and merged, then normalize's p-norm rules.
+      {"linalg_vector_norm all dims", {{3, 4}}, [](auto& x) { return linalg_vector_norm(x[0]); }},
+      {"linalg_vector_norm ord 3 dims 0 2 keepdim",
+       {{2, 3, 4}},
+       [](auto& x) {
+         return linalg_vector_norm(x[0], 3.0, {0, 2}, true);
+       }},
+      {"linalg_vector_norm ord 1 dim -1", {{3, 4}}, [](auto& x) { return linalg_vector_norm(x[0], 1.0, {-1}); }},
+      {"linalg_vector_norm ord inf dim 0",
+       {{3, 4}},
+       [](auto& x) { return linalg_vector_norm(x[0], kInf, {0}); },
+       distinct},
+      {"linalg_vector_norm ord -2 dim 1", {{3, 4}}, [](auto& x) { return linalg_vector_norm(x[0], -2.0, {1}); }},
+      {"norm p 2 dim 1 keepdim", {{3, 4}}, [](auto& x) { return norm(x[0], 2.0, {1}, true); }},
+      {"frobenius_norm all dims", {{2, 3, 4}}, [](auto& x) { return frobenius_norm(x[0]); }},
+      {"linalg_matrix_norm fro batched", {{2, 3, 4}}, [](auto& x) { return linalg_matrix_norm(x[0]); }, transposed},
+      {"cdist p 2 batched", {{2, 3, 4}, {2, 5, 4}}, [](auto& x) { return cdist(x[0], x[1]); }},
+      {"cdist p 1", {{3, 4}, {5, 4}}, [](auto& x) { return cdist(x[0], x[1], 1.0); }},
+      {"cdist p 3", {{3, 4}, {2, 4}}, [](auto& x) { return cdist(x[0], x[1], 3.0); }},
   };
 }
 

@@ -1,10 +1,13 @@
 #pragma once
 /// \file
 /// Normalization over trailing dims or along a dim (ops/norm.cpp): layer_norm, rms_norm,
-/// normalize. layer_norm and rms_norm are fused primitives whose create_graph backward
+/// normalize, and the norms themselves (linalg_vector_norm, norm, linalg_matrix_norm,
+/// frobenius_norm, cdist). layer_norm and rms_norm are fused primitives whose create_graph backward
 /// differentiates the composite formula, so second derivatives work.
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "attograd/tensor.h"
 
@@ -27,5 +30,21 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
 /// p = 0 counts the non-zeros, p < 0 is (sum |x|^p)^(1/p) (0 when an entry is 0), +-inf
 /// max / min |x|. A zero row stays zero, with gradient g / eps.
 Tensor normalize(const Tensor& x, double p = 2.0, int64_t dim = 1, double eps = 1e-12);
+/// torch.linalg.vector_norm: the ord-norm of x over dims (all dims when empty), with
+/// keepdim; ord 2, 1, inf, -inf, 0 (non-zeros), any p (negative p as torch). The gradient
+/// at a zero vector is 0, as PyTorch's (not the 0 * inf of sqrt(sum(x^2))).
+Tensor linalg_vector_norm(const Tensor& x, double ord = 2.0, const std::vector<int64_t>& dims = {},
+                          bool keepdim = false);
+/// torch.norm(x, p, dim, keepdim): linalg_vector_norm with p as the order.
+Tensor norm(const Tensor& x, double p = 2.0, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+/// torch.linalg.matrix_norm(x, "fro", dims, keepdim): the Frobenius norm over the two
+/// matrix dims (default the last two). Only "fro" is supported: others are a ValueError.
+Tensor linalg_matrix_norm(const Tensor& x, const std::string& ord = "fro", const std::vector<int64_t>& dims = {-2, -1},
+                          bool keepdim = false);
+/// torch.frobenius_norm: the 2-norm over dims (all when empty).
+Tensor frobenius_norm(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+/// torch.cdist: x1 (..., P, M), x2 (..., R, M) -> (..., P, R), the p-norm of every row
+/// difference (batch dims broadcast); a zero distance has gradient 0, as PyTorch's.
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0);
 
 }  // namespace ag
