@@ -19,6 +19,18 @@ void check_layer_options(const TransformerLayerOptions& o, const char* op) {
   AG_CHECK(o.dim_feedforward() > 0, ValueError, op, ": dim_feedforward must be positive, got ", o.dim_feedforward());
 }
 
+// torch's positional decoder masks as the struct the layers take.
+TransformerMasks decoder_masks(const Tensor& tgt_mask, const Tensor& memory_mask, const Tensor& tgt_key_padding_mask,
+                               const Tensor& memory_key_padding_mask, bool tgt_is_causal) {
+  TransformerMasks m;
+  m.tgt_mask = tgt_mask;
+  m.memory_mask = memory_mask;
+  m.tgt_key_padding_mask = tgt_key_padding_mask;
+  m.memory_key_padding_mask = memory_key_padding_mask;
+  m.tgt_causal = tgt_is_causal;
+  return m;
+}
+
 }  // namespace
 
 // ---- encoder layer ------------------------------------------------------------------
@@ -75,12 +87,8 @@ Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& mem
 Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask,
                                             const Tensor& memory_mask, const Tensor& tgt_key_padding_mask,
                                             const Tensor& memory_key_padding_mask, bool tgt_is_causal) {
-  TransformerMasks m;
-  m.tgt_mask = tgt_mask;
-  m.memory_mask = memory_mask;
-  m.tgt_key_padding_mask = tgt_key_padding_mask;
-  m.memory_key_padding_mask = memory_key_padding_mask;
-  m.tgt_causal = tgt_is_causal;
+  const TransformerMasks m =
+      decoder_masks(tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask, tgt_is_causal);
   return run(tgt, memory, m, false).first;
 }
 
@@ -162,12 +170,8 @@ Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory, 
 Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask,
                                        const Tensor& memory_mask, const Tensor& tgt_key_padding_mask,
                                        const Tensor& memory_key_padding_mask, bool tgt_is_causal) {
-  TransformerMasks m;
-  m.tgt_mask = tgt_mask;
-  m.memory_mask = memory_mask;
-  m.tgt_key_padding_mask = tgt_key_padding_mask;
-  m.memory_key_padding_mask = memory_key_padding_mask;
-  m.tgt_causal = tgt_is_causal;
+  const TransformerMasks m =
+      decoder_masks(tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask, tgt_is_causal);
   return forward(tgt, memory, m);
 }
 
@@ -216,14 +220,10 @@ Tensor TransformerImpl::forward(const Tensor& src, const Tensor& tgt, const Tens
                                 const Tensor& memory_mask, const Tensor& src_key_padding_mask,
                                 const Tensor& tgt_key_padding_mask, const Tensor& memory_key_padding_mask,
                                 bool tgt_is_causal) {
-  TransformerMasks m;
+  TransformerMasks m =
+      decoder_masks(tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask, tgt_is_causal);
   m.src_mask = src_mask;
-  m.tgt_mask = tgt_mask;
-  m.memory_mask = memory_mask;
   m.src_key_padding_mask = src_key_padding_mask;
-  m.tgt_key_padding_mask = tgt_key_padding_mask;
-  m.memory_key_padding_mask = memory_key_padding_mask;
-  m.tgt_causal = tgt_is_causal;
   return forward(src, tgt, m);
 }
 
