@@ -61,8 +61,13 @@ Tensor var(const Tensor& x, const std::vector<int64_t>& dims_in, int64_t correct
   auto dims = normalize_dims(dims_in, x.dim(), "var");
   int64_t n = 1;
   for (int64_t d : dims) n *= x.shape()[d];
-  Tensor d = x - mean(x, dims, true);
-  return sum(square(d), dims, keepdim) / static_cast<double>(std::max<int64_t>(n - correction, 0));
+  // f32 is computed in f64, as PyTorch accumulates float variance in double: a column of
+  // equal values near 2e30 has an f32 mean off by ~1e23, whose square overflows f32 to inf
+  // where PyTorch gives 0 (found by the op fuzzer).
+  const Tensor xs = x.dtype() == DType::f32 ? x.to(DType::f64) : x;
+  Tensor d = xs - mean(xs, dims, true);
+  Tensor v = sum(square(d), dims, keepdim) / static_cast<double>(std::max<int64_t>(n - correction, 0));
+  return v.dtype() == x.dtype() ? v : v.to(x.dtype());
 }
 Tensor var(const Tensor& x) { return var(x, {}, 1, false); }
 

@@ -452,3 +452,10 @@ TEST_CASE("float32 inputs keep their dtype through values and gradients") {
   CHECK(x.grad().dtype() == DType::f32);
   CHECK(tc::diff(x.grad(), {10.58790398, 5.41209602, 10.58790398, 5.41209650}, 1e-6) == "");
 }
+
+TEST_CASE("var of f32 accumulates in f64, as PyTorch: equal values near 2e30 give 0, not inf") {
+  // The f32 mean is off by ~1e23 there; its square overflowed f32 (op fuzzer, regress-var-f32-overflow).
+  ag::Tensor x = ag::Tensor::from_vector(std::vector<float>{2e30f, 2e30f, 2e30f});
+  CHECK(ag::var(x).item<float>() == 0.0f);
+  CHECK(ag::var(x).dtype() == ag::DType::f32);
+}
