@@ -67,6 +67,7 @@ int64_t Tensor::size(int64_t d) const { return shape()[wrap_dim(d, dim(), "size"
 
 bool Tensor::is_contiguous() const {
   const auto& s = shape();
+  if (ag::numel(s) == 0) return true;  // no element to misplace, as PyTorch (any strides)
   const auto& st = strides();
   int64_t expected = 1;
   for (int64_t i = s.size() - 1; i >= 0; --i) {

@@ -201,6 +201,14 @@ TEST_CASE("factory: eye, square and rectangular") {
   CHECK_THROWS_MSG(ag::eye(-1), ag::ShapeError, "eye: negative size -1");
 }
 
+TEST_CASE("an empty tensor is contiguous whatever its strides, as PyTorch's") {
+  // The safetensors fuzzer's find: a [0, 0] tensor read from a file was "non-contiguous".
+  CHECK(ag::zeros({0, 0}).is_contiguous());
+  CHECK(ag::zeros({0, 3}).t().is_contiguous());  // torch.zeros(0, 3).t().is_contiguous() is True
+  CHECK(Tensor(ag::zeros({1}).storage(), {0, 2}, {5, 7}, 0, DType::f32).is_contiguous());
+  CHECK_FALSE(ag::zeros({2, 3}).t().is_contiguous());
+}
+
 TEST_CASE("factory: *_like copy shape and dtype") {
   Tensor x = ag::zeros({2, 3}, DType::i32).t();  // a view: the result is fresh and contiguous
   Tensor z = ag::zeros_like(x), o = ag::ones_like(x), f = ag::full_like(x, 7), e = ag::empty_like(x);
