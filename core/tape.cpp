@@ -2,6 +2,8 @@
 // The engine that runs the nodes is core/autograd/engine.cpp (a layer above the ops).
 #include "attograd/tape.h"
 
+#include <atomic>
+
 #include "attograd/detail/tape.h"
 
 namespace ag {
@@ -9,7 +11,11 @@ namespace {
 thread_local bool g_grad_enabled = true;
 // The node whose closure the engine is running (Saved::output reconnects to it).
 thread_local Node* g_current_node = nullptr;
+// Node::sequence_nr of the next node, shared by all threads.
+std::atomic<uint64_t> g_next_sequence_nr{0};
 }  // namespace
+
+uint64_t next_sequence_nr() { return g_next_sequence_nr.load(std::memory_order_relaxed); }
 
 Node* detail::current_node() { return g_current_node; }
 void detail::set_current_node(Node* n) { g_current_node = n; }
@@ -48,6 +54,7 @@ Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs, B
   AG_ASSERT(out.is_leaf() && !out.requires_grad(), name, ": record needs a fresh output");
   auto node = std::make_shared<Node>();
   node->name = name;
+  node->sequence_nr = g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed);
   node->inputs.resize(inputs.size());
   node->input_shapes.resize(inputs.size());
   node->input_dtypes.resize(inputs.size());

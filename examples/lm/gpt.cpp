@@ -146,7 +146,13 @@ Tensor GPTImpl::embed(const Tensor& ids, int64_t offset) {
 
 Tensor GPTImpl::forward(const Tensor& ids) {
   Tensor x = embed(ids, 0);
-  for (const auto& b : *blocks) x = std::static_pointer_cast<BlockImpl>(b)->forward(x);
+  const bool ckpt = options.checkpoint_activations() && is_training() && grad_enabled();
+  for (const auto& b : *blocks) {
+    auto block = std::static_pointer_cast<BlockImpl>(b);
+    // (B, T, E) -> (B, T, E); checkpointed, the block's dropout masks are drawn again
+    // from the same generator state in backward, so gradients equal the plain ones.
+    x = ckpt ? checkpoint([block](const Tensor& v) { return block->forward(v); }, x) : block->forward(x);
+  }
   return head(final_norm(x));  // (B, T, V)
 }
 

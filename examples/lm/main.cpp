@@ -6,6 +6,7 @@
 //   build/examples/lm --out runs/lm --resume --steps 0 --prompt "You may" --top-k 10
 //   build/examples/lm --norm layer --pos learned --mlp gelu --dropout 0   # GPT-2-style
 //   build/examples/lm --kv-heads 2 --tie                   # grouped-query attention, tied head
+//   build/examples/lm --checkpoint-activations             # recompute blocks in backward: less memory
 //
 // Writes to --out: metrics.json, loss.png (training and held-out loss), model.safetensors
 // (the state dict with PyTorch names), eval.safetensors (a held-out batch and our logits,
@@ -66,6 +67,8 @@ int main(int argc, char** argv) {
   app.add_option("--mlp", mlp, "feed-forward: gelu (4E wide) or swiglu (8E/3 wide, 3 matrices)")
       ->check(CLI::IsMember({"gelu", "swiglu"}));
   app.add_flag("--tie", c.tie, "tie the output head to the token embedding (default: separate)");
+  app.add_flag("--checkpoint-activations", c.checkpoint_activations,
+               "recompute each block's activations in backward instead of keeping them (less memory, more time)");
   app.add_option("--layers", c.layers, "Transformer blocks")->check(CLI::PositiveNumber);
   app.add_option("--dropout", c.dropout, "dropout probability")->check(CLI::Range(0.0, 0.99));
   app.add_option("--batch", c.batch, "windows per micro-batch")->check(CLI::PositiveNumber);
@@ -257,6 +260,7 @@ int main(int argc, char** argv) {
                                 {"pos", pos},
                                 {"mlp", mlp},
                                 {"tie", c.tie},
+                                {"checkpoint_activations", c.checkpoint_activations},
                                 {"dropout", c.dropout},
                                 {"batch", c.batch},
                                 {"accum", c.accum},

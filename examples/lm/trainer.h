@@ -22,6 +22,7 @@ struct Config {
   Position pos = Position::rope;
   MlpKind mlp = MlpKind::swiglu;
   bool tie = false;
+  bool checkpoint_activations = false;  // recompute each block's forward in backward
   double dropout = 0.1;
   int64_t batch = 32, accum = 1, steps = 600, warmup = 100;
   double lr = 3e-3, weight_decay = 0.1, clip = 1.0, beta2 = 0.99;
@@ -38,6 +39,7 @@ struct Config {
         .pos(pos)
         .mlp(mlp)
         .tie(tie)
+        .checkpoint_activations(checkpoint_activations)
         .dropout(dropout);
   }
 };

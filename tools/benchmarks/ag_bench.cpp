@@ -15,7 +15,8 @@
 //   7  decoder-only GPT training step (examples/lm's GPT-2 layout: LayerNorm, learned
 //      positions, GELU MLP 4x, untied bias-free head): vocab 65, context 64, width 128,
 //      4 blocks, 4 heads, batch 32, dropout 0.1; AdamW (3e-3, betas 0.9/0.99, decay 0.1
-//      on every parameter), clip 1, cross entropy on random windows
+//      on every parameter), clip 1, cross entropy on random windows; --checkpoint 1 runs
+//      every block under ag::checkpoint (examples/lm's --checkpoint-activations)
 //   8  greedy decoding with that GPT (eval, untrained) at batch 1: one start token, then
 //      63 new tokens to the full context, with the KV cache; "extra.no_cache" runs the
 //      model over the whole prefix for every new token (what LibTorch and PyTorch do)
@@ -153,13 +154,15 @@ Timings decoding(const Args& a) {
 // ---- 7: GPT training step ---------------------------------------------------------
 constexpr int64_t kGptVocab = 65, kContext = 64, kGptBatch = 32;
 
-lm::GPT make_gpt() {
+lm::GPT make_gpt(bool checkpoint_activations = false) {
   manual_seed(1);
-  return lm::GPT(lm::GPTOptions(kGptVocab).context(kContext).d_model(128).heads(4).layers(4).dropout(0.1));
+  return lm::GPT(
+      lm::GPTOptions(kGptVocab).context(kContext).d_model(128).heads(4).layers(4).dropout(0.1).checkpoint_activations(
+          checkpoint_activations));
 }
 
 Timings gpt_training(const Args& a) {
-  lm::GPT model = make_gpt();
+  lm::GPT model = make_gpt(a.checkpoint != 0);
   model->train();
   optim::AdamW opt(model->parameters(), optim::AdamWOptions(3e-3).betas({0.9, 0.99}).weight_decay(0.1));
   Generator gen(7920);
@@ -173,8 +176,9 @@ Timings gpt_training(const Args& a) {
     optim::clip_grad_norm_(model->parameters(), 1.0);
     opt.step();
   });
-  t.info = {{"vocab", kGptVocab}, {"context", kContext}, {"d_model", 128}, {"heads", 4},
-            {"layers", 4},        {"batch", kGptBatch},  {"dropout", 0.1}};
+  t.info = {
+      {"vocab", kGptVocab}, {"context", kContext}, {"d_model", 128}, {"heads", 4},
+      {"layers", 4},        {"batch", kGptBatch},  {"dropout", 0.1}, {"checkpoint_activations", a.checkpoint != 0}};
   return t;
 }
 

@@ -23,12 +23,13 @@ using Clock = std::chrono::steady_clock;
 struct Args {
   int workload = 0, threads = 1, reps = 5, warmup = 1;
   int L = 256, B = 16, E = 256, heads = 8, causal = 0;  // workload 10 (one sweep point)
+  int checkpoint = 0;  // workload 7, ag_bench only: every GPT block under ag::checkpoint
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << kProgram << ": " << why << "\nusage: " << kProgram
             << " --workload N (1-12) --threads T --reps R --warmup W"
-               " [--L L --B B --E E --heads H --causal 0|1]\n";
+               " [--L L --B B --E E --heads H --causal 0|1] [--checkpoint 0|1]\n";
   std::exit(2);
 }
 
@@ -42,7 +43,8 @@ Args parse(int argc, char** argv) {
                                       {"--B", &a.B},
                                       {"--E", &a.E},
                                       {"--heads", &a.heads},
-                                      {"--causal", &a.causal}};
+                                      {"--causal", &a.causal},
+                                      {"--checkpoint", &a.checkpoint}};
   for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
     if (k == "-h" || k == "--help") usage("runs one benchmark workload and prints one JSON line");
@@ -53,6 +55,8 @@ Args parse(int argc, char** argv) {
     } catch (const std::exception&) { usage("not an integer after " + k + ": " + argv[i]); }
   }
   if (a.workload < 1 || a.workload > 12) usage("--workload must be 1..12");
+  if (a.checkpoint != 0 && (a.workload != 7 || std::string(kProgram) != "ag_bench"))
+    usage("--checkpoint (activation checkpointing) is ag_bench's, for workload 7 only");
   if (a.threads < 1 || a.reps < 1 || a.warmup < 0) usage("need --threads >= 1, --reps >= 1, --warmup >= 0");
   if (a.L < 1 || a.B < 1 || a.heads < 1 || a.E % a.heads != 0) usage("need L, B >= 1 and heads dividing E");
   return a;

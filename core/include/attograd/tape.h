@@ -67,6 +67,10 @@ struct Node : std::enable_shared_from_this<Node> {
   bool released = false;
   /// Where the node was created; set only under anomaly mode (DetectAnomalyGuard).
   std::shared_ptr<const AnomalyTrace> anomaly;
+  /// Creation order over all threads (PyTorch's Node::sequence_nr): a node with a smaller
+  /// number was recorded earlier. Activation checkpointing (attograd/checkpoint.h) tells
+  /// the nodes a function recorded from older ones with it.
+  uint64_t sequence_nr = 0;
   /// Fused ops only: the same math from differentiable ops. Under create_graph the engine
   /// differentiates it instead of running `backward`, so the gradient can be
   /// differentiated again. Reset with `backward`.
@@ -124,6 +128,10 @@ class DetectAnomalyGuard {
  private:
   bool prev_;
 };
+
+/// The sequence_nr the next recorded node will get: nodes recorded from now on have this
+/// number or a larger one.
+uint64_t next_sequence_nr();
 
 /// Records `out` as made by op `name` from `inputs`. Does nothing (returns `out`) under
 /// NoGradGuard or when no input requires grad. `out` must be a fresh tensor.

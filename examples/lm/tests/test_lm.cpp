@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "lm/sample.h"
 #include "lm/trainer.h"
@@ -54,6 +57,23 @@ Config llama_style(Config c) {
   c.norm = Norm::rms, c.pos = Position::rope, c.kv_heads = 2, c.mlp = MlpKind::swiglu, c.tie = true;
   c.dropout = 0.0;
   return c;
+}
+
+// How many nodes named "checkpoint" the graph of t has.
+int64_t checkpoint_nodes(const Tensor& t) {
+  std::set<const Node*> seen;
+  std::vector<const Node*> stack;
+  if (t.grad_fn()) stack.push_back(t.grad_fn().get());
+  int64_t n = 0;
+  while (!stack.empty()) {
+    const Node* node = stack.back();
+    stack.pop_back();
+    if (!seen.insert(node).second) continue;
+    n += std::string(node->name) == "checkpoint";
+    for (const Edge& e : node->inputs)
+      if (e.node) stack.push_back(e.node.get());
+  }
+  return n;
 }
 
 }  // namespace
@@ -143,6 +163,40 @@ TEST_CASE("a run resumed from a checkpoint continues exactly (model, optimizer, 
   for (int i = 0; i < 6; ++i) train_step(b, corpus.train);
   for (std::size_t i = 0; i < a.model->parameters().size(); ++i)
     CHECK(allclose(a.model->parameters()[i], b.model->parameters()[i], 0.0, 0.0));
+}
+
+TEST_CASE("--checkpoint-activations: the same training steps, dropout masks and generator state") {
+  Corpus corpus = make_corpus(paragraph(), 0.1, 17);
+  for (bool llama : {false, true}) {
+    CAPTURE(llama);
+    Config c;
+    c.context = 16, c.d_model = 16, c.heads = 2, c.layers = 2, c.batch = 4, c.steps = 3, c.warmup = 1, c.seed = 4;
+    c = llama ? llama_style(c) : gpt2_style(c);
+    c.dropout = 0.2;  // the recomputation must draw the forward's masks
+    Config ck = c;
+    ck.checkpoint_activations = true;
+    const int64_t V = corpus.vocab.size();
+    std::vector<StepStats> sa, sb;
+    Run a(c, V);
+    manual_seed(77);
+    for (int i = 0; i < 3; ++i) sa.push_back(train_step(a, corpus.train));
+    const std::string gen_a = default_generator().state();
+    Run b(ck, V);
+    manual_seed(77);
+    for (int i = 0; i < 3; ++i) sb.push_back(train_step(b, corpus.train));
+    CHECK(default_generator().state() == gen_a);
+    for (int i = 0; i < 3; ++i) {
+      CHECK(sa[i].loss == sb[i].loss);
+      CHECK(sa[i].grad_norm == sb[i].grad_norm);
+    }
+    for (std::size_t i = 0; i < a.model->parameters().size(); ++i)
+      CHECK(allclose(a.model->parameters()[i], b.model->parameters()[i], 0.0, 0.0));
+    // Training records one "checkpoint" node per block; eval runs the plain forward.
+    Tensor ids = arange(0, 8).reshape({1, 8});
+    CHECK(checkpoint_nodes(b.model(ids)) == c.layers);
+    b.model->eval();
+    CHECK(checkpoint_nodes(b.model(ids)) == 0);
+  }
 }
 
 TEST_CASE("a tiny LLaMA-style GPT (rms, rope, 2 of 4 kv heads, swiglu, tied head) beats the bigram baseline") {
