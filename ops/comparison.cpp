@@ -53,11 +53,69 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool e
   return all(isclose(a.to(DType::f64), b.to(DType::f64), rtol, atol, equal_nan)).item<bool>();
 }
 
+Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
+Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
+Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
+Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
+Tensor operator==(const Tensor& a, Scalar b) { return eq(a, b); }
+Tensor operator!=(const Tensor& a, Scalar b) { return ne(a, b); }
+Tensor operator<(const Tensor& a, Scalar b) { return lt(a, b); }
+Tensor operator<=(const Tensor& a, Scalar b) { return le(a, b); }
+Tensor operator>(const Tensor& a, Scalar b) { return gt(a, b); }
+Tensor operator>=(const Tensor& a, Scalar b) { return ge(a, b); }
+Tensor operator==(Scalar a, const Tensor& b) { return eq(b, a); }
+Tensor operator!=(Scalar a, const Tensor& b) { return ne(b, a); }
+Tensor operator<(Scalar a, const Tensor& b) { return gt(b, a); }
+Tensor operator<=(Scalar a, const Tensor& b) { return ge(b, a); }
+Tensor operator>(Scalar a, const Tensor& b) { return lt(b, a); }
+Tensor operator>=(Scalar a, const Tensor& b) { return le(b, a); }
+
 // ---- logic ---------------------------------------------------------------------------
 Tensor logical_and(const Tensor& a, const Tensor& b) { return K::logical(K::Logic::and_, a, b, "logical_and"); }
 Tensor logical_or(const Tensor& a, const Tensor& b) { return K::logical(K::Logic::or_, a, b, "logical_or"); }
 Tensor logical_not(const Tensor& a) { return K::logical_not(a); }
+Tensor logical_xor(const Tensor& a, const Tensor& b) { return ne(logical_not(a), logical_not(b)); }
 Tensor operator!(const Tensor& mask) { return logical_not(mask); }
+
+// ---- bitwise -------------------------------------------------------------------------
+namespace {
+template <class F>
+Tensor bitwise(const Tensor& a, const Tensor& b, const char* op, F&& f) {
+  auto [x, y] = promote_pair(a.detach(), b.detach());
+  AG_CHECK(!x.is_floating_point(), DTypeError, op, ": not implemented for ", x.dtype(),
+           " (bool and integer tensors only; shapes ", a.shape(), " and ", b.shape(), ")");
+  const Shape shape = broadcast_shapes(x.shape(), y.shape(), op);
+  return dispatch_all(x.dtype(), op, [&]<class T>() -> Tensor {
+    if constexpr (std::is_floating_point_v<T>) {
+      return {};  // refused above
+    } else {
+      return K::pw::zip_n<T, T, 2>({&x, &y}, shape, [&](T u, T v) { return static_cast<T>(f(u, v)); });
+    }
+  });
+}
+}  // namespace
+
+Tensor bitwise_and(const Tensor& a, const Tensor& b) {
+  return bitwise(a, b, "bitwise_and", [](auto u, auto v) { return u & v; });
+}
+Tensor bitwise_or(const Tensor& a, const Tensor& b) {
+  return bitwise(a, b, "bitwise_or", [](auto u, auto v) { return u | v; });
+}
+Tensor bitwise_xor(const Tensor& a, const Tensor& b) {
+  return bitwise(a, b, "bitwise_xor", [](auto u, auto v) { return u ^ v; });
+}
+Tensor bitwise_not(const Tensor& a) {
+  AG_CHECK(!a.is_floating_point(), DTypeError, "bitwise_not: not implemented for ", a.dtype(),
+           " (bool and integer tensors only; shape ", a.shape(), ")");
+  if (a.dtype() == DType::b8) return logical_not(a);
+  return bitwise(a, full(Shape{}, -1, a.dtype()), "bitwise_not", [](auto u, auto v) { return u ^ v; });
+}
+Tensor operator&(const Tensor& a, const Tensor& b) { return bitwise_and(a, b); }
+Tensor operator|(const Tensor& a, const Tensor& b) { return bitwise_or(a, b); }
+Tensor operator^(const Tensor& a, const Tensor& b) { return bitwise_xor(a, b); }
+Tensor operator~(const Tensor& a) { return bitwise_not(a); }
 
 // ---- predicates ----------------------------------------------------------------------
 Tensor isfinite(const Tensor& a) { return K::isfinite(a); }

@@ -11,6 +11,7 @@
 // PyTorch's "unsupported operation" messages); an operand identical to self is fine.
 #include <functional>
 
+#include "attograd/detail/error_context.h"
 #include "attograd/mem_overlap.h"
 #include "op_util.h"
 
@@ -25,9 +26,14 @@ Tensor fresh_copy(const Tensor& t) {
   return out;
 }
 
+// operands broadcast to self; `reads` are other tensors fn reads (any shape).
 Tensor& apply_inplace(Tensor& self, const char* op, const std::vector<Tensor>& operands,
-                      const std::function<Tensor(const Tensor&)>& fn) {
+                      const std::function<Tensor(const Tensor&)>& fn, const std::vector<Tensor>& reads = {}) {
   bool in_graph = grad_enabled() && self.requires_grad();
+  for (const Tensor& o : reads) {
+    in_graph = in_graph || wants_grad(o);
+    assert_no_partial_overlap(self, o, op);
+  }
   assert_no_internal_overlap(self, op);
   for (const Tensor& o : operands) {
     in_graph = in_graph || wants_grad(o);
@@ -161,6 +167,15 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, Scalar value) {
   assert_no_partial_overlap(*this, mask, "masked_fill_");
   return apply_inplace(*this, "masked_fill_", {},
                        [&mask, value](const Tensor& x) { return ag::masked_fill(x, mask, value); });
+}
+
+Tensor& inplace_index_put(Tensor& self, const Tensor& values, const Tensor& view,
+                          const std::function<Tensor(const Tensor&)>& put, const char* op) {
+  if (view.defined() && !(grad_enabled() && (self.requires_grad() || values.requires_grad()))) {
+    detail::in_op(op, [&] { Tensor(view).copy_(values); });  // a plain write through the view
+    return self;
+  }
+  return apply_inplace(self, op, {}, put, {values});
 }
 
 }  // namespace ag

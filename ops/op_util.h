@@ -75,4 +75,10 @@ Tensor cumprod_dir(const Tensor& x, int64_t dim, bool reverse);
 // Defined in ops/view.cpp.
 Tensor diagonal_embed(const char* name, const Tensor& g, const Shape& shape, int64_t offset, int64_t d1, int64_t d2);
 
+// index_put_'s in-place rules (ops/inplace.cpp): outside the graph, with `view` defined
+// (a basic index: self's view the values go to), values are copied into the view;
+// otherwise as every in-place op, self taking put(self)'s value. (ops/tensor_index.cpp)
+Tensor& inplace_index_put(Tensor& self, const Tensor& values, const Tensor& view,
+                          const std::function<Tensor(const Tensor&)>& put, const char* op);
+
 }  // namespace ag

@@ -248,37 +248,25 @@ SGD::SGD(const std::vector<ParamGroup<SGDOptions>>& groups) {
 }
 
 void SGD::step() {
-  NoGradGuard no_grad;
-  for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
-    const SGDOptions& o = options_[gi];
-    for (auto& entry : groups_[gi]) {
-      // Not a structured binding: clang before 16 cannot capture one in the lambda below.
-      const std::string& name = entry.first;
-      Tensor& p = entry.second;
-      Tensor g = p.grad();
-      if (!g.defined()) continue;
-      g = g.contiguous();
-      ParamState& st = state_of(name);
-      bool first = o.momentum() != 0 && st.find("momentum_buffer") == nullptr;
-      Tensor buf = o.momentum() != 0 ? st.get_or_zeros("momentum_buffer", p) : Tensor{};
-      dispatch_float(p.dtype(), "SGD", [&]<class T>() {
-        T* w = p.data<T>();
-        const T* gr = g.data<T>();
-        T* b = buf.defined() ? buf.data<T>() : nullptr;
-        const T lr = T(o.lr()), wd = T(o.weight_decay()), mom = T(o.momentum()), damp = T(1 - o.dampening());
-        for (int64_t i = 0, n = p.numel(); i < n; ++i) {
-          T d = gr[i];
-          if (wd != 0) d = d + wd * w[i];
-          if (b) {
-            b[i] = first ? d : b[i] * mom + damp * d;
-            d = o.nesterov() ? d + mom * b[i] : b[i];
-          }
-          w[i] = w[i] - lr * d;
+  for_each_grad([](const SGDOptions& o, Tensor& p, const Tensor& g, ParamState& st) {
+    bool first = o.momentum() != 0 && st.find("momentum_buffer") == nullptr;
+    Tensor buf = o.momentum() != 0 ? st.get_or_zeros("momentum_buffer", p) : Tensor{};
+    dispatch_float(p.dtype(), "SGD", [&]<class T>() {
+      T* w = p.data<T>();
+      const T* gr = g.data<T>();
+      T* b = buf.defined() ? buf.data<T>() : nullptr;
+      const T lr = T(o.lr()), wd = T(o.weight_decay()), mom = T(o.momentum()), damp = T(1 - o.dampening());
+      for (int64_t i = 0, n = p.numel(); i < n; ++i) {
+        T d = gr[i];
+        if (wd != 0) d = d + wd * w[i];
+        if (b) {
+          b[i] = first ? d : b[i] * mom + damp * d;
+          d = o.nesterov() ? d + mom * b[i] : b[i];
         }
-      });
-      p.storage()->bump_version();
-    }
-  }
+        w[i] = w[i] - lr * d;
+      }
+    });
+  });
 }
 
 // ---- Adam / AdamW -----------------------------------------------------------------
@@ -297,11 +285,8 @@ AdamHyper hyper(const O& o, bool decoupled) {
   return {o.lr(), o.betas().first, o.betas().second, o.eps(), o.weight_decay(), o.amsgrad(), decoupled};
 }
 
-// One Adam(W) update of p (contiguous, same shape as its grad) and its state.
-void adam_update(const Tensor& p, ParamState& st, const AdamHyper& h) {
-  Tensor g = p.grad();
-  if (!g.defined()) return;
-  g = g.contiguous();
+// One Adam(W) update of p (contiguous, same shape as its contiguous grad g) and its state.
+void adam_update(const Tensor& p, const Tensor& g, ParamState& st, const AdamHyper& h) {
   Tensor& step_t = st.get_or_zeros("step", zeros(Shape{}, DType::i64));
   int64_t t = ++step_t.data<int64_t>()[0];
   Tensor m = st.get_or_zeros("exp_avg", p), v = st.get_or_zeros("exp_avg_sq", p);
@@ -316,7 +301,6 @@ void adam_update(const Tensor& p, ParamState& st, const AdamHyper& h) {
     kernels::adam_update.of<T>()(p.data<T>(), g.data<T>(), m.data<T>(), v.data<T>(),
                                  vmax.defined() ? vmax.data<T>() : nullptr, p.numel(), hs);
   });
-  p.storage()->bump_version();
 }
 
 }  // namespace
@@ -328,9 +312,8 @@ Adam::Adam(const std::vector<ParamGroup<AdamOptions>>& groups) {
 }
 
 void Adam::step() {
-  NoGradGuard no_grad;
-  for (std::size_t gi = 0; gi < groups_.size(); ++gi)
-    for (auto& [name, p] : groups_[gi]) adam_update(p, state_of(name), hyper(options_[gi], false));
+  for_each_grad(
+      [](const AdamOptions& o, Tensor& p, const Tensor& g, ParamState& st) { adam_update(p, g, st, hyper(o, false)); });
 }
 
 AdamW::AdamW(const NamedParams& params, const AdamWOptions& o)
@@ -341,9 +324,8 @@ AdamW::AdamW(const std::vector<ParamGroup<AdamWOptions>>& groups) {
 }
 
 void AdamW::step() {
-  NoGradGuard no_grad;
-  for (std::size_t gi = 0; gi < groups_.size(); ++gi)
-    for (auto& [name, p] : groups_[gi]) adam_update(p, state_of(name), hyper(options_[gi], true));
+  for_each_grad(
+      [](const AdamWOptions& o, Tensor& p, const Tensor& g, ParamState& st) { adam_update(p, g, st, hyper(o, true)); });
 }
 
 }  // namespace ag::optim

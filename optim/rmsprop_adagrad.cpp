@@ -28,49 +28,39 @@ RMSprop::RMSprop(const std::vector<ParamGroup<RMSpropOptions>>& groups) {
 }
 
 void RMSprop::step() {
-  NoGradGuard no_grad;
-  for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
-    const RMSpropOptions& o = options_[gi];
-    for (auto& entry : groups_[gi]) {
-      Tensor& p = entry.second;
-      Tensor g = p.grad();
-      if (!g.defined()) continue;
-      g = g.contiguous();
-      ParamState& st = state_of(entry.first);
-      count_step(st);
-      Tensor v = st.get_or_zeros("square_avg", p);
-      Tensor a = o.centered() ? st.get_or_zeros("grad_avg", p) : Tensor{};
-      Tensor buf = o.momentum() > 0 ? st.get_or_zeros("momentum_buffer", p) : Tensor{};
-      dispatch_float(p.dtype(), "RMSprop", [&]<class T>() {
-        T* w = p.data<T>();
-        const T* gr = g.data<T>();
-        T* vs = v.data<T>();
-        T* as = a.defined() ? a.data<T>() : nullptr;
-        T* bs = buf.defined() ? buf.data<T>() : nullptr;
-        const T lr = T(o.lr()), alpha = T(o.alpha()), one_m = T(1 - o.alpha()), eps = T(o.eps()),
-                wd = T(o.weight_decay()), mom = T(o.momentum());
-        for (int64_t i = 0, n = p.numel(); i < n; ++i) {
-          T d = gr[i];
-          if (wd != 0) d = d + wd * w[i];
-          vs[i] = vs[i] * alpha + one_m * (d * d);
-          T avg;
-          if (as) {
-            as[i] = as[i] * alpha + one_m * d;
-            avg = std::sqrt(vs[i] + T(-1) * (as[i] * as[i])) + eps;
-          } else {
-            avg = std::sqrt(vs[i]) + eps;
-          }
-          if (bs) {
-            bs[i] = bs[i] * mom + d / avg;
-            w[i] = w[i] + (-lr) * bs[i];
-          } else {
-            w[i] = w[i] + (-lr) * (d / avg);
-          }
+  for_each_grad([](const RMSpropOptions& o, Tensor& p, const Tensor& g, ParamState& st) {
+    count_step(st);
+    Tensor v = st.get_or_zeros("square_avg", p);
+    Tensor a = o.centered() ? st.get_or_zeros("grad_avg", p) : Tensor{};
+    Tensor buf = o.momentum() > 0 ? st.get_or_zeros("momentum_buffer", p) : Tensor{};
+    dispatch_float(p.dtype(), "RMSprop", [&]<class T>() {
+      T* w = p.data<T>();
+      const T* gr = g.data<T>();
+      T* vs = v.data<T>();
+      T* as = a.defined() ? a.data<T>() : nullptr;
+      T* bs = buf.defined() ? buf.data<T>() : nullptr;
+      const T lr = T(o.lr()), alpha = T(o.alpha()), one_m = T(1 - o.alpha()), eps = T(o.eps()),
+              wd = T(o.weight_decay()), mom = T(o.momentum());
+      for (int64_t i = 0, n = p.numel(); i < n; ++i) {
+        T d = gr[i];
+        if (wd != 0) d = d + wd * w[i];
+        vs[i] = vs[i] * alpha + one_m * (d * d);
+        T avg;
+        if (as) {
+          as[i] = as[i] * alpha + one_m * d;
+          avg = std::sqrt(vs[i] + T(-1) * (as[i] * as[i])) + eps;
+        } else {
+          avg = std::sqrt(vs[i]) + eps;
         }
-      });
-      p.storage()->bump_version();
-    }
-  }
+        if (bs) {
+          bs[i] = bs[i] * mom + d / avg;
+          w[i] = w[i] + (-lr) * bs[i];
+        } else {
+          w[i] = w[i] + (-lr) * (d / avg);
+        }
+      }
+    });
+  });
 }
 
 // ---- Adagrad ----------------------------------------------------------------------
@@ -84,34 +74,24 @@ Adagrad::Adagrad(const std::vector<ParamGroup<AdagradOptions>>& groups) {
 }
 
 void Adagrad::step() {
-  NoGradGuard no_grad;
-  for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
-    const AdagradOptions& o = options_[gi];
-    for (auto& entry : groups_[gi]) {
-      Tensor& p = entry.second;
-      Tensor g = p.grad();
-      if (!g.defined()) continue;
-      g = g.contiguous();
-      ParamState& st = state_of(entry.first);
-      const int64_t t = count_step(st);
-      if (st.find("sum") == nullptr) st.fields["sum"] = full(p.shape(), o.initial_accumulator_value(), p.dtype());
-      Tensor sum = *st.find("sum");
-      const double clr = o.lr() / (1 + static_cast<double>(t - 1) * o.lr_decay());
-      dispatch_float(p.dtype(), "Adagrad", [&]<class T>() {
-        T* w = p.data<T>();
-        const T* gr = g.data<T>();
-        T* s = sum.data<T>();
-        const T wd = T(o.weight_decay()), eps = T(o.eps()), neg_clr = T(-clr);
-        for (int64_t i = 0, n = p.numel(); i < n; ++i) {
-          T d = gr[i];
-          if (wd != 0) d = d + wd * w[i];
-          s[i] = s[i] + d * d;
-          w[i] = w[i] + neg_clr * (d / (std::sqrt(s[i]) + eps));
-        }
-      });
-      p.storage()->bump_version();
-    }
-  }
+  for_each_grad([](const AdagradOptions& o, Tensor& p, const Tensor& g, ParamState& st) {
+    const int64_t t = count_step(st);
+    if (st.find("sum") == nullptr) st.fields["sum"] = full(p.shape(), o.initial_accumulator_value(), p.dtype());
+    Tensor sum = *st.find("sum");
+    const double clr = o.lr() / (1 + static_cast<double>(t - 1) * o.lr_decay());
+    dispatch_float(p.dtype(), "Adagrad", [&]<class T>() {
+      T* w = p.data<T>();
+      const T* gr = g.data<T>();
+      T* s = sum.data<T>();
+      const T wd = T(o.weight_decay()), eps = T(o.eps()), neg_clr = T(-clr);
+      for (int64_t i = 0, n = p.numel(); i < n; ++i) {
+        T d = gr[i];
+        if (wd != 0) d = d + wd * w[i];
+        s[i] = s[i] + d * d;
+        w[i] = w[i] + neg_clr * (d / (std::sqrt(s[i]) + eps));
+      }
+    });
+  });
 }
 
 }  // namespace ag::optim

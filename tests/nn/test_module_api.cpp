@@ -76,13 +76,24 @@ TEST_CASE("named_modules / modules / apply: PyTorch's names and order") {
 
   // apply for custom initialization reaches every Linear.
   net->apply([](nn::Module& m) {
-    if (auto* lin = dynamic_cast<nn::LinearImpl*>(&m)) {
+    if (auto* lin = m.as<nn::Linear>()) {  // LibTorch's as<>: holder or Impl type
       nn::init::constant_(lin->weight, 0.5);
       nn::init::zeros_(lin->bias);
     }
   });
   for (auto& [n, p] : net->named_parameters())
     if (n.starts_with("a.")) CHECK(p.sum().item<double>() == (contains(n, "weight") ? 0.5 * p.numel() : 0.0));
+}
+
+TEST_CASE("Module::as: the holder or the Impl type, nullptr for another type") {
+  Nested net;
+  nn::Module& m = *net->a;
+  CHECK(m.as<nn::Sequential>() == net->a.ptr().get());
+  CHECK(m.as<nn::SequentialImpl>() == net->a.ptr().get());
+  CHECK(m.as<nn::Linear>() == nullptr);
+  const nn::Module& c = *net->b;
+  CHECK(c.as<nn::LayerNorm>() == net->b.ptr().get());
+  CHECK(c.as<nn::Linear>() == nullptr);
 }
 
 TEST_CASE("named_modules: a shared submodule once (remove_duplicate), a stack module is refused") {

@@ -172,3 +172,40 @@ TEST_CASE("linalg_vector_norm, norm, linalg_matrix_norm, cdist: torch's values a
                    "cdist: x1 shape [2, 2] and x2 shape [1, 3]");
   CHECK_THROWS_MSG(norm(i64({1, 2})), DTypeError, "norm: linalg_vector_norm");
 }
+
+// ---- comparison and bitwise operators ---------------------------------------------------
+TEST_CASE("comparison operators: x == 0, a < b, 2 >= x give bool tensors as LibTorch's") {
+  Tensor x = f64({0, 1, 2, 3}), y = f64({3, 1, 0, 3});
+  CHECK((x == 0).to_vector<bool>() == std::vector<bool>{true, false, false, false});
+  CHECK((x != y).to_vector<bool>() == std::vector<bool>{true, false, true, false});
+  CHECK((x < y).to_vector<bool>() == std::vector<bool>{true, false, false, false});
+  CHECK((x <= y).to_vector<bool>() == std::vector<bool>{true, true, false, true});
+  CHECK((x > 1.5).to_vector<bool>() == std::vector<bool>{false, false, true, true});
+  CHECK((2 >= x).to_vector<bool>() == std::vector<bool>{true, true, true, false});
+  CHECK((1 < x).to_vector<bool>() == std::vector<bool>{false, false, true, true});
+  CHECK((x == y).dtype() == DType::b8);
+}
+
+TEST_CASE("bitwise ops: bool masks and integers (torch 1.13)") {
+  Tensor m = Tensor::from_vector(std::vector<bool>{true, true, false, false});
+  Tensor n = Tensor::from_vector(std::vector<bool>{true, false, true, false});
+  CHECK((m & n).to_vector<bool>() == std::vector<bool>{true, false, false, false});
+  CHECK((m | n).to_vector<bool>() == std::vector<bool>{true, true, true, false});
+  CHECK((m ^ n).to_vector<bool>() == std::vector<bool>{false, true, true, false});
+  CHECK((~m).to_vector<bool>() == std::vector<bool>{false, false, true, true});
+  CHECK((m & n).dtype() == DType::b8);
+  CHECK(logical_xor(f64({0, 2, 0}), f64({1, 3, 0})).to_vector<bool>() == std::vector<bool>{true, false, false});
+  // torch.tensor([12, -7, 5]) & tensor([10, 3, -1]) = [8, 1, 5]; | = [14, -5, -1];
+  // ^ = [6, -6, -6]; ~tensor([12, -7, 5]) = [-13, 6, -6]
+  Tensor a = i64({12, -7, 5}), b = i64({10, 3, -1});
+  CHECK((a & b).to_vector<int64_t>() == std::vector<int64_t>{8, 1, 5});
+  CHECK((a | b).to_vector<int64_t>() == std::vector<int64_t>{14, -5, -1});
+  CHECK((a ^ b).to_vector<int64_t>() == std::vector<int64_t>{6, -6, -6});
+  CHECK((~a).to_vector<int64_t>() == std::vector<int64_t>{-13, 6, -6});
+  // int32 & bool promotes to int32, as PyTorch.
+  CHECK((i32({6, 7}) & Tensor::from_vector(std::vector<bool>{true, false})).dtype() == DType::i32);
+  CHECK((i32({6, 7}) & Tensor::from_vector(std::vector<bool>{true, false})).to_vector<int32_t>() ==
+        std::vector<int32_t>{0, 0});
+  CHECK_THROWS_WITH_AS(f64({1.0}) & f64({1.0}), doctest::Contains("bitwise_and: not implemented for f64"), DTypeError);
+  CHECK_THROWS_WITH_AS(~f32({1.0f}), doctest::Contains("bitwise_not: not implemented for f32"), DTypeError);
+}

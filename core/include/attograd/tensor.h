@@ -4,6 +4,7 @@
 /// plus the autograd fields (requires_grad, the node that made it, its .grad).
 /// Views (reshape of contiguous, transpose, permute, slice, expand, ...) share storage.
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,9 @@ namespace ag {
 
 struct Node;  ///< autograd graph node (attograd/autograd.h)
 class Tensor;
+namespace indexing {
+class TensorIndex;  ///< attograd/tensor_indexing.h
+}
 /// Called with the leaf once its .grad holds the whole gradient of a backward.
 using PostAccumulateGradHook = std::function<void(Tensor& leaf)>;
 
@@ -146,6 +150,30 @@ class Tensor {
   /// ag::mean: over all elements (shape []) or over dims.
   Tensor mean(const std::vector<int64_t>& dims, bool keepdim = false) const;
 
+  // ---- indexing (ops/tensor_index.cpp; the index types and rules: tensor_indexing.h) ----
+  /// LibTorch's Tensor::index, Python's x[...]: x.index({Slice(), None, 0, Ellipsis, idx}).
+  /// A view without tensor indices, else a copy; differentiable.
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  /// The same with the index list as a vector.
+  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
+  /// Python's x[...] = values: values broadcast to the indexed shape (a Scalar fills it).
+  /// Tensor indices need values of self's dtype (DTypeError, as PyTorch); a basic index
+  /// converts them, as copy_. In-place rules as the ops below.
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& values);
+  /// x[...] = value.
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, Scalar value);
+  /// x[...] = values, the index list as a vector.
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& values);
+  /// x[...] = value, the index list as a vector.
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, Scalar value);
+  /// torch's index_put_(indices, values, accumulate): one index tensor per leading dim (an
+  /// undefined one takes the whole dim); accumulate adds, repeated indices adding up.
+  Tensor& index_put_(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate);
+  /// ag::index_put: the out-of-place form.
+  Tensor index_put(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false) const;
+  Tensor nonzero() const;   ///< ag::nonzero
+  Tensor argwhere() const;  ///< ag::argwhere
+
   // ---- in-place (ops/inplace.cpp) ----
   /// Each bumps the storage version, so tensors saved for backward notice the write.
   /// Inside the graph (self, or an operand, requires grad and grad mode is on) the op is
@@ -236,3 +264,6 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t);
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
 
 }  // namespace ag
+
+// The index types need the complete Tensor (attograd/tensor_indexing.h includes this file).
+#include "attograd/tensor_indexing.h"  // IWYU pragma: export

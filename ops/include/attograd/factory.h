@@ -5,7 +5,9 @@
 /// arguments as torch.full / torch.arange do: any floating value -> the default float
 /// dtype, else i64 (full with a bool value -> bool). An explicit dtype always wins.
 /// Random factories draw from `gen`, or the default generator when it is null.
+#include <initializer_list>
 #include <optional>
+#include <vector>
 
 #include "attograd/generator.h"
 #include "attograd/scalar.h"
@@ -41,6 +43,41 @@ Tensor uniform(const Shape& shape, double low, double high, std::optional<DType>
 Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator* gen = nullptr, DType dtype = DType::i64);
 /// Bernoulli(p) draws as 0/1 in `dtype` (dropout masks).
 Tensor bernoulli(const Shape& shape, double p, std::optional<DType> dtype = {}, Generator* gen = nullptr);
+
+/// A number or a nested braced list of numbers, the argument of ag::tensor (LibTorch's
+/// TensorDataContainer): 1.5, {1, 2}, {{1, 2}, {3, 4}}, or a std::vector of numbers.
+class TensorData {
+ public:
+  /// A single number: a 0-d tensor.
+  template <class T>
+  requires std::is_arithmetic_v<T> TensorData(T value) { add(Scalar(value)); }
+  /// A list of numbers or of equally shaped lists; {} is an empty 1-D list.
+  TensorData(std::initializer_list<TensorData> list);
+  /// A 1-D list.
+  template <class T>
+  requires std::is_arithmetic_v<T> TensorData(const std::vector<T>& values)
+      : shape_{static_cast<int64_t>(values.size())} {
+    for (const T& v : values) add(Scalar(v));
+  }
+
+  const Shape& shape() const { return shape_; }                  ///< the nesting's sizes
+  const std::vector<Scalar>& values() const { return values_; }  ///< row-major
+  /// The widest kind of any element (bool < integer < floating), as torch.tensor infers.
+  Scalar::Kind kind() const { return kind_; }
+
+ private:
+  void add(Scalar v);
+  Shape shape_;
+  std::vector<Scalar> values_;
+  Scalar::Kind kind_ = Scalar::Kind::boolean;
+  bool empty_ = true;  // no element yet: an empty list infers the default float dtype
+};
+
+/// torch::tensor / torch.tensor: ag::tensor({{1, 2}, {3, 4}}) is a (2, 2) i64 tensor. The
+/// dtype is inferred as PyTorch's: any floating element -> the default float dtype, else
+/// any integer -> i64, else bool (an empty list: the default float dtype); an explicit
+/// dtype wins (values converted as to()). Ragged lists are a ShapeError.
+Tensor tensor(const TensorData& data, std::optional<DType> dtype = {});
 
 /// Uninitialized, t's shape and dtype.
 Tensor empty_like(const Tensor& t);

@@ -16,6 +16,26 @@ AG_OP_TABLE(comparison) {
        [](auto& x) {
          return where(bools({1, 0}, {2, 1}), x[0], x[1]);
        }},
+      {"where of bitwise_and bitwise_or bitwise_xor bitwise_not logical_xor masks",
+       {{2, 3}, {2, 3}},
+       [](auto& x) {
+         Tensor m = bools({1, 0, 1, 0, 0, 1}, {2, 3}), n = bools({1, 1, 0}, {3});
+         Tensor c = bitwise_xor(bitwise_or(bitwise_and(m, n), bitwise_not(n)), logical_xor(m, n));
+         return where(c, x[0], x[1]);
+       }},
+      {"where of operator== operator!= operator< operator<= operator> operator>= masks",
+       {{2, 3}, {2, 3}},
+       [](auto& x) {
+         Tensor a = x[0].detach(), b = x[1].detach();
+         Tensor c = ((a == b) | (a != b)) & ((a < 0.1) | (a <= b) | (a > b) | (0.2 >= a) | (a >= 0.3));
+         return where(c, x[0], x[1]);
+       }},
+      {"where of operator& operator| operator^ operator~ masks",
+       {{2, 3}, {2, 3}},
+       [](auto& x) {
+         Tensor m = bools({1, 0, 1, 0, 0, 1}, {2, 3}), n = bools({1, 1, 0}, {3});
+         return where((m & n) ^ (~m | n), x[0], x[1]);
+       }},
       {"where scalar b",
        {{2, 3}},
        [](auto& x) {

@@ -1,5 +1,6 @@
 // Op table lines: indexing (ops/indexing.cpp): gathers, embedding, the scatter family,
-// masked indexing and one_hot. Scatter lines use indices that do not repeat within a
+// masked indexing, one_hot, and the index lists (Tensor::index's rules: index,
+// index_put, nonzero, argwhere). Scatter lines use indices that do not repeat within a
 // column (dim 0) or row (dim 1): with repeats, scatter's result is PyTorch-undefined and
 // not differentiable in src.
 #include "op_table.h"
@@ -143,6 +144,38 @@ AG_OP_TABLE(indexing) {
        {{4, 5}},
        [](auto& x) {
          return sum(x[0] * one_hot(i64({4, 0, 2, 2}, {4}), 5).to(DType::f64), {1});
+       }},
+      // Python's x[...] through LibTorch's index (a composite of views and index_select).
+      {"index slices None Ellipsis and an int",
+       {{3, 4, 5}},
+       [](auto& x) {
+         using namespace indexing;
+         return index(x[0], {Slice(1), None, Ellipsis, 2});
+       }},
+      {"index adjacent repeated index tensors",
+       {{3, 4, 5}},
+       [](auto& x) {
+         return index(x[0], {indexing::Slice(), i64({3, 0, 3}, {3}), i64({-1, 2, -1}, {3})});
+       },
+       transposed},
+      {"index nonzero of a bool mask and a non-adjacent index tensor",
+       {{3, 4, 5}},
+       [](auto& x) {
+         return index(x[0], {bools({1, 0, 1}, {3}), indexing::Slice(), i64({4, 1}, {2})});
+       }},
+      // Repeated positions only with accumulate (a plain put's last write wins: PyTorch
+      // leaves it undefined, and the values' gradient is not that of the forward).
+      {"index_put of a mask and a broadcast row",
+       {{3, 4}, {4}},
+       [](auto& x) {
+         return index_put(x[0], {bools({1, 0, 1}, {3})}, x[1]);
+       }},
+      {"index_put accumulate repeated argwhere",
+       {{3, 4}, {5}},
+       [](auto& x) {
+         Tensor rows = select(argwhere(bools({1, 0, 1, 1, 0}, {5})), 1, 0);  // [0, 2, 3]
+         return index_put(x[0], {i64({0, 2, 0, 1, 0}, {5}), i64({1, 1, 1, 3, 0}, {5})}, x[1] * sum(rows.to(DType::f64)),
+                          true);
        }},
       {"masked_fill broadcast mask",
        {{3, 4}},

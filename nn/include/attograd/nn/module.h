@@ -108,11 +108,25 @@ class Module : public std::enable_shared_from_this<Module> {
   /// PyTorch's Module.apply: fn on every descendant first (children depth-first, each
   /// after its own children), this module last; for custom initialization:
   ///   model->apply([](nn::Module& m) {
-  ///     if (auto* lin = dynamic_cast<nn::LinearImpl*>(&m)) nn::init::normal_(lin->weight, 0, 0.02);
+  ///     if (auto* lin = m.as<nn::Linear>()) nn::init::normal_(lin->weight, 0, 0.02);
   ///   });
   /// (LibTorch's apply visits this module first; we follow PyTorch, whose order
   /// decides which init wins when two rules touch the same tensor.)
   Module& apply(const std::function<void(Module&)>& fn);
+  /// LibTorch's Module::as (Python's isinstance): this module as T, given as the holder
+  /// (nn::Linear) or the Impl (nn::LinearImpl), or nullptr when it is not one.
+  template <class T>
+  auto* as() noexcept {
+    if constexpr (requires { typename T::ContainedType; })
+      return dynamic_cast<typename T::ContainedType*>(this);
+    else
+      return dynamic_cast<T*>(this);
+  }
+  /// The same, const.
+  template <class T>
+  const auto* as() const noexcept {
+    return const_cast<Module*>(this)->as<T>();
+  }
   /// Number of parameter elements, each shared tensor counted once: PyTorch's
   /// sum(p.numel() for p in model.parameters()). The name and the flag are those of
   /// Hugging Face's PreTrainedModel.num_parameters(only_trainable=...), the count GPT
@@ -187,6 +201,8 @@ void load(Module& m, const std::string& path, bool strict = true);
 template <class Impl>
 class ModuleHolder {
  public:
+  /// The held module type (LibTorch's name).
+  using ContainedType = Impl;
   /// Like LibTorch: constructs the Impl from the arguments. A single holder argument is
   /// a copy, never an Impl built from it: without that exclusion `Sequential copy(seq)`
   /// would wrap seq in a new Sequential.

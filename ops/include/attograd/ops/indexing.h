@@ -6,6 +6,7 @@
 /// every backward is itself differentiable.
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "attograd/tensor.h"
 
@@ -41,6 +42,17 @@ Tensor masked_select(const Tensor& x, const Tensor& mask);
 /// x (broadcast with mask) whose true mask positions take source's elements in row-major
 /// order; source has any shape and at least as many elements as the mask has trues.
 Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source);
+
+// ---- index lists (Tensor::index's rules: attograd/tensor_indexing.h) ----
+/// x.index(indices) as a function (ATen's index): Python's x[...] (attograd/tensor_indexing.h).
+Tensor index(const Tensor& x, const std::vector<indexing::TensorIndex>& indices);
+/// torch.index_put: x with x[indices] = values (+= with accumulate, repeated indices adding
+/// up), one index tensor per leading dim of x (an undefined one takes the whole dim).
+Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false);
+/// (n, x.dim()) i64: the coordinates of x's nonzero (true, NaN) elements in row-major
+/// order, as torch.nonzero. No gradient.
+Tensor nonzero(const Tensor& x);
+Tensor argwhere(const Tensor& x);  ///< torch.argwhere: nonzero's coordinates
 
 // ---- one-hot ----
 /// indices (...) i64 -> (..., C) i64 of 0/1; C = max + 1 when num_classes is -1. No gradient.

@@ -15,6 +15,7 @@
 
 #include "attograd/nn/module.h"
 #include "attograd/safetensors.h"
+#include "attograd/tape.h"
 
 namespace ag::optim {
 
@@ -246,6 +247,22 @@ class OptimizerWithOptions : public Optimizer {
   }
 
  protected:
+  /// The loop every step() shares: under NoGradGuard, for each parameter that has a
+  /// .grad, update(group options, p, its gradient (contiguous), p's state), then bump p's
+  /// storage version (tensors saved for backward notice the write).
+  template <class Update>
+  void for_each_grad(Update&& update) {
+    NoGradGuard no_grad;
+    for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+      for (auto& entry : groups_[gi]) {
+        Tensor& p = entry.second;
+        Tensor g = p.grad();
+        if (!g.defined()) continue;
+        update(options_[gi], p, g.contiguous(), state_of(entry.first));
+        p.storage()->bump_version();
+      }
+    }
+  }
   /// Each group's options, parallel to groups_.
   std::vector<Options> options_;
 };
