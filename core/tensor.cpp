@@ -6,9 +6,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <string>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <utility>
 
 #include "attograd/tape.h"
 
@@ -117,6 +118,11 @@ void Tensor::set_grad(const Tensor& g) {
 
 void Tensor::zero_grad() { checked(), impl_->grad.reset(); }
 
+int64_t detail::next_hook_id() {
+  static std::atomic<int64_t> next_id{0};  // threads may register hooks on their own models
+  return ++next_id;
+}
+
 RemovableHandle Tensor::register_post_accumulate_grad_hook(PostAccumulateGradHook hook) {
   checked();
   AG_CHECK(is_leaf() && requires_grad(), AutogradError,
@@ -124,18 +130,48 @@ RemovableHandle Tensor::register_post_accumulate_grad_hook(PostAccumulateGradHoo
            "shape ",
            shape(), " is not a leaf that requires grad");
   AG_CHECK(hook != nullptr, ValueError, "register_post_accumulate_grad_hook: empty hook");
-  static std::atomic<int64_t> next_id{0};  // threads may register hooks on their own models
-  const int64_t id = ++next_id;
+  const int64_t id = detail::next_hook_id();
   impl_->post_accumulate_grad_hooks.emplace_back(id, std::move(hook));
   return RemovableHandle(impl_, id);
 }
 
-void RemovableHandle::remove() {
-  if (auto t = t_.lock()) {
-    auto& hooks = t->post_accumulate_grad_hooks;
-    std::erase_if(hooks, [&](const auto& h) { return h.first == id_; });
+RemovableHandle Tensor::register_hook(TensorHook hook) {
+  checked();
+  AG_CHECK(requires_grad(), AutogradError,
+           "register_hook: cannot register a hook on a tensor that doesn't require gradient (shape ", shape(), ")");
+  AG_CHECK(hook != nullptr, ValueError, "register_hook: empty hook");
+  const int64_t id = detail::next_hook_id();
+  if (is_leaf()) {
+    impl_->hooks.emplace_back(id, std::move(hook));
+    return RemovableHandle(impl_, id);
   }
-  t_.reset();
+  // A non-leaf's hooks sit on the node that made it, as PyTorch's tensor pre-hooks: the
+  // engine sees nodes, and every handle to this value (a Saved one too) shares it.
+  grad_fn()->tensor_pre_hooks.emplace_back(id, std::move(hook));
+  return RemovableHandle([node = std::weak_ptr<Node>(grad_fn()), id] {
+    if (auto n = node.lock()) std::erase_if(n->tensor_pre_hooks, [&](const auto& h) { return h.first == id; });
+  });
+}
+
+void Tensor::retain_grad() const {
+  checked();
+  AG_CHECK(requires_grad(), AutogradError,
+           "retain_grad: can't retain_grad on Tensor that has requires_grad=False (shape ", shape(), ")");
+  if (is_leaf()) return;  // a leaf's .grad is kept anyway
+  impl_->retains_grad = true;
+  grad_fn()->retains_grad = impl_;
+}
+
+RemovableHandle::RemovableHandle(std::weak_ptr<TensorImpl> t, int64_t id)
+    : remover_([t = std::move(t), id] {
+        if (auto p = t.lock()) {
+          std::erase_if(p->post_accumulate_grad_hooks, [&](const auto& h) { return h.first == id; });
+          std::erase_if(p->hooks, [&](const auto& h) { return h.first == id; });
+        }
+      }) {}
+
+void RemovableHandle::remove() {
+  if (remover_) std::exchange(remover_, nullptr)();
 }
 
 Tensor Tensor::detach() const {

@@ -70,6 +70,12 @@ Tensor& apply_inplace(Tensor& self, const char* op, const std::vector<Tensor>& o
   K::copy(r, self);
   self.storage()->bump_version();
   if (in_graph && r.requires_grad()) {
+    // retain_grad follows the tensor to its new value, as in PyTorch; hooks registered
+    // before stay with the old value's node.
+    if (self.impl()->retains_grad) {
+      self.grad_fn()->retains_grad.reset();
+      r.grad_fn()->retains_grad = self.impl_ptr();
+    }
     self.impl()->grad_fn = r.grad_fn();
     self.impl()->requires_grad = true;
   }

@@ -71,6 +71,24 @@ void accumulate_leaf(const std::shared_ptr<TensorImpl>& leaf, Tensor g, Capture*
   }
 }
 
+// Tensor::register_hook's hooks, in registration order, each on the previous result; an
+// undefined result keeps the gradient. A copy of the list: a hook may remove itself.
+Tensor run_tensor_hooks(std::vector<std::pair<int64_t, TensorHook>> hooks, Tensor g) {
+  for (auto& h : hooks) {
+    Tensor r = h.second(g);
+    if (!r.defined()) continue;
+    AG_CHECK(r.shape() == g.shape() && r.dtype() == g.dtype(), ShapeError,
+             "register_hook: hook has changed the size or dtype of the gradient: expected ", g.shape(), " ", g.dtype(),
+             ", got ", r.shape(), " ", r.dtype());
+    g = std::move(r);
+  }
+  return g;
+}
+
+// Tensor::retain_grad on a non-leaf: a copy of its gradient in .grad, or the sum with
+// what is there (out of place, recorded under create_graph), as PyTorch's retains_grad hook.
+void retain(TensorImpl& t, const Tensor& g) { t.grad = (t.grad ? add(Tensor(t.grad), g) : ag::clone(g)).impl_ptr(); }
+
 // For ag::grad: the nodes from which a requested input can be reached. Only they run,
 // so the graph beyond the inputs is neither computed nor freed. Iterative post-order.
 std::unordered_set<Node*> nodes_leading_to(const std::vector<std::shared_ptr<Node>>& roots, const Capture& cap) {
@@ -145,6 +163,17 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
            " outputs but ", root_grads.size(), " gradients");
   std::unordered_map<Node*, Tensor> buffers;
   std::vector<std::shared_ptr<Node>> root_nodes;
+  // Leaves with tensor hooks collect their pass's gradient here first, so the hooks see
+  // the whole of it (PyTorch's AccumulateGrad input buffer); for ag::grad only the
+  // requested ones.
+  // Which leaves is decided before any hook runs, so a hook that adds or removes another
+  // leaf's hook cannot strand a buffer.
+  std::unordered_map<TensorImpl*, Tensor> leaf_buffers;
+  std::unordered_set<TensorImpl*> buffered_leaves;
+  auto mark_buffered = [&](TensorImpl* leaf) {
+    if (!leaf->hooks.empty() && (!cap || cap->leaves.count(leaf) > 0)) buffered_leaves.insert(leaf);
+  };
+  auto buffered = [&](TensorImpl* leaf) { return !buffered_leaves.empty() && buffered_leaves.count(leaf) > 0; };
   for (std::size_t i = 0; i < roots.size(); ++i) {
     const Tensor& r = roots[i];
     AG_CHECK(r.defined(), ValueError, "backward: output ", i, " is undefined");
@@ -164,7 +193,11 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
       accumulate(buffers[r.grad_fn().get()], std::move(g), create_graph);
       root_nodes.push_back(r.grad_fn());
     } else {
-      accumulate_leaf(r.impl_ptr(), std::move(g), cap, create_graph);
+      mark_buffered(r.impl());
+      if (buffered(r.impl()))
+        accumulate(leaf_buffers[r.impl()], std::move(g), create_graph, /*shared_ok=*/true);
+      else
+        accumulate_leaf(r.impl_ptr(), std::move(g), cap, create_graph);
     }
   }
 
@@ -179,14 +212,16 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
   std::unordered_set<Node*> seen;
   for (auto& n : root_nodes)
     if (runs(n.get()) && seen.insert(n.get()).second) stack.push_back(n.get());
-  // Leaves with post-accumulate hooks: how many edges of running nodes still feed them
-  // (backward only; ag::grad touches no .grad).
+  // Leaves with tensor hooks or post-accumulate hooks (those for backward only: ag::grad
+  // touches no .grad): how many edges of running nodes still feed them.
   std::unordered_map<TensorImpl*, int> leaf_deps;
-  auto hooked = [&](const Edge& e) { return !cap && e.leaf && !e.leaf->post_accumulate_grad_hooks.empty(); };
+  auto post_hooked = [&](const TensorImpl* leaf) { return !cap && !leaf->post_accumulate_grad_hooks.empty(); };
+  auto hooked = [&](const Edge& e) { return e.leaf && (buffered(e.leaf.get()) || post_hooked(e.leaf.get())); };
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
     for (auto& e : n->inputs) {
+      if (e.leaf) mark_buffered(e.leaf.get());
       if (hooked(e)) ++leaf_deps[e.leaf.get()];
       if (!e.node || !runs(e.node.get())) continue;
       ++deps[e.node.get()];
@@ -194,15 +229,27 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
     }
   }
 
-  auto run_hooks = [](const std::shared_ptr<TensorImpl>& leaf) {
+  // Once every gradient of the pass reached a hooked leaf: its tensor hooks on the sum,
+  // then .grad (or ag::grad's result), then its post-accumulate hooks.
+  auto run_hooks = [&](const std::shared_ptr<TensorImpl>& leaf) {
+    auto it = leaf_buffers.find(leaf.get());
+    if (it != leaf_buffers.end()) {
+      Tensor g = std::move(it->second);
+      leaf_buffers.erase(it);
+      if (g.defined()) accumulate_leaf(leaf, run_tensor_hooks(leaf->hooks, std::move(g)), cap, create_graph);
+    }
+    if (!post_hooked(leaf.get())) return;
     Tensor t(leaf);
     auto hooks = leaf->post_accumulate_grad_hooks;  // a hook may remove itself
     for (auto& h : hooks) h.second(t);
   };
-  if (!cap)
+  {
+    std::unordered_set<TensorImpl*> flushed;  // a leaf given twice as a root runs once
     for (const Tensor& r : roots)
-      if (!r.grad_fn() && !r.impl()->post_accumulate_grad_hooks.empty() && leaf_deps[r.impl()] == 0)
+      if (!r.grad_fn() && (buffered(r.impl()) || post_hooked(r.impl())) && leaf_deps[r.impl()] == 0 &&
+          flushed.insert(r.impl()).second)
         run_hooks(r.impl_ptr());
+  }
 
   std::vector<Node*> ready;
   std::unordered_set<Node*> queued;
@@ -221,6 +268,9 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
     ready.pop_back();
     Tensor g = std::move(buffers[n]);
     buffers.erase(n);
+    // The output's tensor hooks (may replace g), then retain_grad, then ag::grad's capture.
+    if (!n->tensor_pre_hooks.empty()) g = run_tensor_hooks(n->tensor_pre_hooks, std::move(g));
+    if (auto t = n->retains_grad.lock()) retain(*t, g);
     if (cap) {
       auto it = cap->nodes.find(n);
       if (it != cap->nodes.end())
@@ -255,7 +305,9 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
         AG_CHECK(gi.shape() == n->input_shapes[i] && gi.dtype() == n->input_dtypes[i], AutogradError, "backward of ",
                  n->name, ": gradient for input ", i, " has shape ", gi.shape(), " ", gi.dtype(), ", expected ",
                  n->input_shapes[i], " ", n->input_dtypes[i]);
-        if (e.leaf)
+        if (e.leaf && buffered(e.leaf.get()))
+          accumulate(leaf_buffers[e.leaf.get()], std::move(gi), create_graph, /*shared_ok=*/true);
+        else if (e.leaf)
           accumulate_leaf(e.leaf, std::move(gi), cap, create_graph);
         else
           accumulate(buffers[e.node.get()], std::move(gi), create_graph, /*shared_ok=*/true);

@@ -75,6 +75,11 @@ struct Node : std::enable_shared_from_this<Node> {
   /// differentiates it instead of running `backward`, so the gradient can be
   /// differentiated again. Reset with `backward`.
   std::unique_ptr<Composite> composite;
+  /// Tensor::register_hook on this node's output (a non-leaf): run in order on its whole
+  /// gradient before `backward` (PyTorch's tensor pre-hooks on grad_fn).
+  std::vector<std::pair<int64_t, TensorHook>> tensor_pre_hooks;
+  /// Tensor::retain_grad on this node's output: where its gradient is stored, after the hooks.
+  std::weak_ptr<TensorImpl> retains_grad;
   ~Node();  ///< iterative teardown: a 100,000-node chain must not recurse
 };
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "attograd/dtype.h"
@@ -24,6 +25,9 @@ class TensorIndex;  ///< attograd/tensor_indexing.h
 }
 /// Called with the leaf once its .grad holds the whole gradient of a backward.
 using PostAccumulateGradHook = std::function<void(Tensor& leaf)>;
+/// Tensor::register_hook: called with a tensor's whole gradient of a backward; returns
+/// a replacement, or an undefined Tensor to keep it (PyTorch's hook returning None).
+using TensorHook = std::function<Tensor(const Tensor& grad)>;
 
 /// What a Tensor handle points at: storage + layout + dtype, and the autograd fields.
 struct TensorImpl {
@@ -45,22 +49,34 @@ struct TensorImpl {
   /// Leaves only: run once per backward, when every gradient for this leaf in that
   /// backward has been added into .grad (Tensor::register_post_accumulate_grad_hook).
   std::vector<std::pair<int64_t, PostAccumulateGradHook>> post_accumulate_grad_hooks;
+  /// Leaves only: Tensor::register_hook's hooks, run on the leaf's whole gradient of a
+  /// pass before it is added into .grad (or returned by ag::grad). A non-leaf's hooks
+  /// live on its grad_fn (Node::tensor_pre_hooks), as in PyTorch.
+  std::vector<std::pair<int64_t, TensorHook>> hooks;
+  /// Non-leaves: retain_grad() was called (its grad_fn stores the gradient here).
+  bool retains_grad = false;
 };
 
-/// Returned by Tensor::register_post_accumulate_grad_hook; remove() unregisters the hook
-/// (PyTorch's RemovableHandle). It does not keep the tensor alive.
+/// Returned by the register_*hook functions (tensors and modules); remove() unregisters
+/// the hook (PyTorch's RemovableHandle). It does not keep the tensor or module alive.
 class RemovableHandle {
  public:
   RemovableHandle() = default;
-  /// Made by register_post_accumulate_grad_hook.
-  RemovableHandle(std::weak_ptr<TensorImpl> t, int64_t id) : t_(std::move(t)), id_(id) {}
+  /// A handle whose remove() calls `remover` once (it must hold only weak references).
+  explicit RemovableHandle(std::function<void()> remover) : remover_(std::move(remover)) {}
+  /// The post-accumulate-grad or tensor hook `id` of tensor t.
+  RemovableHandle(std::weak_ptr<TensorImpl> t, int64_t id);
   /// Unregisters the hook; a no-op when already removed or the tensor is gone.
   void remove();
 
  private:
-  std::weak_ptr<TensorImpl> t_;
-  int64_t id_ = 0;
+  std::function<void()> remover_;
 };
+
+namespace detail {
+/// A process-wide unique id for a hook (threads may register hooks on their own models).
+int64_t next_hook_id();
+}  // namespace detail
 
 /// A cheap handle to a strided view of shared storage, with its autograd state; copies
 /// share the tensor (like torch.Tensor). Tensor{} is undefined.
@@ -233,6 +249,29 @@ class Tensor {
   /// leaf in that pass has been added into .grad, with the leaf as argument: the moment
   /// DistributedDataParallel starts reducing it while the rest of backward goes on.
   RemovableHandle register_post_accumulate_grad_hook(PostAccumulateGradHook hook);
+  /// PyTorch's Tensor.register_hook, on a tensor that requires grad (AutogradError
+  /// otherwise). `hook(grad)` runs once per backward / ag::grad with the tensor's whole
+  /// gradient of that pass: for a non-leaf before it flows into grad_fn, for a leaf
+  /// before it is added into .grad (or returned by ag::grad). It returns a replacement
+  /// of the same shape and dtype, which flows on instead, or an undefined Tensor to keep
+  /// the gradient; a hook returning void is accepted too. Hooks run in registration
+  /// order, each on the previous one's result, in the backward's grad mode (recorded
+  /// under create_graph).
+  RemovableHandle register_hook(TensorHook hook);
+  /// register_hook for a hook that returns nothing (it only looks at the gradient).
+  template <class F>
+  requires std::is_void_v<std::invoke_result_t<F&, const Tensor&>> RemovableHandle register_hook(F hook) {
+    return register_hook(TensorHook([hook = std::move(hook)](const Tensor& g) mutable {
+      hook(g);
+      return Tensor();
+    }));
+  }
+  /// PyTorch's retain_grad: on a non-leaf, backward (and ag::grad passes through it)
+  /// stores its gradient in .grad, after its hooks, adding it to what is there (out of
+  /// place); a no-op on a leaf. AutogradError when the tensor does not require grad.
+  void retain_grad() const;
+  /// Whether retain_grad() was called on this non-leaf (false for leaves, as PyTorch).
+  bool retains_grad() const { return checked().retains_grad; }
   Tensor detach() const;  ///< shares storage, no graph
   /// Backpropagates from this tensor. `grad` defaults to 1 for a one-element tensor.
   /// create_graph records the backward pass (for gradients of gradients); retain_graph

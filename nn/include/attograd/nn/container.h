@@ -250,12 +250,13 @@ class SequentialImpl : public Module {
   explicit SequentialImpl(const Holders&... ms) : Module("Sequential") {
     (push_back(ms), ...);
   }
-  /// Any module whose forward maps one Tensor to one Tensor.
+  /// Any module whose forward maps one Tensor to one Tensor; it is called as through its
+  /// holder, so its hooks run (as PyTorch's Sequential calls module(input)).
   template <class Holder>
   void push_back(const Holder& m) {
     auto impl = m.ptr();
     register_module(std::to_string(steps_.size()), impl);
-    steps_.push_back([impl](const Tensor& x) { return impl->forward(x); });
+    steps_.push_back([impl](const Tensor& x) -> Tensor { return ::ag::detail::call_module(*impl, x); });
   }
   /// Runs every child in order on x; the last child's output.
   Tensor forward(const Tensor& x) const {

@@ -12,6 +12,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <type_traits>
@@ -33,6 +34,59 @@
 \
  private: \
   T name##_
+
+namespace ag::nn {
+
+class Module;
+
+// ---- module hooks (PyTorch's register_forward_pre_hook, ...; see register_forward_hook) ----
+/// A hook's replacement for the Tensor arguments / results / gradients it was given, or
+/// nullopt to keep them (PyTorch's hook returning None).
+using HookResult = std::optional<std::vector<Tensor>>;
+/// fn(module, inputs): may replace the Tensor arguments before forward.
+using ForwardPreHook = std::function<HookResult(Module&, const std::vector<Tensor>& inputs)>;
+/// fn(module, inputs, outputs): may replace the Tensor results of forward.
+using ForwardHook =
+    std::function<HookResult(Module&, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs)>;
+/// fn(module, grad_input, grad_output): may replace the gradients w.r.t. the inputs.
+using BackwardHook =
+    std::function<HookResult(Module&, const std::vector<Tensor>& grad_input, const std::vector<Tensor>& grad_output)>;
+/// fn(module, grad_output): may replace the gradients w.r.t. the outputs.
+using BackwardPreHook = std::function<HookResult(Module&, const std::vector<Tensor>& grad_output)>;
+
+}  // namespace ag::nn
+
+// In ag::detail, not ag::nn::detail: a public ag::nn::detail would hide ag::detail from
+// code in ag::nn that writes detail::cat.
+namespace ag::detail {
+/// A module's hooks, each under its handle's id, in registration order.
+struct ModuleHooks {
+  std::vector<std::pair<int64_t, nn::ForwardPreHook>> forward_pre;    ///< register_forward_pre_hook
+  std::vector<std::pair<int64_t, nn::ForwardHook>> forward;           ///< register_forward_hook
+  std::vector<std::pair<int64_t, nn::BackwardHook>> backward;         ///< register_full_backward_hook
+  std::vector<std::pair<int64_t, nn::BackwardPreHook>> backward_pre;  ///< register_full_backward_pre_hook
+  /// No hook of any kind.
+  bool empty() const { return forward_pre.empty() && forward.empty() && backward.empty() && backward_pre.empty(); }
+};
+
+/// Hook callables may return void or an undefined Tensor (keep), a Tensor (the one
+/// replacement), a std::vector<Tensor> or a HookResult.
+template <class Hook, class F>
+Hook adapt_hook(F fn) {
+  return Hook([fn = std::move(fn)](auto&... a) mutable -> nn::HookResult {
+    using R = std::invoke_result_t<F&, decltype(a)...>;
+    if constexpr (std::is_void_v<R>) {
+      fn(a...);
+      return std::nullopt;
+    } else if constexpr (std::is_same_v<std::remove_cvref_t<R>, Tensor>) {
+      Tensor t = fn(a...);
+      return t.defined() ? nn::HookResult(std::vector<Tensor>{t}) : std::nullopt;
+    } else {
+      return nn::HookResult(fn(a...));
+    }
+  });
+}
+}  // namespace ag::detail
 
 namespace ag::nn {
 
@@ -161,6 +215,48 @@ class Module : public std::enable_shared_from_this<Module> {
   /// One line: "Linear(in_features=4, out_features=5, bias=true)".
   virtual void pretty_print(std::ostream& os) const;
 
+  // ---- hooks (PyTorch's; nn/PORTING.md "Hooks") ----
+  // They run when the module is called through its holder, `module(x)` (PyTorch's
+  // __call__), not for `module->forward(x)`, a plain C++ call (PyTorch's .forward()).
+  // A hook sees the call's Tensor arguments (Tensor and std::optional<Tensor>, an absent
+  // one undefined) as a std::vector<Tensor> in argument order; other arguments pass
+  // through unseen. Results: a Tensor is {y}, a tuple or pair lists its Tensors, a
+  // std::vector<Tensor> itself. A hook returns void or an undefined Tensor (keep), a
+  // Tensor (the replacement of a one-element list), a std::vector<Tensor> of the same
+  // length, or a HookResult. Hooks of a kind run in registration order, each seeing the
+  // previous one's result; each register_* returns a handle whose remove() unregisters.
+
+  /// fn(module, inputs) before forward; a replacement becomes forward's arguments.
+  template <class F>
+  RemovableHandle register_forward_pre_hook(F fn) {
+    return add_forward_pre_hook(::ag::detail::adapt_hook<ForwardPreHook>(std::move(fn)));
+  }
+  /// fn(module, inputs, outputs) after forward; a replacement is what the call returns.
+  template <class F>
+  RemovableHandle register_forward_hook(F fn) {
+    return add_forward_hook(::ag::detail::adapt_hook<ForwardHook>(std::move(fn)));
+  }
+  /// fn(module, grad_input, grad_output) in backward once the gradients w.r.t. the
+  /// call's Tensor arguments are computed (undefined for those that need none; all
+  /// undefined, and fn called when grad_output is ready, if none requires grad). A
+  /// replacement grad_input is what flows on. As PyTorch's BackwardHook: identity nodes
+  /// around the call's inputs and outputs.
+  template <class F>
+  RemovableHandle register_full_backward_hook(F fn) {
+    return add_full_backward_hook(::ag::detail::adapt_hook<BackwardHook>(std::move(fn)));
+  }
+  /// fn(module, grad_output) in backward once the gradients w.r.t. the call's Tensor
+  /// results are computed (undefined for those that got none), before they flow into the
+  /// module; a replacement is what flows in (and what backward hooks see).
+  template <class F>
+  RemovableHandle register_full_backward_pre_hook(F fn) {
+    return add_full_backward_pre_hook(::ag::detail::adapt_hook<BackwardPreHook>(std::move(fn)));
+  }
+  /// Whether any hook is registered (the holder then takes the hooked path).
+  bool has_hooks() const { return hooks_ && !hooks_->empty(); }
+  /// The hooks (empty when none was registered); for the holder's call.
+  ::ag::detail::ModuleHooks hooks() const { return hooks_ ? *hooks_ : ::ag::detail::ModuleHooks{}; }
+
  protected:
   /// For containers (ParameterDict): the parameter under `name` becomes t, in the same
   /// place; KeyError when there is none.
@@ -184,6 +280,12 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<std::pair<std::string, Tensor*>> buffers_;
   std::deque<Tensor> owned_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  /// Shared so that a handle can hold a weak reference; made by the first register_*.
+  std::shared_ptr<::ag::detail::ModuleHooks> hooks_;
+  RemovableHandle add_forward_pre_hook(ForwardPreHook fn);
+  RemovableHandle add_forward_hook(ForwardHook fn);
+  RemovableHandle add_full_backward_hook(BackwardHook fn);
+  RemovableHandle add_full_backward_pre_hook(BackwardPreHook fn);
 };
 
 /// Prints the module tree:  Seq2Seq(
@@ -196,6 +298,12 @@ std::ostream& operator<<(std::ostream& os, const Module& m);
 void save(const Module& m, const std::string& path);
 /// Loads a save()d file into m (see load_state_dict for strict).
 void load(Module& m, const std::string& path, bool strict = true);
+
+}  // namespace ag::nn
+
+#include "attograd/nn/module_call.h"  // detail::call_module: a call with hooks
+
+namespace ag::nn {
 
 /// A shared handle to an Impl module (LibTorch's ModuleHolder): copies share the module; m(x) calls forward.
 template <class Impl>
@@ -236,10 +344,11 @@ class ModuleHolder {
     return (*checked())[std::forward<Arg>(arg)];
   }
 
-  /// Calls the module's forward with these arguments.
+  /// Calls the module's forward with these arguments, running its hooks if it has any
+  /// (PyTorch's __call__; `holder->forward(x)` runs none).
   template <class... Args>
   decltype(auto) operator()(Args&&... args) const {
-    return checked()->forward(std::forward<Args>(args)...);
+    return ::ag::detail::call_module(*checked(), std::forward<Args>(args)...);
   }
 
  private:
