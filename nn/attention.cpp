@@ -231,7 +231,7 @@ std::pair<Tensor, Tensor> MultiheadAttentionImpl::attend_heads(const Tensor& q, 
   so.causal_variant = args.causal_variant;
   so.need_weights = args.need_weights;
   so.dropout_p = is_training() ? options.dropout() : 0.0;
-  return scaled_dot_product_attention(q, k, v, so);  // (B, h, L, d), (B, h, L, S)
+  return ag::detail::sdpa_causal_and_mask(q, k, v, so);  // (B, h, L, d), (B, h, L, S)
 }
 
 Tensor MultiheadAttentionImpl::forward_step(const Tensor& x, DecoderKVCache::Layer& cache, const AttentionArgs& args) {

@@ -1,14 +1,17 @@
 // Ops where a ported op test suite found attograd narrower than PyTorch (issue 24):
 // integer and mixed remainder / fmod, div with rounding_mode, integer linspace, normalize
-// with p <= 0. Literals marked "torch 1.13" were printed once by /usr/bin/python3 with
-// torch 1.13 (float64 unless said otherwise).
+// with p <= 0, scaled_dot_product_attention refusing causal with a mask. Literals marked
+// "torch 1.13" were printed once by /usr/bin/python3 with torch 1.13 (float64 unless said
+// otherwise).
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>
+#include <attograd/detail/attention.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 
 #include "tensor_checks.h"
 
@@ -171,4 +174,35 @@ TEST_CASE("linalg_vector_norm, norm, linalg_matrix_norm, cdist: torch's values a
   CHECK_THROWS_MSG(cdist(a, Tensor::from_vector(std::vector<double>{1, 2, 3}, {1, 3})), ShapeError,
                    "cdist: x1 shape [2, 2] and x2 shape [1, 3]");
   CHECK_THROWS_MSG(norm(i64({1, 2})), DTypeError, "norm: linalg_vector_norm");
+}
+
+// ---- scaled_dot_product_attention: is_causal with an explicit attn_mask -----------------
+TEST_CASE("scaled_dot_product_attention: causal with an explicit attn_mask throws, as PyTorch 2.x") {
+  Generator gen(3);
+  Tensor q = randn({2, 3, 4}, DType::f64, &gen), k = randn({2, 5, 4}, DType::f64, &gen),
+         v = randn({2, 5, 4}, DType::f64, &gen);
+  Tensor keep = gt(rand({3, 5}, DType::f64, &gen), 0.3);  // bool, true = takes part
+  for (const Tensor& m : {keep, additive_mask(keep, DType::f64)}) {
+    SdpaOptions o;
+    o.causal = true;
+    o.attn_mask = m;
+    try {
+      scaled_dot_product_attention(q, k, v, o);
+      FAIL("no error");
+    } catch (const ValueError& e) {
+      CHECK(std::string(e.what()).rfind(
+                "scaled_dot_product_attention: explicit attn_mask should not be set when is_causal=True", 0) == 0);
+    }
+    // The migration: fold the causal mask into attn_mask. The modules' internal entry
+    // point (both flags) gives the same.
+    SdpaOptions folded;
+    folded.attn_mask =
+        m.dtype() == DType::b8 ? logical_and(m, causal_mask(3, 5)) : m + additive_mask(causal_mask(3, 5), DType::f64);
+    Tensor want = scaled_dot_product_attention(q, k, v, folded).first;
+    CHECK(tc::diff(ag::detail::sdpa_causal_and_mask(q, k, v, o).first, want, 1e-12) == "");
+  }
+  // Either alone is fine.
+  SdpaOptions c;
+  c.causal = true;
+  CHECK(scaled_dot_product_attention(q, k, v, c).first.shape() == Shape({2, 3, 4}));
 }
