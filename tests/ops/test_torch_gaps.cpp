@@ -171,9 +171,35 @@ TEST_CASE("linalg_vector_norm, norm, linalg_matrix_norm, cdist: torch's values a
   CHECK_THROWS_MSG(linalg_vector_norm(x, 2.0, {1, -1}), ValueError, "linalg_vector_norm: dim -1 appears twice");
   CHECK_THROWS_MSG(linalg_vector_norm(x, 2.0, {2}), IndexError, "linalg_vector_norm");
   CHECK_THROWS_MSG(linalg_matrix_norm(x, "nuc"), ValueError, "linalg_matrix_norm: ord 'nuc' is not supported");
+  CHECK_THROWS_MSG(linalg_matrix_norm(x, 2.0), ValueError, "linalg_matrix_norm: ord 2 is not supported");
+  CHECK_THROWS_MSG(linalg_matrix_norm(x, -2.0), ValueError, "linalg_matrix_norm: ord -2 is not supported");
+  CHECK_THROWS_MSG(linalg_matrix_norm(x, 3.0), ValueError, "linalg_matrix_norm: ord 3 is not supported");
   CHECK_THROWS_MSG(cdist(a, Tensor::from_vector(std::vector<double>{1, 2, 3}, {1, 3})), ShapeError,
                    "cdist: x1 shape [2, 2] and x2 shape [1, 3]");
   CHECK_THROWS_MSG(norm(i64({1, 2})), DTypeError, "norm: linalg_vector_norm");
+}
+
+TEST_CASE("linalg_matrix_norm ord 1, -1, inf, -inf: max / min column and row sums (torch 1.13)") {
+  const Tensor m = Tensor::from_vector(std::vector<double>{1, -2, 3, -4, 5, -6}, {2, 3});
+  const double ords[] = {1, -1, kInf, -kInf};
+  const double want[] = {9, 5, 15, 6};
+  const std::vector<double> grads[] = {
+      {0, 0, 1, 0, 0, -1}, {1, 0, 0, -1, 0, 0}, {0, 0, 0, -1, 1, -1}, {1, -1, 1, 0, 0, 0}};
+  for (int i = 0; i < 4; ++i) {
+    INFO("ord ", ords[i]);
+    Tensor x = m.clone().requires_grad_();
+    Tensor n = linalg_matrix_norm(x, ords[i]);
+    CHECK(n.shape() == Shape{});
+    CHECK(tc::diff(n, {want[i]}) == "");
+    n.backward();
+    CHECK(tc::diff(x.grad(), grads[i]) == "");
+  }
+  // Other dims, keepdim: b = arange(24) - 11 as (2, 3, 4) over dims (0, 2), torch's values.
+  Tensor b = (arange(0, 24, 1, DType::f64) - 11.0).reshape({2, 3, 4});
+  CHECK(tc::diff(linalg_matrix_norm(b, 1.0, {0, 2}), {12, 12, 12}) == "");
+  CHECK(tc::diff(linalg_matrix_norm(b, kInf, {0, 2}), {38, 26, 42}) == "");
+  CHECK(linalg_matrix_norm(b, kInf, {2, 0}, true).shape() == Shape({1, 3, 1}));
+  CHECK_THROWS_MSG(linalg_matrix_norm(b, 1.0, {1, -2}), ValueError, "linalg_matrix_norm: dims must be different");
 }
 
 // ---- scaled_dot_product_attention: is_causal with an explicit attn_mask -----------------
