@@ -195,11 +195,18 @@ std::pair<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, c
   return attend(q, k, v, args);
 }
 
-std::pair<Tensor, Tensor> MultiheadAttentionImpl::attend(const Tensor& q, const Tensor& k_in, const Tensor& v_in,
+std::pair<Tensor, Tensor> MultiheadAttentionImpl::attend(const Tensor& q, const Tensor& k, const Tensor& v,
                                                          const AttentionArgs& args) {
   const int64_t h = options.num_heads();
-  const int64_t B = q.size(0), L = q.size(1), S = k_in.size(1);
-  Tensor k = k_in, v = v_in;
+  auto [o, w] = attend_heads(split_heads(q, h), split_heads(k, h), split_heads(v, h), args);
+  return {out_proj(merge_heads(o)), w};  // (B, L, E), (B, h, L, S)
+}
+
+std::pair<Tensor, Tensor> MultiheadAttentionImpl::attend_heads(const Tensor& q, const Tensor& k_in, const Tensor& v_in,
+                                                               const AttentionArgs& args) {
+  const int64_t h = options.num_heads(), d = head_dim();
+  const int64_t B = q.size(0), L = q.size(2), S = k_in.size(2);
+  Tensor k = k_in, v = v_in;  // (B, h, S, d)
   // The causal part goes to the attention op itself, so the fused kernel skips the tiles
   // above the diagonal instead of reading a materialized (L, S) mask; not with bias_k,
   // whose appended key every query sees.
@@ -207,9 +214,11 @@ std::pair<Tensor, Tensor> MultiheadAttentionImpl::attend(const Tensor& q, const 
   if (!options.add_bias_kv()) rest.causal = false;
   Tensor mask = detail::combine_masks("MultiheadAttention", rest, B, h, L, S, q.dtype());
   if (options.add_bias_kv()) {
-    // One more key and value, always visible: pad the mask's S dim with "allowed".
-    k = cat({k, bias_k.expand({B, 1, options.embed_dim()})}, 1);
-    v = cat({v, bias_v.expand({B, 1, options.embed_dim()})}, 1);
+    // One more key and value per head, always visible: (1, 1, E) -> (B, h, 1, d), and the
+    // mask's S dim padded with "allowed".
+    auto heads = [&](const Tensor& b) { return b.view({1, 1, h, d}).transpose(1, 2).expand({B, h, 1, d}); };
+    k = cat({k, heads(bias_k)}, 2);
+    v = cat({v, heads(bias_v)}, 2);
     if (mask.defined()) {
       Shape pad = mask.shape();
       pad[pad.size() - 1] = 1;
@@ -222,8 +231,24 @@ std::pair<Tensor, Tensor> MultiheadAttentionImpl::attend(const Tensor& q, const 
   so.causal_variant = args.causal_variant;
   so.need_weights = args.need_weights;
   so.dropout_p = is_training() ? options.dropout() : 0.0;
-  auto [o, w] = scaled_dot_product_attention(split_heads(q, h), split_heads(k, h), split_heads(v, h), so);
-  return {out_proj(merge_heads(o)), w};  // (B, L, E), (B, h, L, S)
+  return ag::detail::sdpa_causal_and_mask(q, k, v, so);  // (B, h, L, d), (B, h, L, S)
+}
+
+Tensor MultiheadAttentionImpl::forward_step(const Tensor& x, DecoderKVCache::Layer& cache, const AttentionArgs& args) {
+  const int64_t E = options.embed_dim(), h = options.num_heads();
+  const char* op = "MultiheadAttention.forward_step";
+  AG_CHECK(packed(), ValueError, op, ": cached self-attention needs kdim = vdim = embed_dim; this module has kdim ",
+           options.kdim().value_or(E), ", vdim ", options.vdim().value_or(E), ", embed_dim ", E);
+  AG_CHECK(x.dim() == 3 && x.size(2) == E, ShapeError, op, ": x must be (B, n, E) with E = ", E, ", got ", x.shape());
+  // One GEMM (B, n, 3E) for q, k and v, as forward's self-attention.
+  auto qkv = chunk(linear(x, in_proj_weight, in_proj_bias), 3, -1);  // (B, n, E) each
+  const Tensor &q = qkv[0], &k = qkv[1], &v = qkv[2];
+  cache.append(split_heads(k, h), split_heads(v, h));  // (B, h, n, d), copied into the cache
+  AttentionArgs a = args;
+  a.causal = true;
+  a.causal_variant = CausalVariant::lower_right;  // the n queries are the last n of t + n keys
+  Tensor o = attend_heads(split_heads(q, h), cache.keys(), cache.values(), a).first;  // (B, h, n, d)
+  return out_proj(merge_heads(o));                                                    // (B, n, E)
 }
 
 void MultiheadAttentionImpl::pretty_print(std::ostream& os) const {

@@ -1,6 +1,10 @@
 #pragma once
-// Internal to nn/: the mask combination shared by MultiheadAttention (attention.cpp)
-// and GroupedQueryAttention (gqa.cpp).
+// Internal to nn/: the mask combination shared by MultiheadAttention (attention.cpp),
+// GroupedQueryAttention (gqa.cpp) and the tensor-parallel attention. The modules call
+// ag::detail::sdpa_causal_and_mask, which takes the causal flag together with the
+// combined mask (the public op refuses both, as PyTorch 2.x), so that the fused kernel
+// still skips the key tiles above the diagonal.
+#include "attograd/detail/attention.h"  // ag::detail::sdpa_causal_and_mask
 #include "attograd/nn/attention.h"
 
 namespace ag::nn::detail {

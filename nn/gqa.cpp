@@ -142,7 +142,7 @@ std::pair<Tensor, Tensor> GroupedQueryAttentionImpl::attend(const Tensor& q, con
   so.need_weights = args.need_weights;
   so.dropout_p = is_training() ? options.dropout() : 0.0;
   so.enable_gqa = true;
-  auto [o, w] = scaled_dot_product_attention(q, k, v, so);  // (B, h, L, d)
+  auto [o, w] = ag::detail::sdpa_causal_and_mask(q, k, v, so);  // (B, h, L, d)
   return {out_proj(o.transpose(1, 2).reshape({B, L, options.embed_dim()})), w};
 }
 

@@ -185,7 +185,7 @@ std::pair<Tensor, Tensor> TensorParallelMultiheadAttentionImpl::attend(const Ten
   so.need_weights = args.need_weights;
   so.dropout_p = is_training() ? options.dropout() : 0.0;
   so.generator = &tensor_parallel_generator();  // this rank's heads draw their own masks
-  auto [o, w] = scaled_dot_product_attention(split_heads(q, hl), split_heads(k, gl), split_heads(v, gl), so);
+  auto [o, w] = ag::detail::sdpa_causal_and_mask(split_heads(q, hl), split_heads(k, gl), split_heads(v, gl), so);
   Tensor y = out_proj(o.transpose(1, 2).reshape({B, L, hl * head_dim()}));  // (B, L, E), summed over ranks
   if (w.defined())  // (B, hl, L, S) -> (B, h, L, S): gather along the head dim, moved last
     w = dist::gather_from_parallel_region(w.permute({0, 2, 3, 1})).permute({0, 3, 1, 2});

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "attograd/ops/attention.h"
+#include "attograd/detail/attention.h"
 #include "kernels/flash_attention.h"
 #include "attograd/detail/error_context.h"
 #include "op_util.h"
@@ -111,7 +112,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
     o.enable_gqa = cfg.group > 1;
     o.scale = cfg.scale;
     o.fused = false;
-    return scaled_dot_product_attention(in[0], in[1], in[2], o).first;
+    return detail::sdpa_causal_and_mask(in[0], in[1], in[2], o).first;
   };
   return record(
       "scaled_dot_product_attention", f.out, {q, k, v},
@@ -126,10 +127,20 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
 
 }  // namespace
 
+// PyTorch 2.x refuses is_causal with an explicit attn_mask; attograd's modules reach the
+// combination through detail::sdpa_causal_and_mask (attograd/detail/attention.h).
+std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                                       const SdpaOptions& opt) {
+  AG_CHECK(!(opt.causal && opt.attn_mask.defined()), ValueError,
+           "scaled_dot_product_attention: explicit attn_mask should not be set when is_causal=True (attn_mask ",
+           opt.attn_mask.shape(), "); fold the causal mask into attn_mask (logical_and with causal_mask(L, S))");
+  return detail::sdpa_causal_and_mask(q, k, v, opt);
+}
+
 // scores (..., L, S) = q k^T * scale; masked entries become -inf; softmax over S;
 // a row with every key masked is all -inf and softmax makes it zeros.
-std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                                                       const SdpaOptions& opt) try {
+auto detail::sdpa_causal_and_mask(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaOptions& opt)
+    -> std::pair<Tensor, Tensor> try {
   const char* op = "scaled_dot_product_attention";
   AG_CHECK(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2, ShapeError, op,
            ": q, k, v must be at least 2-D (..., L, d); got ", q.shape(), ", ", k.shape(), ", ", v.shape());

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "kernels/fused.h"
 #include "kernels/rms_norm.h"
@@ -187,10 +188,28 @@ Tensor frobenius_norm(const Tensor& x, const std::vector<int64_t>& dims, bool ke
 } catch (const Error& e) { detail::rethrow_in_op("frobenius_norm", e); }
 
 Tensor linalg_matrix_norm(const Tensor& x, const std::string& ord, const std::vector<int64_t>& dims, bool keepdim) try {
-  AG_CHECK(ord == "fro", ValueError, "linalg_matrix_norm: ord '", ord, "' is not supported (only 'fro')");
+  AG_CHECK(ord == "fro", ValueError, "linalg_matrix_norm: ord '", ord,
+           "' is not supported ('fro' and the numbers 1, -1, inf, -inf are; 'nuc' needs singular values)");
   AG_CHECK(dims.size() == 2, ValueError, "linalg_matrix_norm: dims must name 2 dims, got ", dims.size());
   AG_CHECK(x.dim() >= 2, ShapeError, "linalg_matrix_norm: input shape ", x.shape(), " has fewer than 2 dims");
   return linalg_vector_norm(x, 2.0, dims, keepdim);
+} catch (const Error& e) { detail::rethrow_in_op("linalg_matrix_norm", e); }
+
+// ord +-1: the vector 1-norm down dims[0] (column sums of |x|), then the max (min) over
+// dims[1]; ord +-inf: the same with the dims swapped (row sums). PyTorch 1.13's order of
+// reductions, so a tie among columns splits the gradient as amax / amin do there.
+Tensor linalg_matrix_norm(const Tensor& x, double ord, const std::vector<int64_t>& dims, bool keepdim) try {
+  const double a = std::abs(ord);
+  AG_CHECK(a == 1 || std::isinf(a), ValueError, "linalg_matrix_norm: ord ", ord,
+           " is not supported (1, -1, inf, -inf and 'fro' are; 2, -2 and 'nuc' need singular values)");
+  AG_CHECK(dims.size() == 2, ValueError, "linalg_matrix_norm: dims must name 2 dims, got ", dims.size());
+  AG_CHECK(x.dim() >= 2, ShapeError, "linalg_matrix_norm: input shape ", x.shape(), " has fewer than 2 dims");
+  int64_t d0 = wrap_dim(dims[0], x.dim(), "linalg_matrix_norm"), d1 = wrap_dim(dims[1], x.dim(), "linalg_matrix_norm");
+  AG_CHECK(d0 != d1, ValueError, "linalg_matrix_norm: dims must be different, got (", dims[0], ", ", dims[1], ")");
+  if (std::isinf(a)) std::swap(d0, d1);
+  if (!keepdim && d0 < d1) --d1;  // the first reduction removed d0
+  Tensor s = linalg_vector_norm(x, 1.0, {d0}, keepdim);
+  return ord > 0 ? amax(s, {d1}, keepdim) : amin(s, {d1}, keepdim);
 } catch (const Error& e) { detail::rethrow_in_op("linalg_matrix_norm", e); }
 
 // x1 (..., P, M) and x2 (..., R, M): differences (..., P, R, M), normed over M.

@@ -1,4 +1,4 @@
-// Scans along a dim: cumsum, cumprod, logcumsumexp. Each op runs in either direction
+// Scans along a dim: cumsum, cumprod, logcumsumexp, cummax, cummin. Each op runs in either direction
 // (forward for the public op, reverse for the backwards), so every backward is built
 // from differentiable scans:
 //   cumsum:        dx = reverse_cumsum(g)
@@ -87,6 +87,20 @@ Tensor logcumsumexp(const Tensor& x, int64_t dim) {
   check_float(x, "logcumsumexp");
   return lcse_dir(x, wrap_dim(dim, x.dim(), "logcumsumexp"), false);
 }
+
+// ---- cummax / cummin --------------------------------------------------------------------
+// The kernel picks the running index (PyTorch's tie and NaN rule); the values are
+// gather(x, dim, indices), so the gradient is scattered-added to the indices, as torch's
+// cummaxmin_backward, and is itself differentiable.
+static std::pair<Tensor, Tensor> cum_extreme(const Tensor& x, int64_t dim, bool max) {
+  dim = wrap_dim(dim, x.dim(), max ? "cummax" : "cummin");
+  Tensor idx = K::cum_extreme_indices(x, dim, max);
+  if (x.dim() == 0) return {clone(x), idx};
+  return {gather(x, dim, idx), idx};
+}
+
+std::pair<Tensor, Tensor> cummax(const Tensor& x, int64_t dim) { return cum_extreme(x, dim, true); }
+std::pair<Tensor, Tensor> cummin(const Tensor& x, int64_t dim) { return cum_extreme(x, dim, false); }
 
 // ---- sort / argsort / topk ---------------------------------------------------------
 // Always stable: equal values keep their order whichever `stable` says (PyTorch allows

@@ -378,8 +378,30 @@ def ops_ties():
         t[f"topk.{name}.values"] = values.detach()
         t[f"topk.{name}.indices"] = indices
         t[f"topk.{name}.grad"] = _grad_of(values, [lk], gk)[0]
+    # cummax / cummin (issue 24): ties (the later index wins), NaN (propagates with its
+    # index; a later NaN takes the index), +-inf, along dim 1 and dim 0 (negative dims in
+    # the test); integer and bool inputs (values keep the dtype).
+    c = torch.tensor([[1.0, 3.0, 3.0, 2.0, math.nan, 5.0, math.nan, 1.0],
+                      [2.0, 2.0, -1.0, -1.0, math.inf, -math.inf, 0.0, -0.0]])
+    gc = torch.randn(c.shape)
+    t.update({"cum.input": c, "cum.upstream": gc})
+    for name, fn in [("cummax", torch.cummax), ("cummin", torch.cummin)]:
+        for dim in (0, 1):
+            lc = c.clone().requires_grad_()
+            values, indices = fn(lc, dim)
+            t[f"{name}.dim{dim}.values"] = values.detach()
+            t[f"{name}.dim{dim}.indices"] = indices
+            t[f"{name}.dim{dim}.grad"] = _grad_of(values, [lc], gc)[0]
+    ci = torch.tensor([[2, 2, 1, 2, -3, 7], [0, -1, -1, 5, 5, 0]])
+    cb = torch.tensor([[True, False, False, True], [False, False, True, True]])
+    t.update({"cum.int": ci, "cum.bool": cb})
+    for name, fn in [("cummax", torch.cummax), ("cummin", torch.cummin)]:
+        t[f"{name}.int.values"], t[f"{name}.int.indices"] = fn(ci, 1)
+        t[f"{name}.bool.values"], t[f"{name}.bool.indices"] = fn(cb, 1)
     meta = {"grad": "of sum(out * upstream); full reductions (*.all.*): of the 0-d result",
-            "topk": "k 3, sorted", "sort": "stable=True; NaN sorts as the largest value"}
+            "topk": "k 3, sorted", "sort": "stable=True; NaN sorts as the largest value",
+            "cum": "cummax/cummin(cum.input, dim) (grad of sum(values * cum.upstream)); "
+                   "cum.int and cum.bool along dim 1"}
     return t, meta
 
 

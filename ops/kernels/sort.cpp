@@ -107,4 +107,30 @@ Tensor topk_indices(const Tensor& x, int64_t k, int64_t dim, bool largest, bool 
   return out;
 }
 
+// PyTorch 1.13 aten/src/ATen/native/ReduceOps.cpp (cummax_cummin_helper): the running
+// index moves to i when x_i >= (cummax) or <= (cummin) the running value, so a tie takes
+// the later index; a NaN takes the index and keeps the value NaN, a later NaN the index.
+Tensor cum_extreme_indices(const Tensor& x, int64_t dim, bool max) {
+  Tensor out = empty(x.shape(), DType::i64);
+  if (x.numel() == 0) return out;
+  const Lines l(x, dim);
+  dispatch_all(x.dtype(), max ? "cummax" : "cummin", [&]<class T>() {
+    Tensor xc = contiguous(x);
+    const T* p = xc.data<T>();
+    int64_t* o = out.data<int64_t>();
+    for (int64_t a = 0; a < l.outer; ++a)
+      for (int64_t c = 0; c < l.inner; ++c) {
+        const int64_t base = a * l.len * l.inner + c;
+        T best = p[base];
+        int64_t idx = 0;
+        for (int64_t i = 0; i < l.len; ++i) {
+          const T v = p[base + i * l.inner];
+          if (is_nan(v) || (!is_nan(best) && (max ? v >= best : v <= best))) best = v, idx = i;
+          o[base + i * l.inner] = idx;
+        }
+      }
+  });
+  return out;
+}
+
 }  // namespace ag::kernels

@@ -7,6 +7,7 @@
 
 #include <attograd/attograd.h>
 #include <attograd/nn/attention.h>
+#include "attograd/detail/attention.h"  // sdpa_causal_and_mask: causal with attn_mask, the modules' entry
 
 #include <cmath>
 #include <vector>
@@ -33,7 +34,7 @@ struct Grads4 {
 // out and the gradients of sum(out * up) for q, k, v, on the fused or composite path.
 Grads4 run_sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& up, SdpaOptions o, bool fused) {
   o.fused = fused;
-  Tensor out = scaled_dot_product_attention(q, k, v, o).first;
+  Tensor out = ag::detail::sdpa_causal_and_mask(q, k, v, o).first;
   if (fused) REQUIRE(out.grad_fn()->name == std::string("scaled_dot_product_attention"));
   auto g = grad({sum(out * up)}, {q, k, v});
   return {out, g[0], g[1], g[2]};
@@ -111,7 +112,7 @@ TEST_CASE("padding lengths: the fully padded row gives zeros and zero gradients,
          v = randn({2, 1, 70, 4}, DType::f64, &g).requires_grad_();
   SdpaOptions o;
   o.attn_mask = prefix_mask({0, 70}, 70);
-  Tensor out = scaled_dot_product_attention(q, k, v, o).first;
+  Tensor out = ag::detail::sdpa_causal_and_mask(q, k, v, o).first;
   sum(out).backward();
   Tensor row0 = out.select(0, 0), dq0 = q.grad().select(0, 0);
   CHECK(max_abs_diff(row0, zeros_like(row0)) == 0.0);  // the composite path's softmax gives zeros too
@@ -190,7 +191,7 @@ TEST_CASE("double backward through the fused kernel with a padding mask uses tha
   auto second = [&](bool fused) {
     SdpaOptions oo = o;
     oo.fused = fused;
-    Tensor out = scaled_dot_product_attention(q, k, v, oo).first;
+    Tensor out = ag::detail::sdpa_causal_and_mask(q, k, v, oo).first;
     Tensor dq = grad({sum(out * out)}, {q}, {}, true, true)[0];
     return grad({sum(dq * dq)}, {v});
   };

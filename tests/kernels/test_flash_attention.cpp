@@ -6,6 +6,7 @@
 #include <attograd/attograd.h>
 
 #include "kernels/dispatch.h"
+#include "attograd/detail/attention.h"  // sdpa_causal_and_mask: causal with attn_mask, the modules' entry
 #include "test_util.h"
 
 #include <algorithm>
@@ -59,7 +60,7 @@ TEST_CASE("fused attention equals the composite path, values and gradients") {
     auto run = [&](bool fused) {
       SdpaOptions oo = o;
       oo.fused = fused;
-      Tensor out = scaled_dot_product_attention(q, k, v, oo).first;
+      Tensor out = ag::detail::sdpa_causal_and_mask(q, k, v, oo).first;
       auto gr = grad({sum(out * up)}, {q, k, v});
       return std::make_tuple(out, gr[0], gr[1], gr[2]);
     };
@@ -130,7 +131,7 @@ TEST_CASE("fused attention with dropout: gradcheck, repeatable masks, unbiased o
     o.causal = true;
     o.dropout_p = 0.25;
     o.generator = &drop_gen;
-    return scaled_dot_product_attention(in[0], k, in[1], o).first;
+    return ag::detail::sdpa_causal_and_mask(in[0], k, in[1], o).first;
   };
   Tensor a = fn({q, v}), b = fn({q, v});
   CHECK(a.grad_fn()->name == std::string("scaled_dot_product_attention"));  // fused, dropout included
@@ -232,7 +233,7 @@ TEST_CASE("attention: NaN in q, k or v gives NaN where PyTorch's math path does,
             }
             o.fused = fused;
             const std::vector<double> out =
-                scaled_dot_product_attention(q, k, v, o).first.to(DType::f64).to_vector<double>();
+                ag::detail::sdpa_causal_and_mask(q, k, v, o).first.to(DType::f64).to_vector<double>();
             int wrong = 0;
             for (int64_t b = 0; b < B; ++b)
               for (int64_t i = 0; i < c.L; ++i) {

@@ -3,7 +3,7 @@
 // input gradient) for g in {h, h/2, 1}; key_padding_mask against key_keep_mask in
 // GroupedQueryAttention and MultiheadAttention (and against mha_self_causal); g == h
 // against MultiheadAttention with the same weights; incremental decoding against full
-// recomputation; cache growth and bytes per token; state-dict keys and errors.
+// recomputation, for MultiheadAttention::forward_step too; cache growth and bytes per token; state-dict keys and errors.
 // Legend: B batch, L query length, S key length, E embed dim, h heads, g kv heads.
 #include <doctest/doctest.h>
 
@@ -168,6 +168,67 @@ TEST_CASE("GroupedQueryAttention: cached decoding equals full recomputation, g i
       CHECK(cache.layers[0].keys().shape() == Shape({B, g, T, E / h}));
       CHECK(cache.layers[0].capacity() == 12);  // 3, then doubled to 6 and 12
     }
+}
+
+TEST_CASE("MultiheadAttention: cached decoding equals the full causal forward, with and without add_bias_kv") {
+  // forward_step over a prefill of 3 positions and then one per step gives the rows of
+  // forward(x, x, x, causal) to 1e-12 in f64; bias_k / bias_v (seen by every query) stay
+  // out of the cache, so its length counts positions.
+  const int64_t E = 16, h = 4, B = 2, T = 11;
+  for (bool bias_kv : {false, true})
+    for (bool fused : {true, false}) {  // need_weights forces the composite path
+      INFO("add_bias_kv ", bias_kv, ", fused ", fused);
+      nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(E, h).add_bias_kv(bias_kv));
+      mha->to(DType::f64);
+      randomize(*mha, 11);
+      mha->eval();
+      Generator gen(6);
+      Tensor x = randn({B, T, E}, DType::f64, &gen);
+      nn::AttentionArgs causal;
+      causal.causal = true;
+      Tensor full = mha(x, x, x, causal).first;  // (B, T, E)
+      nn::AttentionArgs step_args;
+      step_args.need_weights = !fused;
+      nn::DecoderKVCache cache(1);
+      Tensor got = mha->forward_step(x.narrow(1, 0, 3), cache.layers[0], step_args);
+      CHECK(max_abs_diff(got, full.narrow(1, 0, 3)) < 1e-12);
+      CHECK(cache.length() == 3);
+      for (int64_t t = 3; t < T; ++t) {
+        got = mha->forward_step(x.narrow(1, t, 1), cache.layers[0], step_args);
+        CHECK(got.shape() == Shape({B, 1, E}));
+        CHECK(max_abs_diff(got, full.narrow(1, t, 1)) < 1e-12);
+        CHECK(cache.length() == t + 1);
+      }
+      CHECK(cache.layers[0].keys().shape() == Shape({B, h, T, E / h}));
+      CHECK(cache.layers[0].capacity() == 12);  // 3, then doubled to 6 and 12
+    }
+  // A padding mask over the cached keys, (B, t + n), applies on top of the causal part.
+  nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(E, h));
+  mha->to(DType::f64);
+  randomize(*mha, 12);
+  Generator gen(8);
+  Tensor x = randn({B, 5, E}, DType::f64, &gen);
+  Tensor kpm = zeros({B, 5}, DType::b8);
+  kpm.select(0, 1).select(0, 0).fill_(1.0);  // batch 1 ignores position 0
+  nn::AttentionArgs a;
+  a.causal = true;
+  a.key_padding_mask = kpm;
+  Tensor full = mha(x, x, x, a).first;
+  nn::DecoderKVCache cache(1);
+  nn::AttentionArgs pad;
+  pad.key_padding_mask = kpm.narrow(1, 0, 4);  // (B, t + n) = (B, 4)
+  mha->forward_step(x.narrow(1, 0, 4), cache.layers[0], pad);
+  pad.key_padding_mask = kpm;  // (B, 5)
+  Tensor last = mha->forward_step(x.narrow(1, 4, 1), cache.layers[0], pad);
+  CHECK(max_abs_diff(last, full.narrow(1, 4, 1)) < 1e-12);
+  // Cross-attention widths cannot be cached self-attention.
+  nn::MultiheadAttention cross(nn::MultiheadAttentionOptions(E, h).kdim(5).vdim(7));
+  nn::DecoderKVCache c2(1);
+  std::string e = error_of<ValueError>([&] { cross->forward_step(zeros({1, 1, E}), c2.layers[0]); });
+  CHECK(contains(e, "MultiheadAttention.forward_step"));
+  CHECK(contains(e, "kdim 5, vdim 7"));
+  e = error_of<ShapeError>([&] { mha->forward_step(zeros({1, 1, E + 1}), cache.layers[0]); });
+  CHECK(contains(e, "[1, 1, 17]"));
 }
 
 TEST_CASE("GroupedQueryAttention: cached decoding passes NaN on, as PyTorch (issue 23)") {

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>
+#include "attograd/detail/attention.h"  // sdpa_causal_and_mask: causal with attn_mask, the modules' entry
 
 #include "test_util.h"
 
@@ -48,8 +49,9 @@ struct Run {
 // Output and the gradients of sum(out * up) with respect to q, k, v; with repeat > 0
 // attention runs on K/V repeated to `repeat` heads (the gradient still goes to k, v).
 Run run(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaOptions& o, const Tensor& up, int64_t repeat = 0) {
-  Tensor out = repeat > 0 ? scaled_dot_product_attention(q, repeat_heads(k, repeat), repeat_heads(v, repeat), o).first
-                          : scaled_dot_product_attention(q, k, v, o).first;
+  Tensor out = repeat > 0
+                   ? ag::detail::sdpa_causal_and_mask(q, repeat_heads(k, repeat), repeat_heads(v, repeat), o).first
+                   : ag::detail::sdpa_causal_and_mask(q, k, v, o).first;
   auto gr = grad({sum(out * up)}, {q, k, v});
   return {out, gr[0], gr[1], gr[2]};
 }

@@ -1,5 +1,6 @@
 // The reduction family against the issue 10 reference fixtures (tests/fixtures/README.md,
-// "ops_ties" and "ops_scan_reduce": PyTorch 1.13 float64 values and gradients).
+// "ops_ties" and "ops_scan_reduce": PyTorch 1.13 float64 values and gradients; cummax /
+// cummin indices for float, integer and bool inputs).
 #include <attograd/attograd.h>
 #include <doctest/doctest.h>
 
@@ -108,6 +109,44 @@ TEST_CASE("fixture ops_ties: stable sort / argsort with ties and NaN, topk with 
     v.backward(f.at("topk.upstream"));
     CHECK(tc::diff(x.grad(), f.at(k + ".grad")) == "");
   }
+}
+
+TEST_CASE("fixture ops_ties: cummax / cummin with ties, NaN, +-inf, integer and bool inputs") {
+  // PyTorch 1.13: a tie takes the later index, a NaN propagates with its own index (a
+  // later NaN takes the index); the gradient goes to the index.
+  const Fixture f = load_fixture("ops_ties");
+  for (bool max : {true, false})
+    for (int64_t dim : {0, 1}) {
+      const std::string k = std::string(max ? "cummax" : "cummin") + ".dim" + std::to_string(dim);
+      INFO(k);
+      Tensor x = f.at("cum.input").clone().requires_grad_();
+      auto [v, i] = max ? cummax(x, dim - 2) : cummin(x, dim - 2);  // negative dims
+      CHECK(tc::diff(v, f.at(k + ".values")) == "");
+      CHECK(i.dtype() == DType::i64);
+      CHECK(i.to_vector<int64_t>() == f.at(k + ".indices").to_vector<int64_t>());
+      v.backward(f.at("cum.upstream"));
+      CHECK(tc::diff(x.grad(), f.at(k + ".grad")) == "");
+    }
+  for (const char* name : {"cummax", "cummin"})
+    for (const char* in : {"int", "bool"}) {
+      const std::string k = std::string(name) + "." + in;
+      INFO(k);
+      const Tensor x = f.at(std::string("cum.") + in);
+      auto [v, i] = std::string(name) == "cummax" ? cummax(x, 1) : cummin(x, 1);
+      CHECK(v.dtype() == x.dtype());
+      CHECK(v.to_vector<int64_t>() == f.at(k + ".values").to_vector<int64_t>());
+      CHECK(i.to_vector<int64_t>() == f.at(k + ".indices").to_vector<int64_t>());
+    }
+  // 0-d and empty tensors, as torch: 0-d gives (x, 0); an empty one gives empty results.
+  auto [v0, i0] = cummax(full(Shape{}, 2.5, DType::f64), -1);
+  CHECK(v0.shape() == Shape{});
+  CHECK(v0.item<double>() == 2.5);
+  CHECK(i0.item<int64_t>() == 0);
+  auto [ve, ie] = cummin(zeros({0, 3}), 1);
+  CHECK(ve.shape() == Shape({0, 3}));
+  CHECK(ie.shape() == Shape({0, 3}));
+  CHECK(ie.dtype() == DType::i64);
+  CHECK_THROWS_AS(cummax(zeros({2, 3}), 2), IndexError);
 }
 
 TEST_CASE("fixture ops_scan_reduce: cumsum, cumprod with zeros, logcumsumexp with -inf") {

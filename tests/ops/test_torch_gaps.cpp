@@ -1,14 +1,17 @@
 // Ops where a ported op test suite found attograd narrower than PyTorch (issue 24):
 // integer and mixed remainder / fmod, div with rounding_mode, integer linspace, normalize
-// with p <= 0. Literals marked "torch 1.13" were printed once by /usr/bin/python3 with
-// torch 1.13 (float64 unless said otherwise).
+// with p <= 0, scaled_dot_product_attention refusing causal with a mask. Literals marked
+// "torch 1.13" were printed once by /usr/bin/python3 with torch 1.13 (float64 unless said
+// otherwise).
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>
+#include <attograd/detail/attention.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 
 #include "tensor_checks.h"
 
@@ -168,6 +171,9 @@ TEST_CASE("linalg_vector_norm, norm, linalg_matrix_norm, cdist: torch's values a
   CHECK_THROWS_MSG(linalg_vector_norm(x, 2.0, {1, -1}), ValueError, "linalg_vector_norm: dim -1 appears twice");
   CHECK_THROWS_MSG(linalg_vector_norm(x, 2.0, {2}), IndexError, "linalg_vector_norm");
   CHECK_THROWS_MSG(linalg_matrix_norm(x, "nuc"), ValueError, "linalg_matrix_norm: ord 'nuc' is not supported");
+  CHECK_THROWS_MSG(linalg_matrix_norm(x, 2.0), ValueError, "linalg_matrix_norm: ord 2 is not supported");
+  CHECK_THROWS_MSG(linalg_matrix_norm(x, -2.0), ValueError, "linalg_matrix_norm: ord -2 is not supported");
+  CHECK_THROWS_MSG(linalg_matrix_norm(x, 3.0), ValueError, "linalg_matrix_norm: ord 3 is not supported");
   CHECK_THROWS_MSG(cdist(a, Tensor::from_vector(std::vector<double>{1, 2, 3}, {1, 3})), ShapeError,
                    "cdist: x1 shape [2, 2] and x2 shape [1, 3]");
   CHECK_THROWS_MSG(norm(i64({1, 2})), DTypeError, "norm: linalg_vector_norm");
@@ -208,4 +214,58 @@ TEST_CASE("bitwise ops: bool masks and integers (torch 1.13)") {
         std::vector<int32_t>{0, 0});
   CHECK_THROWS_WITH_AS(f64({1.0}) & f64({1.0}), doctest::Contains("bitwise_and: not implemented for f64"), DTypeError);
   CHECK_THROWS_WITH_AS(~f32({1.0f}), doctest::Contains("bitwise_not: not implemented for f32"), DTypeError);
+}
+
+TEST_CASE("linalg_matrix_norm ord 1, -1, inf, -inf: max / min column and row sums (torch 1.13)") {
+  const Tensor m = Tensor::from_vector(std::vector<double>{1, -2, 3, -4, 5, -6}, {2, 3});
+  const double ords[] = {1, -1, kInf, -kInf};
+  const double want[] = {9, 5, 15, 6};
+  const std::vector<double> grads[] = {
+      {0, 0, 1, 0, 0, -1}, {1, 0, 0, -1, 0, 0}, {0, 0, 0, -1, 1, -1}, {1, -1, 1, 0, 0, 0}};
+  for (int i = 0; i < 4; ++i) {
+    INFO("ord ", ords[i]);
+    Tensor x = m.clone().requires_grad_();
+    Tensor n = linalg_matrix_norm(x, ords[i]);
+    CHECK(n.shape() == Shape{});
+    CHECK(tc::diff(n, {want[i]}) == "");
+    n.backward();
+    CHECK(tc::diff(x.grad(), grads[i]) == "");
+  }
+  // Other dims, keepdim: b = arange(24) - 11 as (2, 3, 4) over dims (0, 2), torch's values.
+  Tensor b = (arange(0, 24, 1, DType::f64) - 11.0).reshape({2, 3, 4});
+  CHECK(tc::diff(linalg_matrix_norm(b, 1.0, {0, 2}), {12, 12, 12}) == "");
+  CHECK(tc::diff(linalg_matrix_norm(b, kInf, {0, 2}), {38, 26, 42}) == "");
+  CHECK(linalg_matrix_norm(b, kInf, {2, 0}, true).shape() == Shape({1, 3, 1}));
+  CHECK_THROWS_MSG(linalg_matrix_norm(b, 1.0, {1, -2}), ValueError, "linalg_matrix_norm: dims must be different");
+}
+
+// ---- scaled_dot_product_attention: is_causal with an explicit attn_mask -----------------
+TEST_CASE("scaled_dot_product_attention: causal with an explicit attn_mask throws, as PyTorch 2.x") {
+  Generator gen(3);
+  Tensor q = randn({2, 3, 4}, DType::f64, &gen), k = randn({2, 5, 4}, DType::f64, &gen),
+         v = randn({2, 5, 4}, DType::f64, &gen);
+  Tensor keep = gt(rand({3, 5}, DType::f64, &gen), 0.3);  // bool, true = takes part
+  for (const Tensor& m : {keep, additive_mask(keep, DType::f64)}) {
+    SdpaOptions o;
+    o.causal = true;
+    o.attn_mask = m;
+    try {
+      scaled_dot_product_attention(q, k, v, o);
+      FAIL("no error");
+    } catch (const ValueError& e) {
+      CHECK(std::string(e.what()).rfind(
+                "scaled_dot_product_attention: explicit attn_mask should not be set when is_causal=True", 0) == 0);
+    }
+    // The migration: fold the causal mask into attn_mask. The modules' internal entry
+    // point (both flags) gives the same.
+    SdpaOptions folded;
+    folded.attn_mask =
+        m.dtype() == DType::b8 ? logical_and(m, causal_mask(3, 5)) : m + additive_mask(causal_mask(3, 5), DType::f64);
+    Tensor want = scaled_dot_product_attention(q, k, v, folded).first;
+    CHECK(tc::diff(ag::detail::sdpa_causal_and_mask(q, k, v, o).first, want, 1e-12) == "");
+  }
+  // Either alone is fine.
+  SdpaOptions c;
+  c.causal = true;
+  CHECK(scaled_dot_product_attention(q, k, v, c).first.shape() == Shape({2, 3, 4}));
 }

@@ -9,6 +9,7 @@
 #include "attograd/nn/functional.h"
 #include "attograd/nn/gqa.h"
 #include "attograd/nn/init.h"
+#include "attograd/nn/kv_cache.h"
 #include "attograd/nn/layers.h"
 #include "attograd/nn/llama.h"
 #include "attograd/nn/loss.h"

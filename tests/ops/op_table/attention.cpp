@@ -1,5 +1,6 @@
 // Op table lines: scaled dot-product attention with its mask builders
 // (ops/attention.cpp).
+#include "attograd/detail/attention.h"
 #include "op_table.h"
 
 namespace op_table {
@@ -110,7 +111,10 @@ AG_OP_TABLE(attention) {
        [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], gqa(true, true)).first; }},
       {"scaled_dot_product_attention causal lower_right composite, float mask",
        {{2, 2, 2}, {2, 3, 2}, {2, 3, 2}, {2, 3}},
-       [](auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], gqa(false, true, x[3])).first; }},
+       [](auto& x) {
+         // Causal with a mask: the modules' internal entry point (the public op refuses it).
+         return ag::detail::sdpa_causal_and_mask(x[0], x[1], x[2], gqa(false, true, x[3])).first;
+       }},
   };
 }
 

@@ -28,6 +28,13 @@ AG_OP_TABLE(scan_sort) {
        [](auto& x) {
          return logcumsumexp(x[0] + f64({0, -kInf, 0, -kInf, 0, 0, -kInf, 0}, {2, 4}), 1);
        }},
+      // cummax / cummin: values gathered at the running index, gradient scattered back.
+      {"cummax dim 1", {{3, 5}}, [](auto& x) { return cummax(x[0], 1).first; }, distinct},
+      {"cummax negative dim 3-D", {{2, 3, 4}}, [](auto& x) { return cummax(x[0], -2).first; }, distinct},
+      {"cummax of a 0-d tensor", {Shape{}}, [](auto& x) { return cummax(x[0], 0).first * 2.0; }},
+      {"cummin dim 0", {{4, 3}}, [](auto& x) { return cummin(x[0], 0).first; }, distinct},
+      {"cummin dim 0 non-contiguous", {{4, 3}}, [](auto& x) { return cummin(x[0], 0).first; }, transposed},
+      {"cummin negative dim", {{3, 5}}, [](auto& x) { return cummin(x[0], -1).first; }, distinct},
       {"sort values last dim", {{3, 4}}, [](auto& x) { return sort(x[0]).first; }, distinct},
       {"sort descending dim 0", {{3, 4}}, [](auto& x) { return sort(x[0], 0, true).first; }, distinct},
       {"sort non-contiguous stable", {{3, 4}}, [](auto& x) { return sort(x[0], -1, false, true).first; }, transposed},

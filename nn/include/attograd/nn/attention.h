@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "attograd/nn/kv_cache.h"
 #include "attograd/nn/layers.h"
 
 namespace ag::nn {
@@ -102,6 +103,16 @@ class MultiheadAttentionImpl : public Module {
   /// Attention on projected (B, L, E) q and (B, S, E) k, v: head split, masks, softmax,
   /// head merge and out_proj.
   std::pair<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionArgs& args);
+  /// Cached causal self-attention, as GroupedQueryAttention::forward_step: x (B, n, E)
+  /// holds n new positions following the cache's t; their projected keys and values are
+  /// appended to `cache` as (B, h, n, d), then each new query i sees the cached keys
+  /// 0 ... t + i (CausalVariant::lower_right) and, with add_bias_kv, bias_k / bias_v (kept
+  /// out of the cache, so cache.length() counts positions). n = prompt length for the
+  /// prefill, then 1 per decoded token. Masks in args apply on top, over the t + n cached
+  /// keys (attn_mask (n, t + n), padding masks (B, t + n)). Returns (B, n, E), equal to
+  /// the matching rows of forward(x_all, x_all, x_all, causal) over every position so far.
+  /// Needs kdim = vdim = embed_dim (self-attention); inference: the cache keeps no graph.
+  Tensor forward_step(const Tensor& x, DecoderKVCache::Layer& cache, const AttentionArgs& args = {});
 
   /// True when q, k, v share one in_proj_weight (kdim = vdim = embed_dim).
   bool packed() const { return in_proj_weight.defined(); }
@@ -119,6 +130,11 @@ class MultiheadAttentionImpl : public Module {
   Tensor bias_v;          ///< (1, 1, E) learned value appended with add_bias_kv, else undefined
   /// The output projection (E -> E).
   Linear out_proj{nullptr};
+
+ private:
+  /// attend after the head split: q (B, h, L, d), k and v (B, h, S, d); appends bias_k,
+  /// bias_v with add_bias_kv.
+  std::pair<Tensor, Tensor> attend_heads(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionArgs& args);
 };
 /// The holder of MultiheadAttentionImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(MultiheadAttention);

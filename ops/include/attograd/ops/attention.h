@@ -39,7 +39,7 @@ Tensor additive_mask(const Tensor& bool_mask, DType dtype = DType::f32);
 struct SdpaOptions {
   Tensor attn_mask = {};  ///< bool (true = takes part, as torch.nn.functional.scaled_dot_product_attention)
                           ///< or float (added), broadcastable to (..., L, S)
-  bool causal = false;    ///< also apply causal_mask(L, S, causal_variant)
+  bool causal = false;    ///< apply causal_mask(L, S, causal_variant); with attn_mask: ValueError
   /// For is_causal: which diagonal the causal mask keeps when L != S.
   CausalVariant causal_variant = CausalVariant::upper_left;
   double dropout_p = 0;              ///< on the weights, when > 0

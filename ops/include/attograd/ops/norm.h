@@ -38,8 +38,13 @@ Tensor linalg_vector_norm(const Tensor& x, double ord = 2.0, const std::vector<i
 /// torch.norm(x, p, dim, keepdim): linalg_vector_norm with p as the order.
 Tensor norm(const Tensor& x, double p = 2.0, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 /// torch.linalg.matrix_norm(x, "fro", dims, keepdim): the Frobenius norm over the two
-/// matrix dims (default the last two). Only "fro" is supported: others are a ValueError.
+/// matrix dims (default the last two). "nuc" (needs an SVD) is a ValueError naming it.
 Tensor linalg_matrix_norm(const Tensor& x, const std::string& ord = "fro", const std::vector<int64_t>& dims = {-2, -1},
+                          bool keepdim = false);
+/// torch.linalg.matrix_norm(x, ord) with a number: ord 1 / -1 the max / min over columns of
+/// the column sums of |x|, inf / -inf the max / min row sum; 2 and -2 (singular values)
+/// are a ValueError naming the ord. dims = {row dim, column dim} of the matrices.
+Tensor linalg_matrix_norm(const Tensor& x, double ord, const std::vector<int64_t>& dims = {-2, -1},
                           bool keepdim = false);
 /// torch.frobenius_norm: the 2-norm over dims (all when empty).
 Tensor frobenius_norm(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);

@@ -17,6 +17,12 @@ Tensor cumsum(const Tensor& x, int64_t dim);
 Tensor cumprod(const Tensor& x, int64_t dim);  ///< running product along dim, same shape
 /// log(cumsum(exp(x))) computed stably; -inf entries allowed (float only).
 Tensor logcumsumexp(const Tensor& x, int64_t dim);
+/// Running maximum (minimum) along dim as (values, indices i64), as torch.cummax /
+/// torch.cummin (PyTorch 1.13): on ties the index is the later one; a NaN propagates
+/// with its own index (a later NaN takes the index). Any dtype; the gradient goes to
+/// the indices (scatter-add, as torch's).
+std::pair<Tensor, Tensor> cummax(const Tensor& x, int64_t dim);
+std::pair<Tensor, Tensor> cummin(const Tensor& x, int64_t dim);  ///< see cummax
 
 // ---- sorting ----
 /// (values, indices) sorted along dim; always stable (equal values keep their order, so

@@ -22,4 +22,8 @@ Tensor sort_indices(const Tensor& x, int64_t dim, bool descending);
 // k - 1 when `sorted`, so the order among ties is PyTorch's. NaN counts as the largest.
 Tensor topk_indices(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted);
 
+// Indices (i64, x's shape) of cummax (max) or cummin along dim, PyTorch 1.13's CPU rule:
+// a tie takes the later index, a NaN its own index (the value stays NaN after it).
+Tensor cum_extreme_indices(const Tensor& x, int64_t dim, bool max);
+
 }  // namespace ag::kernels
