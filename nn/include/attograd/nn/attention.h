@@ -13,15 +13,15 @@ namespace ag::nn {
 /// Masks and flags of one attention call; see MASKS.md for the conventions. The first
 /// three are torch.nn.MultiheadAttention.forward's, in its order and with its meaning.
 struct AttentionArgs {
-  Tensor key_padding_mask;    ///< bool (B, S): true = IGNORE this key (padding), as PyTorch's
-  bool need_weights = false;  ///< also return per-head weights (B, h, L, S) (PyTorch: averaged)
-  Tensor attn_mask;           ///< bool: true = NOT allowed (as PyTorch's nn.MultiheadAttention), or float
-                              /// (added to the scores); broadcastable to (B, h, L, S): (L, S) is typical
-  bool causal = false;        ///< also apply causal_mask(L, S, causal_variant)
+  Tensor key_padding_mask = {};  ///< bool (B, S): true = IGNORE this key (padding), as PyTorch's
+  bool need_weights = false;     ///< also return per-head weights (B, h, L, S) (PyTorch: averaged)
+  Tensor attn_mask = {};         ///< bool: true = NOT allowed (as PyTorch's nn.MultiheadAttention), or float
+                                 /// (added to the scores); broadcastable to (B, h, L, S): (L, S) is typical
+  bool causal = false;           ///< also apply causal_mask(L, S, causal_variant)
   CausalVariant causal_variant = CausalVariant::upper_left;  ///< see attograd/ops/attention.h
   /// attograd's spelling of key_padding_mask with the opposite polarity: bool (B, S),
   /// true = KEEP this key (a real token), e.g. keep_mask_from_lengths. Give one or the other.
-  Tensor key_keep_mask;
+  Tensor key_keep_mask = {};
 };
 
 // ---- Attention: one head with learned projections (nn/ATTENTION.md) ----

@@ -40,15 +40,15 @@ struct TransformerLayerOptions {
 /// The *_keep_mask fields are attograd's opposite spelling (true = real token, e.g.
 /// keep_mask_from_lengths): give a keep mask or a key padding mask, not both.
 struct TransformerMasks {
-  Tensor src_mask;                 ///< (S, S) encoder self-attention mask
-  Tensor tgt_mask;                 ///< (T, T) decoder self-attention mask
-  Tensor memory_mask;              ///< (T, S) cross-attention mask
-  Tensor src_key_padding_mask;     ///< (B, S) bool, true = padded source token (ignored)
-  Tensor tgt_key_padding_mask;     ///< (B, T) bool, true = padded target token (ignored)
-  Tensor memory_key_padding_mask;  ///< (B, S) bool, true = padded memory position (ignored)
-  Tensor src_keep_mask;            ///< (B, S) bool, true = real source token
-  Tensor tgt_keep_mask;            ///< (B, T) bool, true = real target token
-  Tensor memory_keep_mask;         ///< (B, S) bool, true = real memory position
+  Tensor src_mask = {};                 ///< (S, S) encoder self-attention mask
+  Tensor tgt_mask = {};                 ///< (T, T) decoder self-attention mask
+  Tensor memory_mask = {};              ///< (T, S) cross-attention mask
+  Tensor src_key_padding_mask = {};     ///< (B, S) bool, true = padded source token (ignored)
+  Tensor tgt_key_padding_mask = {};     ///< (B, T) bool, true = padded target token (ignored)
+  Tensor memory_key_padding_mask = {};  ///< (B, S) bool, true = padded memory position (ignored)
+  Tensor src_keep_mask = {};            ///< (B, S) bool, true = real source token
+  Tensor tgt_keep_mask = {};            ///< (B, T) bool, true = real target token
+  Tensor memory_keep_mask = {};         ///< (B, S) bool, true = real memory position
   /// Add the causal mask to the decoder self-attention.
   bool tgt_causal = false;
 };
