@@ -184,4 +184,51 @@ Tensor& inplace_index_put(Tensor& self, const Tensor& values, const Tensor& view
   return apply_inplace(self, op, {}, put, {values});
 }
 
+// ---- the unary, pow and triangle forms (attograd/detail/tensor_method_decls.inl) ----
+#define AG_INPLACE_UNARY(name) \
+  Tensor& Tensor::name##_() { \
+    return apply_inplace(*this, #name "_", {}, [](const Tensor& x) { return ag::name(x); }); \
+  }
+AG_INPLACE_UNARY(abs)
+AG_INPLACE_UNARY(sign)
+AG_INPLACE_UNARY(square)
+AG_INPLACE_UNARY(sqrt)
+AG_INPLACE_UNARY(rsqrt)
+AG_INPLACE_UNARY(exp2)
+AG_INPLACE_UNARY(expm1)
+AG_INPLACE_UNARY(log)
+AG_INPLACE_UNARY(log2)
+AG_INPLACE_UNARY(log10)
+AG_INPLACE_UNARY(log1p)
+AG_INPLACE_UNARY(sin)
+AG_INPLACE_UNARY(cos)
+AG_INPLACE_UNARY(tan)
+AG_INPLACE_UNARY(asin)
+AG_INPLACE_UNARY(acos)
+AG_INPLACE_UNARY(atan)
+AG_INPLACE_UNARY(sinh)
+AG_INPLACE_UNARY(cosh)
+AG_INPLACE_UNARY(asinh)
+AG_INPLACE_UNARY(acosh)
+AG_INPLACE_UNARY(atanh)
+AG_INPLACE_UNARY(erf)
+AG_INPLACE_UNARY(floor)
+AG_INPLACE_UNARY(ceil)
+AG_INPLACE_UNARY(round)
+AG_INPLACE_UNARY(trunc)
+AG_INPLACE_UNARY(frac)
+#undef AG_INPLACE_UNARY
+Tensor& Tensor::pow_(const Tensor& e) {
+  return apply_inplace(*this, "pow_", {e}, [&e](const Tensor& x) { return ag::pow(x, e); });
+}
+Tensor& Tensor::pow_(Scalar e) {
+  return apply_inplace(*this, "pow_", {}, [e](const Tensor& x) { return ag::pow(x, e); });
+}
+Tensor& Tensor::tril_(int64_t diagonal) {
+  return apply_inplace(*this, "tril_", {}, [diagonal](const Tensor& x) { return ag::tril(x, diagonal); });
+}
+Tensor& Tensor::triu_(int64_t diagonal) {
+  return apply_inplace(*this, "triu_", {}, [diagonal](const Tensor& x) { return ag::triu(x, diagonal); });
+}
+
 }  // namespace ag

@@ -7,23 +7,23 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <numbers>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "op_table/op_table.h"
+#include "public_ops.h"
 
 using namespace ag;  // the checks read like the ops' own docs
 using op_table::bools;
 using op_table::i64;
 using op_table::kInf;
 using op_table::OpCase;
+using test_ops::ops_by_header;
+using test_ops::public_ops;
 
 namespace {
 
@@ -57,34 +57,6 @@ std::vector<Tensor> inputs_of(const OpCase& c) {
     x.push_back(t.requires_grad_());
   }
   return x;
-}
-
-// The public ops by header: every function in the public op headers
-// (ops/include/attograd/**.h) that returns a Tensor, a pair or a vector of them, keyed by
-// the header's name without ".h" (attograd/ops/unary.h -> "unary": its op family).
-std::map<std::string, std::set<std::string>> ops_by_header() {
-  namespace fs = std::filesystem;
-  static const std::regex decl(
-      R"(^(?:Tensor|std::pair<Tensor, Tensor>|std::vector<Tensor>|std::tuple<[A-Za-z, ]*>)\s+(operator\S+?|\w+)\()");
-  std::map<std::string, std::set<std::string>> ops;
-  for (const auto& entry : fs::recursive_directory_iterator(AG_OPS_INCLUDE_DIR)) {
-    // Factories make tensors from nothing differentiable (tests/test_tensor_factory.cpp).
-    if (entry.path().extension() != ".h" || entry.path().filename() == "factory.h") continue;
-    std::ifstream in(entry.path());
-    for (std::string line; std::getline(in, line);) {
-      std::smatch m;
-      if (std::regex_search(line, m, decl) && line.find("= delete") == std::string::npos)
-        ops[entry.path().stem().string()].insert(m[1]);
-    }
-  }
-  return ops;
-}
-
-// Every public op's name.
-std::set<std::string> public_ops() {
-  std::set<std::string> names;
-  for (const auto& [header, ops] : ops_by_header()) names.insert(ops.begin(), ops.end());
-  return names;
 }
 
 // ---- tiny helpers for the hand-computed checks ----

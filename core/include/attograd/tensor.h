@@ -3,12 +3,15 @@
 /// Tensor: a cheap handle (one shared_ptr) to a TensorImpl = storage + layout + dtype,
 /// plus the autograd fields (requires_grad, the node that made it, its .grad).
 /// Views (reshape of contiguous, transpose, permute, slice, expand, ...) share storage.
+#include <concepts>
 #include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "attograd/dtype.h"
@@ -23,6 +26,15 @@ class Tensor;
 namespace indexing {
 class TensorIndex;  ///< attograd/tensor_indexing.h
 }
+class Generator;  ///< a random stream (attograd/generator.h)
+
+namespace detail {
+/// One dim where LibTorch takes an IntArrayRef (x.sum(0)): any integer but bool. A
+/// template, so that a braced list (x.sum({}), x.var({0})) still picks the vector form.
+template <class T>
+concept SingleDim = std::integral<T> && !std::same_as<T, bool>;
+}  // namespace detail
+
 /// Called with the leaf once its .grad holds the whole gradient of a backward.
 using PostAccumulateGradHook = std::function<void(Tensor& leaf)>;
 /// Tensor::register_hook: called with a tensor's whole gradient of a backward; returns
@@ -189,6 +201,16 @@ class Tensor {
   Tensor index_put(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false) const;
   Tensor nonzero() const;   ///< ag::nonzero
   Tensor argwhere() const;  ///< ag::argwhere
+
+  // ---- math methods (ops/tensor_methods_math.cpp, ops/tensor_methods_shape.cpp) ----
+  // LibTorch's Tensor methods for the pointwise, activation, reduction, shape, comparison
+  // and indexing ops (x.exp(), x.sum(0), x.max(1), x.softmax(-1), ...), each forwarding
+  // to ag::<name>; declared in a file of their own to keep this one short. (Doxygen cannot
+  // follow an include inside a class: the reference skips them; the .inl documents them.)
+#ifndef AG_DOXYGEN
+#include "attograd/detail/tensor_method_decls.inl"
+#endif
+  // ---- end of math methods ----
 
   // ---- in-place (ops/inplace.cpp) ----
   /// Each bumps the storage version, so tensors saved for backward notice the write.
