@@ -123,6 +123,11 @@ Tensor Tensor::isclose(const Tensor& o, double rtol, double atol, bool equal_nan
 }
 Tensor Tensor::logical_and(const Tensor& o) const { return ag::logical_and(*this, o); }
 Tensor Tensor::logical_or(const Tensor& o) const { return ag::logical_or(*this, o); }
+Tensor Tensor::logical_xor(const Tensor& o) const { return ag::logical_xor(*this, o); }
+Tensor Tensor::bitwise_and(const Tensor& o) const { return ag::bitwise_and(*this, o); }
+Tensor Tensor::bitwise_or(const Tensor& o) const { return ag::bitwise_or(*this, o); }
+Tensor Tensor::bitwise_xor(const Tensor& o) const { return ag::bitwise_xor(*this, o); }
+Tensor Tensor::bitwise_not() const { return ag::bitwise_not(*this); }
 Tensor Tensor::where(const Tensor& condition, const Tensor& o) const { return ag::where(condition, *this, o); }
 
 // ---- softmax ----
@@ -167,6 +172,8 @@ Tensor Tensor::norm(std::optional<double> p, const std::vector<int64_t>& d, bool
 Tensor Tensor::cumsum(int64_t d, std::optional<DType> dtype) const { return ag::cumsum(in_dtype(*this, dtype), d); }
 Tensor Tensor::cumprod(int64_t d, std::optional<DType> dtype) const { return ag::cumprod(in_dtype(*this, dtype), d); }
 Tensor Tensor::logcumsumexp(int64_t d) const { return ag::logcumsumexp(*this, d); }
+std::pair<Tensor, Tensor> Tensor::cummax(int64_t d) const { return ag::cummax(*this, d); }
+std::pair<Tensor, Tensor> Tensor::cummin(int64_t d) const { return ag::cummin(*this, d); }
 std::pair<Tensor, Tensor> Tensor::sort(int64_t d, bool desc) const { return ag::sort(*this, d, desc); }
 std::pair<Tensor, Tensor> Tensor::sort(std::optional<bool> stable, int64_t d, bool desc) const {
   return ag::sort(*this, d, desc, stable.value_or(false));

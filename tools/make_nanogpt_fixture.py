@@ -10,7 +10,7 @@ records block 1's grad_output, retain_grad on the logits) and activation checkpo
 program line for line in attograd; both run in float64 with dropout 0.
 
 Keys: param.<name> (the state dict, PyTorch's names; lm_head.weight is tied to
-transformer.wte.weight), input.idx, input.targets (one -1: ignore_index), out.logits,
+transformer.wte.weight), input.tokens, input.targets (one -1: ignore_index), out.logits,
 out.loss, out.last_logits (the inference path, logits of the last position only),
 out.block0 (forward hook), out.block1_grad_output (full backward hook),
 out.logits_grad (retain_grad), grad.<name> (after loss.backward()), and the same loss and
@@ -167,7 +167,7 @@ def make():
     idx = torch.randint(0, config.vocab_size, (2, 6))
     targets = torch.randint(0, config.vocab_size, (2, 6))
     targets[1, 4] = -1
-    t["input.idx"], t["input.targets"] = idx, targets
+    t["input.tokens"], t["input.targets"] = idx, targets
 
     recorded = {}
     h0 = model.transformer.h[0].register_forward_hook(lambda m, inp, out: recorded.__setitem__("block0", out))

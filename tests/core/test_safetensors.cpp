@@ -243,8 +243,9 @@ TEST_CASE("every fixture loads with the shapes the README describes") {
       CHECK(t.dtype() == (is_mask ? ag::DType::b8 : is_index ? ag::DType::i64 : ag::DType::f64));
     }
   }
-  CHECK(files ==
-        19);  // 7 model fixtures, 7 op-semantics ones, gqa, the 3 LLaMA blocks, torch_masks (tests/fixtures/README.md)
+  // 7 model fixtures, 7 op-semantics ones, gqa, the 3 LLaMA blocks, torch_masks,
+  // torch_indexing, nanogpt_port (tests/fixtures/README.md)
+  CHECK(files == 21);
 
   struct Expect {
     const char* file;

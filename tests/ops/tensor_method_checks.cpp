@@ -127,6 +127,19 @@ const std::map<std::string, Check>& checks() {
       {"isclose", [] { same(X().isclose(Y(), 0.0, 0.3), ag::isclose(X(), Y(), 0.0, 0.3)); }},
       {"logical_and", [] { same(mask().logical_and(ag::lt(Y(), 0.5)), ag::logical_and(mask(), ag::lt(Y(), 0.5))); }},
       {"logical_or", [] { same(mask().logical_or(ag::lt(Y(), 0.5)), ag::logical_or(mask(), ag::lt(Y(), 0.5))); }},
+      {"logical_xor", [] { same(mask().logical_xor(ag::lt(Y(), 0.5)), ag::logical_xor(mask(), ag::lt(Y(), 0.5))); }},
+      {"bitwise_and", [] { same(mask().bitwise_and(ag::lt(Y(), 0.5)), ag::bitwise_and(mask(), ag::lt(Y(), 0.5))); }},
+      {"bitwise_or", [] { same(mask().bitwise_or(ag::lt(Y(), 0.5)), ag::bitwise_or(mask(), ag::lt(Y(), 0.5))); }},
+      {"bitwise_xor", [] { same(mask().bitwise_xor(ag::lt(Y(), 0.5)), ag::bitwise_xor(mask(), ag::lt(Y(), 0.5))); }},
+      {"bitwise_not", [] { same(mask().bitwise_not(), ag::bitwise_not(mask())); }},
+      {"nonzero", [] { same(mask().nonzero(), ag::nonzero(mask())); }},
+      {"argwhere", [] { same(X().argwhere(), ag::argwhere(X())); }},
+      {"index_put",
+       [] {
+         const ag::Tensor i = ag::Tensor::from_vector(std::vector<int64_t>{1, 0, 1});
+         same(X().index_put({i}, ag::ones({4}, ag::DType::f64), true),
+              ag::index_put(X(), {i}, ag::ones({4}, ag::DType::f64), true));
+       }},
       {"where", [] { same(X().where(mask(), Y()), ag::where(mask(), X(), Y())); }},
       // softmax
       {"softmax",
@@ -239,6 +252,8 @@ const std::map<std::string, Check>& checks() {
        }},
       {"cumprod", [] { same(X().cumprod(0), ag::cumprod(X(), 0)); }},
       {"logcumsumexp", [] { same(X().logcumsumexp(1), ag::logcumsumexp(X(), 1)); }},
+      {"cummax", [] { same(X().cummax(1), ag::cummax(X(), 1)); }},
+      {"cummin", [] { same(X().cummin(-1), ag::cummin(X(), -1)); }},
       {"sort",
        [] {
          same(X().sort(), ag::sort(X()));

@@ -7,7 +7,11 @@
 /// the same masks) and backpropagates through that recomputation.
 ///
 ///   // PyTorch: y = checkpoint(block, x)
-///   Tensor y = ag::checkpoint([&](const Tensor& x) { return block(x); }, x);
+///   Tensor y = ag::checkpoint([block](const Tensor& x) { return block(x); }, x);
+///
+/// `fn` is kept until backward and called again there, so capture by value what may be
+/// gone by then (a module holder, as above, copies cheaply); a [&] capture of a loop
+/// variable dangles once the loop moves on.
 ///   // or: ag::checkpoint(fn, std::vector<Tensor>{x, mask}, /*preserve_rng_state=*/true)
 ///
 /// Gradients reach the inputs and every leaf tensor that requires grad `fn` uses inside

@@ -104,6 +104,11 @@ Tensor isnan() const;                                              ///< ag::isna
 Tensor logical_not() const;                                        ///< ag::logical_not
 Tensor logical_and(const Tensor& other) const;                     ///< ag::logical_and
 Tensor logical_or(const Tensor& other) const;                      ///< ag::logical_or
+Tensor logical_xor(const Tensor& other) const;                     ///< ag::logical_xor
+Tensor bitwise_and(const Tensor& other) const;                     ///< ag::bitwise_and
+Tensor bitwise_or(const Tensor& other) const;                      ///< ag::bitwise_or
+Tensor bitwise_xor(const Tensor& other) const;                     ///< ag::bitwise_xor
+Tensor bitwise_not() const;                                        ///< ag::bitwise_not
 Tensor where(const Tensor& condition, const Tensor& other) const;  ///< ag::where(condition, self, other)
 // softmax (attograd/ops/softmax.h); dtype converts self first, as LibTorch's
 Tensor softmax(int64_t dim, std::optional<DType> dtype = {}) const;      ///< ag::softmax
@@ -178,6 +183,8 @@ Tensor norm(std::optional<double> p, detail::SingleDim auto dim, bool keepdim = 
 Tensor cumsum(int64_t dim, std::optional<DType> dtype = {}) const;                ///< ag::cumsum
 Tensor cumprod(int64_t dim, std::optional<DType> dtype = {}) const;               ///< ag::cumprod
 Tensor logcumsumexp(int64_t dim) const;                                           ///< ag::logcumsumexp
+std::pair<Tensor, Tensor> cummax(int64_t dim) const;                              ///< ag::cummax
+std::pair<Tensor, Tensor> cummin(int64_t dim) const;                              ///< ag::cummin
 std::pair<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;  ///< ag::sort
 /// ag::sort (always stable).
 std::pair<Tensor, Tensor> sort(std::optional<bool> stable, int64_t dim = -1, bool descending = false) const;
