@@ -61,6 +61,24 @@ def save(path, tensors, metadata=None):
             f.write(b)
 
 
+def fixture_main(doc, filename, make, default_dtype=None, no_grad=False):
+    """The main() of a one-file fixture script: parses --out, makes PyTorch deterministic
+    and single-threaded, runs make() -> (tensors, metadata) and saves it as filename."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--out", default=DEFAULT_OUT, help="output folder (default tests/fixtures)")
+    args = ap.parse_args()
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    if default_dtype is not None:
+        torch.set_default_dtype(default_dtype)
+    with torch.set_grad_enabled(not no_grad):
+        tensors, meta = make()
+    path = os.path.join(args.out, filename)
+    save(path, tensors, meta)
+    print("wrote", path)
+    return 0
+
+
 def params_of(module, prefix="param."):
     return {prefix + n: p.detach().clone() for n, p in module.named_parameters()}
 

@@ -17,14 +17,13 @@ Same writer as tools/make_fixtures.py (byte-identical reruns); made with torch 1
   tools/make_index_fixtures.py            # rewrite tests/fixtures/torch_indexing.safetensors
   tools/make_index_fixtures.py --out DIR  # write it somewhere else
 """
-import argparse
 import os
 import sys
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_fixtures import DEFAULT_OUT, save  # noqa: E402
+from make_fixtures import fixture_main  # noqa: E402
 
 L = torch.long
 i1 = torch.tensor([2, 0, -1, 2], dtype=L)
@@ -101,16 +100,7 @@ def make():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=DEFAULT_OUT, help="output folder (default tests/fixtures)")
-    args = ap.parse_args()
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(1)
-    tensors, meta = make()
-    path = os.path.join(args.out, "torch_indexing.safetensors")
-    save(path, tensors, meta)
-    print("wrote", path)
-    return 0
+    return fixture_main(__doc__, "torch_indexing.safetensors", make)
 
 
 if __name__ == "__main__":

@@ -27,14 +27,13 @@ reruns); needs Debian's python3-torch (made with torch 1.13).
   tools/make_mask_fixtures.py            # rewrite tests/fixtures/torch_masks.safetensors
   tools/make_mask_fixtures.py --out DIR  # write it somewhere else
 """
-import argparse
 import os
 import sys
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_fixtures import DEFAULT_OUT, randomize_vectors, save  # noqa: E402
+from make_fixtures import fixture_main, randomize_vectors  # noqa: E402
 
 
 def params(module, prefix):
@@ -100,18 +99,7 @@ def make():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=DEFAULT_OUT, help="output folder (default tests/fixtures)")
-    args = ap.parse_args()
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(1)
-    torch.set_default_dtype(torch.float64)
-    with torch.no_grad():
-        tensors, meta = make()
-    path = os.path.join(args.out, "torch_masks.safetensors")
-    save(path, tensors, meta)
-    print("wrote", path)
-    return 0
+    return fixture_main(__doc__, "torch_masks.safetensors", make, default_dtype=torch.float64, no_grad=True)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ Same writer as tools/make_fixtures.py (byte-identical reruns); made with torch 1
   tools/make_nanogpt_fixture.py            # rewrite tests/fixtures/nanogpt_port.safetensors
   tools/make_nanogpt_fixture.py --out DIR  # write it somewhere else
 """
-import argparse
 import math
 import os
 import sys
@@ -32,7 +31,7 @@ import torch.nn.functional as F
 import torch.utils.checkpoint
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_fixtures import DEFAULT_OUT, save  # noqa: E402
+from make_fixtures import fixture_main  # noqa: E402
 
 
 class Config:
@@ -198,17 +197,7 @@ def make():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=DEFAULT_OUT, help="output folder (default tests/fixtures)")
-    args = ap.parse_args()
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(1)
-    torch.set_default_dtype(torch.float64)
-    tensors, meta = make()
-    path = os.path.join(args.out, "nanogpt_port.safetensors")
-    save(path, tensors, meta)
-    print("wrote", path)
-    return 0
+    return fixture_main(__doc__, "nanogpt_port.safetensors", make, default_dtype=torch.float64)
 
 
 if __name__ == "__main__":

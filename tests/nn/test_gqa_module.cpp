@@ -37,6 +37,26 @@ TensorMap with_prefix(const test_util::Fixture& t, const std::string& prefix) {
   return m;
 }
 
+// forward_step over a prefill of 3 positions, then one position per step, gives the rows
+// of the full causal forward `full` (B, T, E) to 1e-12; the cache grows by each step's
+// length, its capacity 3, then doubled to 6 and 12 (T = 11).
+template <class Attn>
+void check_cached_decoding(Attn& attn, const Tensor& x, const Tensor& full, const nn::AttentionArgs& step_args,
+                           const Shape& cached_keys) {
+  const int64_t T = x.size(1);
+  nn::DecoderKVCache cache(1);
+  Tensor got = attn->forward_step(x.narrow(1, 0, 3), cache.layers[0], step_args);
+  CHECK(max_abs_diff(got, full.narrow(1, 0, 3)) < 1e-12);
+  CHECK(cache.length() == 3);
+  for (int64_t t = 3; t < T; ++t) {
+    got = attn->forward_step(x.narrow(1, t, 1), cache.layers[0], step_args);
+    CHECK(got.shape() == Shape({x.size(0), 1, x.size(2)}));
+    CHECK(max_abs_diff(got, full.narrow(1, t, 1)) < 1e-12);
+    CHECK(cache.length() == t + 1);
+  }
+  CHECK(cache.layers[0].keys().shape() == cached_keys);
+  CHECK(cache.layers[0].capacity() == 12);
+}
 }  // namespace
 
 TEST_CASE("GroupedQueryAttention matches the gqa fixture for g in {4, 2, 1}, both padding conventions") {
@@ -156,17 +176,7 @@ TEST_CASE("GroupedQueryAttention: cached decoding equals full recomputation, g i
       Tensor full = attn(x, x, x, causal).first;  // (B, T, E)
       nn::AttentionArgs step_args;
       step_args.need_weights = !fused;
-      nn::DecoderKVCache cache(1);
-      // A prefill of 3 positions, then one position per step.
-      Tensor got = attn->forward_step(x.narrow(1, 0, 3), cache.layers[0], step_args);
-      CHECK(max_abs_diff(got, full.narrow(1, 0, 3)) < 1e-12);
-      for (int64_t t = 3; t < T; ++t) {
-        got = attn->forward_step(x.narrow(1, t, 1), cache.layers[0], step_args);
-        CHECK(max_abs_diff(got, full.narrow(1, t, 1)) < 1e-12);
-      }
-      CHECK(cache.length() == T);
-      CHECK(cache.layers[0].keys().shape() == Shape({B, g, T, E / h}));
-      CHECK(cache.layers[0].capacity() == 12);  // 3, then doubled to 6 and 12
+      check_cached_decoding(attn, x, full, step_args, Shape({B, g, T, E / h}));
     }
 }
 
@@ -189,18 +199,7 @@ TEST_CASE("MultiheadAttention: cached decoding equals the full causal forward, w
       Tensor full = mha(x, x, x, causal).first;  // (B, T, E)
       nn::AttentionArgs step_args;
       step_args.need_weights = !fused;
-      nn::DecoderKVCache cache(1);
-      Tensor got = mha->forward_step(x.narrow(1, 0, 3), cache.layers[0], step_args);
-      CHECK(max_abs_diff(got, full.narrow(1, 0, 3)) < 1e-12);
-      CHECK(cache.length() == 3);
-      for (int64_t t = 3; t < T; ++t) {
-        got = mha->forward_step(x.narrow(1, t, 1), cache.layers[0], step_args);
-        CHECK(got.shape() == Shape({B, 1, E}));
-        CHECK(max_abs_diff(got, full.narrow(1, t, 1)) < 1e-12);
-        CHECK(cache.length() == t + 1);
-      }
-      CHECK(cache.layers[0].keys().shape() == Shape({B, h, T, E / h}));
-      CHECK(cache.layers[0].capacity() == 12);  // 3, then doubled to 6 and 12
+      check_cached_decoding(mha, x, full, step_args, Shape({B, h, T, E / h}));
     }
   // A padding mask over the cached keys, (B, t + n), applies on top of the causal part.
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(E, h));
