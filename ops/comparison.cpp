@@ -83,7 +83,8 @@ Tensor operator!(const Tensor& mask) { return logical_not(mask); }
 namespace {
 template <class F>
 Tensor bitwise(const Tensor& a, const Tensor& b, const char* op, F&& f) {
-  auto [x, y] = promote_pair(a.detach(), b.detach());
+  const auto xy = promote_pair(a.detach(), b.detach());  // no structured binding: clang 14 cannot capture one
+  const Tensor &x = xy.first, &y = xy.second;
   AG_CHECK(!x.is_floating_point(), DTypeError, op, ": not implemented for ", x.dtype(),
            " (bool and integer tensors only; shapes ", a.shape(), " and ", b.shape(), ")");
   const Shape shape = broadcast_shapes(x.shape(), y.shape(), op);
