@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <numbers>
 #include <string>
+#include "state_text.h"
 
 namespace ag::optim {
 
@@ -37,41 +38,19 @@ void LRScheduler::step() {
 
 Metadata LRScheduler::state_dict() const {
   Metadata m{{"steps", std::to_string(steps_)}};
-  char buf[64];
-  for (std::size_t i = 0; i < base_lrs_.size(); ++i) {
-    std::snprintf(buf, sizeof buf, "%a", base_lrs_[i]);  // hex float: exact
-    m["base_lr." + std::to_string(i)] = buf;
-  }
+  for (std::size_t i = 0; i < base_lrs_.size(); ++i)
+    m["base_lr." + std::to_string(i)] = state_text::exact(base_lrs_[i]);
   return m;
 }
 
 void LRScheduler::load_state_dict(const Metadata& state) {
-  // Each entry must be exactly one number: std::stoll / std::stod alone would read
-  // "7junk" as 7 and "2.5" as 2.
-  auto parse = [&](const std::string& k, auto convert) {
-    auto it = state.find(k);
-    AG_CHECK(it != state.end(), ValueError, "scheduler.load_state_dict: missing '", k, "'");
-    const std::string& text = it->second;
-    std::size_t used = 0;
-    decltype(convert(text, &used)) v{};
-    try {
-      v = convert(text, &used);
-    } catch (const std::logic_error&) {  // no number, or out of range
-      used = 0;
-    }
-    AG_CHECK(!text.empty() && used == text.size(), ValueError, "scheduler.load_state_dict: '", k,
-             "' is not a valid number: '", text, "'");
-    return v;
-  };
-  auto to_i64 = [](const std::string& s, std::size_t* used) { return static_cast<int64_t>(std::stoll(s, used)); };
-  auto to_f64 = [](const std::string& s, std::size_t* used) { return std::stod(s, used); };
-  const int64_t steps = parse("steps", to_i64);
+  const int64_t steps = state_text::read_int(state, "steps", "scheduler");
   AG_CHECK(steps >= 0 && steps <= kMaxSteps, ValueError,
            "scheduler.load_state_dict: 'steps' must be a step count in [0, 2^53], got ", steps);
   std::vector<double> base(base_lrs_.size());
   for (std::size_t i = 0; i < base.size(); ++i) {
     const std::string k = "base_lr." + std::to_string(i);
-    base[i] = parse(k, to_f64);
+    base[i] = state_text::read_double(state, k, "scheduler");
     AG_CHECK(std::isfinite(base[i]) && base[i] >= 0, ValueError, "scheduler.load_state_dict: '", k,
              "' must be a finite lr >= 0, got ", base[i]);
   }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "attograd/optim/scheduler.h"
+#include "state_text.h"
 
 namespace ag::optim {
 
@@ -140,40 +141,22 @@ void ReduceLROnPlateau::step(double metric) {
 }
 
 Metadata ReduceLROnPlateau::state_dict() const {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", best_);  // hex float: exact; "inf" before any step
-  return {{"best", buf},
+  return {{"best", state_text::exact(best_)},  // exact; "inf" before any step
           {"num_bad_epochs", std::to_string(num_bad_)},
           {"cooldown_counter", std::to_string(cooldown_left_)},
           {"last_epoch", std::to_string(last_epoch_)}};
 }
 
 void ReduceLROnPlateau::load_state_dict(const Metadata& state) {
-  auto text = [&](const std::string& k) -> const std::string& {
-    auto it = state.find(k);
-    AG_CHECK(it != state.end(), ValueError, "ReduceLROnPlateau.load_state_dict: missing '", k, "'");
-    return it->second;
-  };
-  // Each entry must be exactly one number ("7junk" is refused, not read as 7).
   auto count = [&](const std::string& k) {
-    const std::string& s = text(k);
-    std::size_t used = 0;
-    int64_t v = -1;
-    try {
-      v = static_cast<int64_t>(std::stoll(s, &used));
-    } catch (const std::logic_error&) { used = 0; }
-    AG_CHECK(!s.empty() && used == s.size() && v >= 0 && v <= kMaxSteps, ValueError,
-             "ReduceLROnPlateau.load_state_dict: '", k, "' must be a count in [0, 2^53], got '", s, "'");
+    const int64_t v = state_text::read_int(state, k, "ReduceLROnPlateau");
+    AG_CHECK(v >= 0 && v <= kMaxSteps, ValueError, "ReduceLROnPlateau.load_state_dict: '", k,
+             "' must be a count in [0, 2^53], got '", state.at(k), "'");
     return v;
   };
-  const std::string& b = text("best");
-  std::size_t used = 0;
-  double best = NAN;
-  try {
-    best = std::stod(b, &used);
-  } catch (const std::logic_error&) { used = 0; }
-  AG_CHECK(!b.empty() && used == b.size() && !std::isnan(best), ValueError,
-           "ReduceLROnPlateau.load_state_dict: 'best' is not a valid number: '", b, "'");
+  const double best = state_text::read_double(state, "best", "ReduceLROnPlateau");
+  AG_CHECK(!std::isnan(best), ValueError, "ReduceLROnPlateau.load_state_dict: 'best' is not a valid number: '",
+           state.at("best"), "'");
   const int64_t bad = count("num_bad_epochs"), cool = count("cooldown_counter"), epoch = count("last_epoch");
   best_ = best;
   num_bad_ = bad;

@@ -3,5 +3,6 @@
 /// Everything in optim: `#include <attograd/optim.h>`
 #include "attograd/optim/checkpoint.h"
 #include "attograd/optim/clip.h"
+#include "attograd/optim/grad_scaler.h"
 #include "attograd/optim/optimizer.h"
 #include "attograd/optim/scheduler.h"
