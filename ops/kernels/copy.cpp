@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "attograd/detail/convert.h"
+#include "kernels/convert_rows.h"
 #include "kernels/kernels.h"
 #include "kernels/strided.h"
 
@@ -77,6 +78,22 @@ void copy(const Tensor& src, const Tensor& dst) {
         if constexpr (std::is_same_v<D, S>) {
           if (inc[0] == 1 && inc[1] == 1) {
             std::memcpy(dp, sp, static_cast<std::size_t>(n) * sizeof(D));
+            return;
+          }
+        }
+        // Contiguous f32 <-> bf16 / f16 rows: the vector kernels (convert_rows.h), the
+        // same bits as cast<> below.
+        if constexpr (std::is_same_v<S, float> && is_half_v<D>) {
+          if (inc[0] == 1 && inc[1] == 1) {
+            auto* out = reinterpret_cast<uint16_t*>(dp);
+            std::is_same_v<D, BFloat16> ? f32_to_bf16_row(out, sp, n) : f32_to_f16_row(out, sp, n);
+            return;
+          }
+        }
+        if constexpr (is_half_v<S> && std::is_same_v<D, float>) {
+          if (inc[0] == 1 && inc[1] == 1) {
+            const auto* in = reinterpret_cast<const uint16_t*>(sp);
+            std::is_same_v<S, BFloat16> ? bf16_to_f32_row(dp, in, n) : f16_to_f32_row(dp, in, n);
             return;
           }
         }
