@@ -135,7 +135,7 @@ std::string Tensor::to_string() const {
     p.fmt = choose_format(summarize ? sample : all, dtype());
     p.print(os, 0, 0, 7);
   }
-  if (dtype() == DType::f64 || dtype() == DType::i32) os << ", dtype=" << dtype();
+  if (dtype() == DType::f64 || dtype() == DType::i32 || is_reduced_float(dtype())) os << ", dtype=" << dtype();
   if (grad_fn())
     os << ", grad_fn=<" << grad_fn()->name << '>';
   else if (requires_grad())

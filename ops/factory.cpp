@@ -19,6 +19,8 @@ void check_shape(const Shape& shape, const char* op) {
 // same values whatever the dtype's width).
 template <class Draw>
 Tensor generate(const Shape& shape, DType dtype, const char* op, Draw draw) {
+  // bf16/f16: drawn in f32, then rounded once (double -> float -> half, as PyTorch's casts).
+  if (is_reduced_float(dtype)) return kernels::convert(generate(shape, DType::f32, op, draw), dtype);
   check_shape(shape, op);
   Tensor t = kernels::empty(shape, dtype, op);
   int64_t n = t.numel();
@@ -40,7 +42,8 @@ DType float_or_default(std::optional<DType> dtype) { return dtype ? *dtype : get
 DType get_default_dtype() { return g_default_dtype.load(std::memory_order_relaxed); }
 
 void set_default_dtype(DType t) {
-  AG_CHECK(is_floating(t), DTypeError, "set_default_dtype: only f32 or f64 can be the default, got ", t);
+  AG_CHECK(t == DType::f32 || t == DType::f64, DTypeError,
+           "set_default_dtype: only f32 or f64 can be the default, got ", t);
   g_default_dtype.store(t, std::memory_order_relaxed);
 }
 
@@ -54,6 +57,8 @@ static Tensor filled(const Shape& shape, Scalar value, std::optional<DType> dtyp
   Tensor t = kernels::empty(shape, dtype ? *dtype : value.dtype(), op);
   if (value.is_floating_point()) {
     kernels::fill(t, value.to_double(), op);
+  } else if (is_reduced_float(t.dtype())) {  // int64 -> float -> half, as c10's cast
+    kernels::fill(t, static_cast<double>(static_cast<float>(value.to_int())), op);
   } else {
     dispatch_all(t.dtype(), op, [&]<class T>() {
       const int64_t x = value.to_int();
@@ -131,8 +136,10 @@ Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype)
   AG_CHECK(count <= static_cast<uint64_t>(INT64_MAX), ShapeError, "arange: [", start.to_double(), ", ", e,
            ") with step ", step.to_double(), " has too many elements (", span, ")");
   const int64_t n = static_cast<int64_t>(count);
-  Tensor t = kernels::empty(Shape{n}, dt, "arange");
-  dispatch_all(dt, "arange", [&]<class T>() {
+  // bf16/f16: computed in f32, then rounded (PyTorch computes in its float accumulate type).
+  const DType compute = is_reduced_float(dt) ? DType::f32 : dt;
+  Tensor t = kernels::empty(Shape{n}, compute, "arange");
+  dispatch_all(compute, "arange", [&]<class T>() {
     T* p = t.data<T>();
     if constexpr (std::is_floating_point_v<T>) {
       for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s + st * static_cast<double>(i));
@@ -144,7 +151,7 @@ Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype)
             static_cast<int64_t>(static_cast<uint64_t>(xs) + static_cast<uint64_t>(i) * static_cast<uint64_t>(xst)));
     }
   });
-  return t;
+  return compute == dt ? t : kernels::convert(t, dt);
 }
 
 // (n, m), m = n when not given; a negative m is an error (PyTorch), not "square".

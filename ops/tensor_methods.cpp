@@ -40,6 +40,8 @@ AG_INSTANTIATE(double)
 AG_INSTANTIATE(int32_t)
 AG_INSTANTIATE(int64_t)
 AG_INSTANTIATE(bool)
+AG_INSTANTIATE(BFloat16)
+AG_INSTANTIATE(Half)
 #undef AG_INSTANTIATE
 
 // ---- forwarding methods ----

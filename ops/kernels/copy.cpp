@@ -2,12 +2,47 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <type_traits>
+#include <utility>
 
 #include "attograd/detail/convert.h"
+#include "kernels/convert_rows.h"
 #include "kernels/kernels.h"
 #include "kernels/strided.h"
 
 namespace ag::kernels {
+namespace {
+
+// dispatch_all plus the 16-bit floats: copies and fills move every dtype (the computing
+// kernels, on dispatch_all, refuse bf16/f16 for now).
+template <class F>
+void dispatch_storage(DType t, const char* op, F&& f) {
+  switch (t) {
+    case DType::bf16: f.template operator()<BFloat16>(); return;
+    case DType::f16: f.template operator()<Half>(); return;
+    default: dispatch_all(t, op, std::forward<F>(f));
+  }
+}
+
+template <class T>
+constexpr bool is_half_v = std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>;
+
+// One element S -> D. The 16-bit floats go through float both ways, as PyTorch's c10 casts:
+// f64 -> bf16 rounds to f32 first (so 1 + 2^-8 + 2^-40 ties to 1, as torch's cast), and
+// bf16 -> i64 truncates the float (NaN/inf -> the integer minimum, as convert_value).
+template <class D, class S>
+D cast(S v) {
+  if constexpr (is_half_v<S> && is_half_v<D>)
+    return D(static_cast<float>(v));
+  else if constexpr (is_half_v<S>)
+    return detail::convert_value<D>(static_cast<float>(v));
+  else if constexpr (is_half_v<D>)
+    return D(static_cast<float>(v));
+  else
+    return detail::convert_value<D>(v);
+}
+
+}  // namespace
 
 // Every size is checked: numel and strides (ShapeError), bytes (ShapeError on overflow),
 // the allocation itself (MemoryError naming op, shape, dtype and bytes).
@@ -33,8 +68,8 @@ Tensor empty(const Shape& shape, DType dtype, const char* op) {
 void copy(const Tensor& src, const Tensor& dst) {
   const Shape& shape = dst.shape();
   std::array<Strides, 2> st{dst.strides(), broadcast_strides(src, shape)};
-  dispatch_all(dst.dtype(), "copy", [&]<class D>() {
-    dispatch_all(src.dtype(), "copy", [&]<class S>() {
+  dispatch_storage(dst.dtype(), "copy", [&]<class D>() {
+    dispatch_storage(src.dtype(), "copy", [&]<class S>() {
       D* d = dst.data<D>();
       const S* s = src.data<S>();
       for_each_row<2>(shape, st, [&](const auto& off, int64_t n, const auto& inc) {
@@ -46,12 +81,28 @@ void copy(const Tensor& src, const Tensor& dst) {
             return;
           }
         }
+        // Contiguous f32 <-> bf16 / f16 rows: the vector kernels (convert_rows.h), the
+        // same bits as cast<> below.
+        if constexpr (std::is_same_v<S, float> && is_half_v<D>) {
+          if (inc[0] == 1 && inc[1] == 1) {
+            auto* out = reinterpret_cast<uint16_t*>(dp);
+            std::is_same_v<D, BFloat16> ? f32_to_bf16_row(out, sp, n) : f32_to_f16_row(out, sp, n);
+            return;
+          }
+        }
+        if constexpr (is_half_v<S> && std::is_same_v<D, float>) {
+          if (inc[0] == 1 && inc[1] == 1) {
+            const auto* in = reinterpret_cast<const uint16_t*>(sp);
+            std::is_same_v<S, BFloat16> ? bf16_to_f32_row(dp, in, n) : f16_to_f32_row(dp, in, n);
+            return;
+          }
+        }
         // Float -> integer: NaN, +-inf and out-of-range values give the type's minimum
         // (x86's integer indefinite, as PyTorch on x86), range-checked, never a UB cast.
         if (inc[0] == 1 && inc[1] == 1)  // a loop the compiler vectorizes (compare + blend)
-          for (int64_t i = 0; i < n; ++i) dp[i] = detail::convert_value<D>(sp[i]);
+          for (int64_t i = 0; i < n; ++i) dp[i] = cast<D>(sp[i]);
         else
-          for (int64_t i = 0; i < n; ++i) dp[i * inc[0]] = detail::convert_value<D>(sp[i * inc[1]]);
+          for (int64_t i = 0; i < n; ++i) dp[i * inc[0]] = cast<D>(sp[i * inc[1]]);
       });
     });
   });
@@ -86,10 +137,10 @@ void check_fits(double value, DType dtype, const char* op) {
 // loop, which it does not, only takes the rest (15x slower on 800x64 f32).
 void fill(const Tensor& dst, double value, const char* op) {
   std::array<Strides, 1> st{dst.strides()};
-  dispatch_all(dst.dtype(), op, [&]<class T>() {
+  dispatch_storage(dst.dtype(), op, [&]<class T>() {
     T* d = dst.data<T>();
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) check_fits<T>(value, dst.dtype(), op);
-    const T v = static_cast<T>(value);
+    const T v = cast<T>(value);
     const T zero{};
     const bool zero_bits = std::memcmp(&v, &zero, sizeof(T)) == 0;  // not -0.0
     for_each_row<1>(dst.shape(), st, [&](const auto& off, int64_t n, const auto& inc) {

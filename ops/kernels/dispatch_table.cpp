@@ -10,6 +10,7 @@
 // wrong: a stub called from another file's static constructor already works.
 #include "kernels/adam.h"
 #include "kernels/attention_rows.h"
+#include "kernels/convert_rows.h"
 #include "kernels/dispatch.h"
 #include "kernels/dropout_rows.h"
 #include "kernels/elementwise_rows.h"
@@ -32,6 +33,10 @@ namespace ag::kernels {
   FLOAT_STUB(attention_rows, row_mul_into) \
   FLOAT_STUB(attention_rows, row_ds) \
   FLOAT_STUB(attention_rows, row_dot) \
+  STUB(convert_rows, f32_to_bf16_row) \
+  STUB(convert_rows, f32_to_f16_row) \
+  STUB(convert_rows, bf16_to_f32_row) \
+  STUB(convert_rows, f16_to_f32_row) \
   STUB(dropout_rows, hash_row) \
   STUB(dropout_rows, philox_blocks) \
   FLOAT_STUB(dropout_rows, keep_mask) \

@@ -80,9 +80,13 @@ struct StubCheck {
 // ops/kernels/dispatch_table.cpp fails every test_simd* program until its header has a
 // line here, and then fails that program until it has a StubCheck.
 inline const std::map<std::string_view, std::string_view> kHeaderChecks{
-    {"adam", "test_simd_norm_optim"},       {"attention_rows", "test_simd"},
-    {"dropout_rows", "test_simd"},          {"elementwise_rows", "test_simd_elementwise"},
-    {"gelu_rows", "test_simd_elementwise"}, {"layer_norm_rows", "test_simd_norm_optim"},
+    {"adam", "test_simd_norm_optim"},
+    {"attention_rows", "test_simd"},
+    {"convert_rows", "test_simd_elementwise"},
+    {"dropout_rows", "test_simd"},
+    {"elementwise_rows", "test_simd_elementwise"},
+    {"gelu_rows", "test_simd_elementwise"},
+    {"layer_norm_rows", "test_simd_norm_optim"},
     {"sum_rows", "test_simd_norm_optim"},
 };
 

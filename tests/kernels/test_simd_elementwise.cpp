@@ -4,18 +4,22 @@
 // broadcast rows, special values); the fused GELU forward and backward must equal the
 // formulas they replace (PyTorch's float arithmetic around a correctly rounded erf /
 // tanh for float, libm's float64 formulas for double); softmax rows run one vector
-// exp. Layer norm, Adam and sums: test_simd_norm_optim.cpp.
+// exp; the f32 <-> bf16 / f16 rows equal the scalar conversions bit for bit. Layer norm,
+// Adam and sums: test_simd_norm_optim.cpp.
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <numbers>
 #include <vector>
 
+#include "kernels/convert_rows.h"
 #include "kernels/elementwise_rows.h"
 #include "kernels/gelu_rows.h"
 #include "simd_checks.h"
@@ -168,6 +172,62 @@ void check_gelu_backward_row() {
       }
 }
 
+// f32 <-> bf16 / f16 rows (convert_rows.h): bit for bit the scalar ag::BFloat16 / ag::Half
+// at every level, on every f32 class (random bits: NaNs with payloads, subnormals, ties)
+// and on every one of the 65536 16-bit patterns; nothing written past n.
+std::vector<float> conversion_inputs(int64_t n, uint32_t seed) {
+  std::vector<float> x(static_cast<std::size_t>(n));
+  uint32_t s = seed * 2654435761u + 1;
+  const uint32_t special[] = {0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FC12345, 0x7F800000, 0xFF800000,
+                              0x80000000, 0x3F808000, 0x3F818000, 0x477FF000, 0x477FEFFF, 0x33000000,
+                              0x33C00000, 0x387FE000, 0x00000001, 0x7F7FFFFF};
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    s = s * 1664525u + 1013904223u;
+    x[i] = std::bit_cast<float>(i % 3 == 0 ? special[(s >> 8) % 16] : s);
+  }
+  return x;
+}
+
+template <bool BF>
+void check_to_half_row() {
+  const auto& stub = BF ? kernels::f32_to_bf16_row : kernels::f32_to_f16_row;
+  for (int64_t n : kLengths) {
+    CAPTURE(n);
+    const std::vector<float> x = conversion_inputs(n, 7);
+    for (K level : kernels::available_simd_levels()) {
+      CAPTURE(kernels::to_string(level));
+      std::vector<uint16_t> out(static_cast<std::size_t>(n + 1), 0xABCD);
+      stub.get(level)(out.data(), x.data(), n);
+      int bad = 0;
+      for (std::size_t i = 0; i < std::size_t(n); ++i) bad += out[i] != (BF ? BFloat16(x[i]).x : Half(x[i]).x);
+      CHECK(bad == 0);
+      CHECK(out.back() == 0xABCD);
+    }
+  }
+}
+
+template <bool BF>
+void check_from_half_row() {
+  const auto& stub = BF ? kernels::bf16_to_f32_row : kernels::f16_to_f32_row;
+  std::vector<uint16_t> all(65536 + 5);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i * 40503u);  // every pattern
+  for (int64_t n : kLengths) {
+    for (K level : kernels::available_simd_levels()) {
+      CAPTURE(kernels::to_string(level));
+      const int64_t m = n == 600 ? int64_t(all.size()) : n;
+      std::vector<float> out(static_cast<std::size_t>(m + 1), 42.f);
+      stub.get(level)(out.data(), all.data(), m);
+      int bad = 0;
+      for (std::size_t i = 0; i < std::size_t(m); ++i) {
+        const float want = BF ? float(BFloat16::from_bits(all[i])) : float(Half::from_bits(all[i]));
+        bad += std::bit_cast<uint32_t>(out[i]) != std::bit_cast<uint32_t>(want);
+      }
+      CHECK(bad == 0);
+      CHECK(out.back() == 42.f);
+    }
+  }
+}
+
 const std::vector<StubCheck> kChecks{
     {"arith_row_f32", check_arith_row<float>},
     {"arith_row_f64", check_arith_row<double>},
@@ -175,6 +235,10 @@ const std::vector<StubCheck> kChecks{
     {"where_row_f64", check_where_row<double>},
     {"gelu_row", check_gelu_row},
     {"gelu_backward_row", check_gelu_backward_row},
+    {"f32_to_bf16_row", check_to_half_row<true>},
+    {"f32_to_f16_row", check_to_half_row<false>},
+    {"bf16_to_f32_row", check_from_half_row<true>},
+    {"f16_to_f32_row", check_from_half_row<false>},
 };
 
 }  // namespace

@@ -260,3 +260,34 @@ TEST_CASE("apply with an empty function is a ValueError, not std::bad_function_c
   Nested net;
   CHECK_THROWS_WITH_AS(net->apply(nullptr), doctest::Contains("Nested.apply: the function is empty"), ag::ValueError);
 }
+
+TEST_CASE("bf16 / f16: Module::to swaps floating params; a bf16 file loads into f32 or bf16 modules") {
+  manual_seed(5);
+  nn::Linear lin(3, 2);
+  const std::vector<float> w32 = lin->weight.to_vector<float>();
+  const std::string path = test_util::tmp_dir("module_api", "half") + "/bf16.safetensors";
+  lin->to(DType::bf16);  // PyTorch's module.bfloat16(): every floating param and buffer
+  CHECK(lin->weight.dtype() == DType::bf16);
+  CHECK(lin->bias.dtype() == DType::bf16);
+  CHECK(lin->parameters().size() == 2);
+  nn::save(*lin, path);
+  CHECK(load_safetensors(path).at("weight").dtype() == DType::bf16);  // saved as BF16
+  // Into an f32 module: load_state_dict copies into the module's own dtype (as
+  // torch's param.copy_), so the bf16 values arrive exactly, as f32.
+  nn::Linear f32(3, 2);
+  nn::load(*f32, path);
+  CHECK(f32->weight.dtype() == DType::f32);
+  CHECK(f32->weight.to_vector<float>() == lin->weight.to_vector<float>());
+  std::vector<float> rounded;
+  for (float v : w32) rounded.push_back(BFloat16(v));
+  CHECK(f32->weight.to_vector<float>() == rounded);
+  // Keeping bf16: convert the module first (the explicit request), then load.
+  nn::Linear keep(3, 2);
+  keep->to(DType::f16);
+  keep->to(DType::bf16);
+  nn::load(*keep, path);
+  CHECK(keep->weight.dtype() == DType::bf16);
+  CHECK(keep->weight.to_vector<float>() == rounded);
+  // A bf16 module's forward is not computed yet: a DTypeError naming the op.
+  CHECK_THROWS_AS(keep->forward(ones({1, 3}, DType::bf16)), DTypeError);
+}

@@ -22,7 +22,7 @@ using tc::diff;
 namespace {
 
 // ERR: PyTorch raises (no such pair today; kept so the generator's output always parses).
-enum Want { B8, I32, I64, F32, F64, ERR };
+enum Want { B8, I32, I64, F32, F64, BF16, F16, ERR };
 DType to_dtype(Want w) {
   switch (w) {
     case B8: return DType::b8;
@@ -30,6 +30,8 @@ DType to_dtype(Want w) {
     case I64: return DType::i64;
     case F32: return DType::f32;
     case F64: return DType::f64;
+    case BF16: return DType::bf16;
+    case F16: return DType::f16;
     case ERR: break;
   }
   return DType::b8;
@@ -49,6 +51,17 @@ const Row kTable[] = {
 #include "type_promotion_table.inc"
 };
 const char* const kOps[] = {"add", "mul", "div", "eq", "lt", "where"};
+
+// torch.result_type for the pairs with a bf16 or f16 operand (the ops do not compute on
+// them yet, so dtypes only): tools/type_promotion_reference.py --half.
+struct HalfRow {
+  const char* a;
+  const char* b;
+  Want dtype;
+};
+const HalfRow kHalfTable[] = {
+#include "type_promotion_half.inc"
+};
 
 // An operand: a tensor or a scalar. Values as in the generator: first operand "a", second "b".
 struct Operand {
@@ -241,4 +254,47 @@ TEST_CASE("where with two scalar branches takes the scalars' dtype (torch 1.13)"
   CHECK(ag::where(c, 2, -3).dtype() == ag::DType::i64);  // int64 for two ints
   CHECK(ag::where(c, 2, 0.5).dtype() == ag::DType::f32);
   CHECK(ag::where(c, true, false).dtype() == ag::DType::b8);
+}
+
+TEST_CASE("promotion table: result_type with bf16 and f16 against PyTorch 1.13") {
+  // An operand of the half table: "t:bf16" (3,) tensor, "z:f16" 0-d tensor, "s:int" scalar.
+  auto dtype_of = [](const std::string& d) {
+    return d == "bool"   ? DType::b8
+           : d == "i32"  ? DType::i32
+           : d == "i64"  ? DType::i64
+           : d == "f32"  ? DType::f32
+           : d == "f64"  ? DType::f64
+           : d == "bf16" ? DType::bf16
+                         : DType::f16;
+  };
+  auto operand = [&](const std::string& spec) {
+    Operand o;
+    const std::string kind = spec.substr(0, 1), d = spec.substr(2);
+    if (kind == "s") {
+      o.is_scalar = true;
+      o.s = d == "bool" ? Scalar(true) : d == "int" ? Scalar(int64_t{2}) : Scalar(0.5);
+    } else {
+      o.t = ag::zeros(kind == "z" ? Shape{} : Shape{3}, dtype_of(d));
+    }
+    return o;
+  };
+  int checked = 0;
+  for (const HalfRow& row : kHalfTable) {
+    CAPTURE(row.a);
+    CAPTURE(row.b);
+    Operand a = operand(row.a), b = operand(row.b);
+    const DType got = a.is_scalar   ? ag::result_type(a.s, b.t)
+                      : b.is_scalar ? ag::result_type(a.t, b.s)
+                                    : ag::result_type(a.t, b.t);
+    CHECK(got == to_dtype(row.dtype));
+    ++checked;
+  }
+  CHECK(checked == 120);
+  // promote_types: bf16 with f16 is f32, the halves beat bool and the integers.
+  CHECK(ag::promote_types(DType::bf16, DType::f16) == DType::f32);
+  CHECK(ag::promote_types(DType::f16, DType::bf16) == DType::f32);
+  CHECK(ag::promote_types(DType::i64, DType::bf16) == DType::bf16);
+  CHECK(ag::promote_types(DType::f16, DType::b8) == DType::f16);
+  CHECK(ag::promote_types(DType::f16, DType::f64) == DType::f64);
+  CHECK(ag::promote_types(DType::f32, DType::bf16) == DType::f32);
 }

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// DType (f32, f64, i32, i64, b8), its size and name, the default float dtype, type
+/// DType (f32, f64, i32, i64, b8, bf16, f16), its size and name, the default float dtype, type
 /// promotion between dtypes and the dispatch from a DType to its C++ type.
 #include <cstddef>
 #include <cstdint>
@@ -8,11 +8,14 @@
 #include <string_view>
 
 #include "attograd/error.h"
+#include "attograd/half.h"
 
 namespace ag {
 
-/// Element types: f32, f64, i32, i64 and b8 (bool).
-enum class DType : uint8_t { f32, f64, i32, i64, b8 };
+/// Element types: f32, f64, i32, i64, b8 (bool), bf16 (bfloat16, ag::BFloat16) and f16
+/// (IEEE half, ag::Half). The two 16-bit floats convert to and from every dtype and load
+/// and save; most ops do not compute on them yet (a DTypeError naming the op).
+enum class DType : uint8_t { f32, f64, i32, i64, b8, bf16, f16 };
 
 /// Bytes per element.
 constexpr std::size_t itemsize(DType t) {
@@ -22,6 +25,8 @@ constexpr std::size_t itemsize(DType t) {
     case DType::i32: return 4;
     case DType::i64: return 8;
     case DType::b8: return 1;
+    case DType::bf16: return 2;
+    case DType::f16: return 2;
   }
   return 0;
 }
@@ -34,17 +39,27 @@ constexpr std::string_view name(DType t) {
     case DType::i32: return "i32";
     case DType::i64: return "i64";
     case DType::b8: return "bool";
+    case DType::bf16: return "bf16";
+    case DType::f16: return "f16";
   }
   return "?";
 }
 
-/// f32 or f64.
-constexpr bool is_floating(DType t) { return t == DType::f32 || t == DType::f64; }
+/// bf16 or f16: the 16-bit floats, stored as ag::BFloat16 / ag::Half, computed in f32.
+constexpr bool is_reduced_float(DType t) { return t == DType::bf16 || t == DType::f16; }
+/// f32, f64, bf16 or f16.
+constexpr bool is_floating(DType t) { return t == DType::f32 || t == DType::f64 || is_reduced_float(t); }
 constexpr bool is_integral(DType t) { return t == DType::i32 || t == DType::i64; }  ///< not bool
 
 /// PyTorch's promote_types: the smallest dtype both convert to without losing the kind.
-/// On these five dtypes the lattice is a chain: bool < i32 < i64 < f32 < f64.
+/// Without the 16-bit floats the lattice is a chain: bool < i32 < i64 < f32 < f64; a
+/// 16-bit float beats bool and the integers, loses to f32 and f64, and bf16 with f16
+/// gives f32 (neither holds the other: torch.promote_types(bfloat16, float16)).
 constexpr DType promote_types(DType a, DType b) {
+  if (a == b) return a;
+  if (is_reduced_float(a) && is_reduced_float(b)) return DType::f32;
+  if (is_reduced_float(a)) return b == DType::f32 || b == DType::f64 ? b : a;
+  if (is_reduced_float(b)) return a == DType::f32 || a == DType::f64 ? a : b;
   constexpr auto rank = [](DType t) {
     switch (t) {
       case DType::b8: return 0;
@@ -52,6 +67,8 @@ constexpr DType promote_types(DType a, DType b) {
       case DType::i64: return 2;
       case DType::f32: return 3;
       case DType::f64: return 4;
+      case DType::bf16:
+      case DType::f16: break;  // handled above
     }
     return 0;
   };
@@ -91,31 +108,52 @@ template <>
 struct dtype_of<bool> {
   static constexpr DType value = DType::b8;
 };
+template <>
+struct dtype_of<BFloat16> {
+  static constexpr DType value = DType::bf16;
+};
+template <>
+struct dtype_of<Half> {
+  static constexpr DType value = DType::f16;
+};
 /// \endcond
 /// dtype_of<T>::value.
 template <class T>
 inline constexpr DType dtype_v = dtype_of<T>::value;
 
+namespace detail {
+/// The DTypeError of an op that does not compute on bf16/f16 yet.
+[[noreturn]] inline void throw_reduced_float_unsupported(const char* op, DType t) {
+  throw DTypeError(detail::cat(op, ": dtype ", t, " is not supported yet (convert with .to(DType::f32))"));
+}
+}  // namespace detail
+
 /// Calls `f.template operator()<T>()` with the C++ type of `t`:
-/// `dispatch(t, "exp", [&]<class T>() { ... });`
+/// `dispatch(t, "exp", [&]<class T>() { ... });`. The kernels do not compute on bf16/f16
+/// yet: those are a DTypeError naming op (conversions and fills handle them directly).
 template <class F>
-decltype(auto) dispatch_all(DType t, const char* /*op*/, F&& f) {
+decltype(auto) dispatch_all(DType t, const char* op, F&& f) {
   switch (t) {
     case DType::f32: return f.template operator()<float>();
     case DType::f64: return f.template operator()<double>();
     case DType::i32: return f.template operator()<int32_t>();
     case DType::i64: return f.template operator()<int64_t>();
     case DType::b8: return f.template operator()<bool>();
+    case DType::bf16:
+    case DType::f16: detail::throw_reduced_float_unsupported(op, t);
   }
-  throw Error("dispatch: unknown dtype");
+  throw Error(detail::cat(op, ": unknown dtype"));
 }
 
-/// Calls f with a float or double tag for an f32/f64 dtype; DTypeError naming op otherwise.
+/// Calls f with a float or double tag for an f32/f64 dtype; DTypeError naming op otherwise
+/// (bf16/f16 too, until the op computes on them).
 template <class F>
 decltype(auto) dispatch_float(DType t, const char* op, F&& f) {
   switch (t) {
     case DType::f32: return f.template operator()<float>();
     case DType::f64: return f.template operator()<double>();
+    case DType::bf16:
+    case DType::f16: detail::throw_reduced_float_unsupported(op, t);
     default: throw DTypeError(detail::cat(op, ": expected a floating dtype (f32, f64), got ", t));
   }
 }
@@ -128,6 +166,8 @@ decltype(auto) dispatch_numeric(DType t, const char* op, F&& f) {
     case DType::f64: return f.template operator()<double>();
     case DType::i32: return f.template operator()<int32_t>();
     case DType::i64: return f.template operator()<int64_t>();
+    case DType::bf16:
+    case DType::f16: detail::throw_reduced_float_unsupported(op, t);
     default: throw DTypeError(detail::cat(op, ": expected a numeric dtype, got ", t));
   }
 }
