@@ -152,6 +152,7 @@ Tensor bce_values(const Tensor& x, const Tensor& t) {
 //   dx = g (x - t) / max(x (1 - x), 1e-12)    dt = -g logit(x) = -g log(x / (1 - x))
 Tensor bce_pointwise(const Tensor& x, const Tensor& t) {
   Tensor out = x.dtype() == DType::f64 ? bce_values<double>(x, t) : bce_values<float>(x, t);
+  if (out.dtype() != x.dtype()) out = K::convert(out, x.dtype());  // bf16 / f16: computed in f32, rounded once
   bool need = wants_grad(x) || wants_grad(t);
   return record("binary_cross_entropy", out, {x, t},
                 [sx = save_if(need, x), st = save_if(need, t)](const Tensor& g, NeedsGrad needs) {

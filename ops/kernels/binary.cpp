@@ -7,6 +7,7 @@
 #include "kernels/kernels.h"
 #include "kernels/elementwise_rows.h"
 #include "kernels/strided.h"
+#include "kernels/half.h"
 
 namespace ag::kernels {
 namespace {
@@ -204,10 +205,12 @@ bool cmp(Compare op, T x, T y) {
 
 Tensor binary(Binary op, const Tensor& a, const Tensor& b, const char* name) {
   check_same_dtype(a, b, name);
+  if (is_half(a)) return to_half(binary(op, as_f32(a), as_f32(b), name), a.dtype());
   return dispatch_numeric(a.dtype(), name, [&]<class T>() { return binary_typed<T>(op, a, b, name); });
 }
 
 Tensor binary_scalar(Binary op, const Tensor& a, double s, bool scalar_first) {
+  if (is_half(a)) return to_half(binary_scalar(op, as_f32(a), s, scalar_first), a.dtype());
   Tensor st = empty(Shape{}, a.dtype());
   fill(st, s);
   return scalar_first ? binary(op, st, a, "binary") : binary(op, a, st, "binary");
@@ -215,6 +218,7 @@ Tensor binary_scalar(Binary op, const Tensor& a, double s, bool scalar_first) {
 
 Tensor compare(Compare op, const Tensor& a, const Tensor& b, const char* name) {
   check_same_dtype(a, b, name);
+  if (is_half(a)) return compare(op, as_f32(a), as_f32(b), name);
   return dispatch_all(a.dtype(), name, [&]<class T>() {
     return zip_rows<T, bool>(a, b, name, [op](T x, T y) { return cmp(op, x, y); });
   });
@@ -228,6 +232,7 @@ Tensor logical(Logic op, const Tensor& a, const Tensor& b, const char* name) {
 
 // PyTorch: x == 0 as bool for every dtype (so -0 gives true, NaN gives false).
 Tensor logical_not(const Tensor& a) {
+  if (is_half(a)) return logical_not(as_f32(a));
   return dispatch_all(a.dtype(), "logical_not", [&]<class T>() {
     Tensor z = empty(Shape{}, a.dtype());
     fill(z, 0);
@@ -236,6 +241,7 @@ Tensor logical_not(const Tensor& a) {
 }
 
 Tensor isfinite(const Tensor& a) {
+  if (is_half(a)) return isfinite(as_f32(a));
   if (!is_floating(a.dtype())) {
     Tensor out = empty(a.shape(), DType::b8);
     fill(out, 1);
@@ -251,6 +257,7 @@ Tensor isfinite(const Tensor& a) {
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   AG_CHECK(cond.dtype() == DType::b8, DTypeError, "where: condition must be bool, got ", cond.dtype());
   check_same_dtype(a, b, "where");
+  if (is_half(a)) return to_half(where(cond, as_f32(a), as_f32(b)), a.dtype());
   Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   Tensor out = empty(shape, a.dtype(), "where");
   std::array<Strides, 4> st{out.strides(), broadcast_strides(cond, shape), broadcast_strides(a, shape),

@@ -5,6 +5,7 @@
 #include "attograd/detail/convert.h"
 #include "kernels/kernels.h"
 #include "kernels/strided.h"
+#include "kernels/half.h"
 
 namespace ag::kernels {
 
@@ -24,6 +25,7 @@ std::optional<T> bound(std::optional<double> b, const Tensor& x) {
 }  // namespace
 
 Tensor clamp(const Tensor& x, std::optional<double> lo_in, std::optional<double> hi_in) {
+  if (is_half(x)) return to_half(clamp(as_f32(x), lo_in, hi_in), x.dtype());
   return dispatch_numeric(x.dtype(), "clamp", [&]<class T>() -> Tensor {
     const std::optional<T> lo = bound<T>(lo_in, x), hi = bound<T>(hi_in, x);
     auto f = [&](T v) {
@@ -43,6 +45,7 @@ Tensor clamp(const Tensor& x, std::optional<double> lo_in, std::optional<double>
 }
 
 Tensor in_range(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  if (is_half(x)) return to_half(in_range(as_f32(x), lo, hi), x.dtype());
   return dispatch_float(x.dtype(), "clamp", [&]<class T>() -> Tensor {
     Tensor out = empty(x.shape(), x.dtype());
     std::array<Strides, 2> st{out.strides(), x.strides()};

@@ -85,15 +85,18 @@ void copy(const Tensor& src, const Tensor& dst) {
         // same bits as cast<> below.
         if constexpr (std::is_same_v<S, float> && is_half_v<D>) {
           if (inc[0] == 1 && inc[1] == 1) {
+            // (Casts on both sides: clang 14 type-checks this branch even where it is discarded.)
             auto* out = reinterpret_cast<uint16_t*>(dp);
-            std::is_same_v<D, BFloat16> ? f32_to_bf16_row(out, sp, n) : f32_to_f16_row(out, sp, n);
+            const auto* in = reinterpret_cast<const float*>(sp);
+            std::is_same_v<D, BFloat16> ? f32_to_bf16_row(out, in, n) : f32_to_f16_row(out, in, n);
             return;
           }
         }
         if constexpr (is_half_v<S> && std::is_same_v<D, float>) {
           if (inc[0] == 1 && inc[1] == 1) {
             const auto* in = reinterpret_cast<const uint16_t*>(sp);
-            std::is_same_v<S, BFloat16> ? bf16_to_f32_row(dp, in, n) : f16_to_f32_row(dp, in, n);
+            auto* out = reinterpret_cast<float*>(dp);
+            std::is_same_v<S, BFloat16> ? bf16_to_f32_row(out, in, n) : f16_to_f32_row(out, in, n);
             return;
           }
         }

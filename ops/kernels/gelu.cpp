@@ -9,6 +9,7 @@
 #include "kernels/kernels.h"
 #include "kernels/gelu_rows.h"
 #include "kernels/strided.h"
+#include "kernels/half.h"
 
 namespace ag::kernels {
 namespace {
@@ -50,6 +51,7 @@ Tensor run(const Tensor& x, const Tensor& g, const char* name, Row row) {
 }  // namespace
 
 Tensor gelu(const Tensor& x, bool tanh) {
+  if (is_half(x)) return to_half(gelu(as_f32(x), tanh), x.dtype());
   return dispatch_float(x.dtype(), "gelu", [&]<class T>() {
     return run<T>(x, Tensor{}, "gelu", [&](T* o, const T*, const T* a, int64_t n) {
       if constexpr (std::is_same_v<T, float>)
@@ -61,6 +63,7 @@ Tensor gelu(const Tensor& x, bool tanh) {
 }
 
 Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) {
+  if (is_half(x)) return to_half(gelu_backward(as_f32(g), as_f32(x), tanh), x.dtype());
   AG_CHECK(g.shape() == x.shape() && g.dtype() == x.dtype(), ShapeError, "gelu_backward: grad_output ", g.shape(), " ",
            g.dtype(), " must match input ", x.shape(), " ", x.dtype());
   return dispatch_float(x.dtype(), "gelu_backward", [&]<class T>() {

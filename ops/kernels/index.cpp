@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kernels/kernels.h"
+#include "kernels/half.h"
 
 namespace ag::kernels {
 namespace {
@@ -41,6 +42,7 @@ void check_gather_shapes(const Shape& x, int64_t dim, const Tensor& index, const
 }  // namespace
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  if (is_half(x)) return to_half(index_select(as_f32(x), dim, index), x.dtype());
   AG_CHECK(index.dtype() == DType::i64, DTypeError, "index_select: index must be a 1-D i64 tensor, got shape ",
            index.shape(), " ", index.dtype());
   AG_CHECK(index.dim() <= 1, ShapeError, "index_select: index must be a 1-D i64 tensor, got shape ", index.shape(), " ",
@@ -69,6 +71,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 }
 
 Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src, std::optional<int64_t> skip) {
+  if (is_half(src)) return to_half(index_add(shape, dim, index, as_f32(src), skip), src.dtype());
   std::vector<int64_t> ids = index.to_vector<int64_t>();
   Tensor out = empty(shape, src.dtype());
   fill(out, 0);
@@ -95,6 +98,7 @@ Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Ten
 }
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  if (is_half(x)) return to_half(gather(as_f32(x), dim, index), x.dtype());
   check_gather_shapes(x.shape(), dim, index, "gather");
   Tensor idx = contiguous(index);
   const int64_t* pi = idx.data<int64_t>();
@@ -113,6 +117,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
 }
 
 Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src) {
+  if (is_half(src)) return to_half(scatter_add(shape, dim, index, as_f32(src)), src.dtype());
   check_gather_shapes(shape, dim, index, "scatter_add");
   Tensor idx = contiguous(index), s = contiguous(src);
   const int64_t* pi = idx.data<int64_t>();

@@ -4,6 +4,7 @@
 // batch rows are evenly strided, the batch folds into one (B*M, K) @ (K, N) call.
 #include "gemm.h"
 #include "kernels/kernels.h"
+#include "kernels/half.h"
 
 namespace ag::kernels {
 namespace {
@@ -39,6 +40,7 @@ Strides batch_strides(const Tensor& t, const Shape& batch) {
 }  // namespace
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+  if (is_half(a_in) || is_half(b_in)) return to_half(matmul(as_f32(a_in), as_f32(b_in)), a_in.dtype());
   // a (..., M, K), b (..., K, N): both at least 2-D here (ops/linalg.cpp handles 1-D).
   Tensor a = a_in, b = b_in;
   const int64_t M = a.shape()[a.dim() - 2], K = a.shape()[a.dim() - 1];

@@ -6,6 +6,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/sum_rows.h"
+#include "kernels/half.h"
 
 namespace ag::kernels {
 namespace {
@@ -77,6 +78,7 @@ const char* op_name(Reduce op) {
 }  // namespace
 
 Tensor reduce(Reduce op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  if (is_half(x)) return to_half(reduce(op, as_f32(x), dims, keepdim), x.dtype());
   const char* name = op_name(op);
   std::vector<bool> reduced(x.dim(), false);
   for (int64_t d : dims) reduced[d] = true;

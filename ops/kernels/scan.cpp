@@ -6,6 +6,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/scan_sort.h"
+#include "kernels/half.h"
 
 namespace ag::kernels {
 namespace {
@@ -53,6 +54,7 @@ void scan_rows(Scan op, const T* x, O* out, int64_t outer, int64_t len, int64_t 
 }  // namespace
 
 Tensor scan(Scan op, const Tensor& x, int64_t dim, bool reverse) {
+  if (is_half(x)) return to_half(scan(op, as_f32(x), dim, reverse), x.dtype());
   const bool floating = x.is_floating_point();
   Tensor out = empty(x.shape(), floating ? x.dtype() : DType::i64);
   if (x.numel() == 0) return out;

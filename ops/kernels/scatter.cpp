@@ -3,6 +3,7 @@
 #include "kernels/scatter.h"
 
 #include "kernels/kernels.h"
+#include "kernels/half.h"
 
 namespace ag::kernels {
 
@@ -15,6 +16,7 @@ void check_index_range(const Tensor& index, int64_t size, int64_t dim, const cha
 }
 
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, double value) {
+  if (is_half(x)) return to_half(scatter(as_f32(x), dim, index, as_f32(src), value), x.dtype());
   Tensor out = empty(x.shape(), x.dtype());
   copy(x, out);
   if (index.numel() == 0) return out;
@@ -50,6 +52,7 @@ int64_t count_true(const Tensor& mask) {
 }
 
 Tensor masked_select(const Tensor& x, const Tensor& mask) {
+  if (is_half(x)) return to_half(masked_select(as_f32(x), mask), x.dtype());
   Tensor xc = contiguous(x), m = contiguous(mask);
   const bool* pm = m.data<bool>();
   Tensor out = empty(Shape{count_true(m)}, x.dtype());
@@ -63,6 +66,7 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
 }
 
 Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source) {
+  if (is_half(x)) return to_half(masked_scatter(as_f32(x), mask, as_f32(source)), x.dtype());
   Tensor out = empty(x.shape(), x.dtype());
   copy(x, out);
   Tensor m = contiguous(mask), s = contiguous(source);

@@ -3,10 +3,12 @@
 #include <algorithm>
 
 #include "kernels/kernels.h"
+#include "kernels/half.h"
 
 namespace ag::kernels {
 
 Tensor triangle(const Tensor& x, int64_t diagonal, bool lower) {
+  if (is_half(x)) return to_half(triangle(as_f32(x), diagonal, lower), x.dtype());
   Tensor out = empty(x.shape(), x.dtype());
   copy(x, out);
   const int64_t R = x.shape()[x.dim() - 2], C = x.shape()[x.dim() - 1];

@@ -11,6 +11,7 @@
 #include "kernels/kernels.h"
 #include "kernels/attention_rows.h"
 #include "kernels/strided.h"
+#include "kernels/half.h"
 
 namespace ag::kernels {
 namespace {
@@ -98,6 +99,7 @@ int64_t row_grain(int64_t n) { return std::max<int64_t>(1, kParallelGrain / std:
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t dim, bool log) {
+  if (is_half(x)) return to_half(softmax(as_f32(x), dim, log), x.dtype());
   if (x.dim() == 0) dim = 0;
   Tensor xc = x.dim() == 0 ? contiguous(x) : dim_last(x, dim);
   Tensor y = empty(xc.shape(), xc.dtype());
@@ -112,6 +114,7 @@ Tensor softmax(const Tensor& x, int64_t dim, bool log) {
 }
 
 Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t dim, bool log) {
+  if (is_half(y) || is_half(g)) return to_half(softmax_backward(as_f32(y), as_f32(g), dim, log), g.dtype());
   if (y.dim() == 0) {  // a single element: softmax is constant
     Tensor z = empty(Shape{}, y.dtype());
     fill(z, 0);

@@ -8,6 +8,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/scan_sort.h"
+#include "kernels/half.h"
 
 namespace ag::kernels {
 namespace {
@@ -65,6 +66,7 @@ void for_each_line(const Tensor& x, int64_t dim, int64_t out_len, Tensor& out, F
 }  // namespace
 
 Tensor sort_indices(const Tensor& x, int64_t dim, bool descending) {
+  if (is_half(x)) return sort_indices(as_f32(x), dim, descending);
   Tensor out = empty(x.shape(), DType::i64);
   if (x.numel() == 0) return out;
   const int64_t len = x.dim() == 0 ? 1 : x.shape()[dim];
@@ -82,6 +84,7 @@ Tensor sort_indices(const Tensor& x, int64_t dim, bool descending) {
 // PyTorch 1.13 aten/src/ATen/native/cpu/TopKImpl.h (topk_impl_loop), same algorithm and
 // comparators, so that ties come out in the same order.
 Tensor topk_indices(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted) {
+  if (is_half(x)) return topk_indices(as_f32(x), k, dim, largest, sorted);
   Shape s = x.shape();
   if (x.dim() > 0) s[dim] = k;
   Tensor out = empty(s, DType::i64);
@@ -111,6 +114,7 @@ Tensor topk_indices(const Tensor& x, int64_t k, int64_t dim, bool largest, bool 
 // index moves to i when x_i >= (cummax) or <= (cummin) the running value, so a tie takes
 // the later index; a NaN takes the index and keeps the value NaN, a later NaN the index.
 Tensor cum_extreme_indices(const Tensor& x, int64_t dim, bool max) {
+  if (is_half(x)) return cum_extreme_indices(as_f32(x), dim, max);
   Tensor out = empty(x.shape(), DType::i64);
   if (x.numel() == 0) return out;
   const Lines l(x, dim);

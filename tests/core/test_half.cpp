@@ -193,18 +193,30 @@ TEST_CASE("half factories, fill and printing") {
   CHECK(os2.str() == "tensor([1., 2.], dtype=f16)");
 }
 
-TEST_CASE("half: ops that do not compute on bf16/f16 yet throw a DTypeError naming op and dtype") {
-  Tensor x = ag::ones({2, 2}, DType::bf16);
-  Tensor h = ag::ones({2, 2}, DType::f16);
-  CHECK_THROWS_WITH_AS(ag::exp(x), doctest::Contains("bf16"), ag::DTypeError);
-  CHECK_THROWS_WITH_AS(ag::exp(x), doctest::Contains("exp"), ag::DTypeError);
-  CHECK_THROWS_WITH_AS(ag::matmul(x, x), doctest::Contains("matmul: dtype bf16 is not supported yet"), ag::DTypeError);
-  CHECK_THROWS_WITH_AS(ag::softmax(h, -1), doctest::Contains("f16"), ag::DTypeError);
-  CHECK_THROWS_AS(ag::sum(x), ag::DTypeError);
-  CHECK_THROWS_AS(x + x, ag::DTypeError);
-  CHECK_THROWS_AS(ag::relu(h), ag::DTypeError);
+TEST_CASE("half: ops compute in f32 and round once, as PyTorch on the CPU") {
+  // 1 + 2^-8 is a tie between the bf16 neighbours 1 and 1 + 2^-7: computed in f32 and
+  // rounded once it goes to the even one, 1.
+  Tensor one = ag::ones({1}, DType::bf16), tiny = ag::full({1}, 1.0 / 256, DType::bf16);
+  CHECK((one + tiny).dtype() == DType::bf16);
+  CHECK((one + tiny).item<float>() == 1.0f);
+  // 300 ones sum to 300 (accumulated in f32); a bf16 accumulator would stop at 256.
+  CHECK(ag::sum(ag::ones({300}, DType::bf16)).item<float>() == 300.0f);
+  CHECK(ag::sum(ag::ones({300}, DType::f16)).dtype() == DType::f16);
+  // matmul: one rounding of the f32 dot product, 1 * 1 + 2^-8 * 1 -> 1 (the tie again).
+  Tensor a = ag::Tensor::from_vector(std::vector<float>{1, 1.0f / 256}, {1, 2}).to(DType::bf16);
+  CHECK(ag::matmul(a, ag::ones({2, 1}, DType::bf16)).item<float>() == 1.0f);
+  // softmax of equal logits: exactly 1/4 in either dtype; exp(1) rounds once.
+  CHECK(ag::softmax(ag::zeros({4}, DType::f16), 0).to_vector<float>() == std::vector<float>(4, 0.25f));
+  CHECK(ag::exp(ag::ones({1}, DType::f16)).item<float>() ==
+        ag::Tensor::from_vector(std::vector<float>{2.718281828f}).to(DType::f16).item<float>());
+}
+
+TEST_CASE("half: ops without a 16-bit path yet throw a DTypeError naming op and dtype") {
+  Tensor x = ag::ones({2, 4}, DType::bf16);
+  CHECK_THROWS_WITH_AS(ag::layer_norm(x, {4}), doctest::Contains("bf16"), ag::DTypeError);
+  CHECK_THROWS_WITH_AS(ag::rms_norm(x.to(DType::f16), {4}), doctest::Contains("f16"), ag::DTypeError);
   // The escape hatch the message names: compute in f32.
-  CHECK(ag::sum(x.to(DType::f32)).item<float>() == 4.f);
+  CHECK(ag::layer_norm(x.to(DType::f32), {4}).dtype() == DType::f32);
 }
 
 TEST_CASE("half safetensors: BF16 / F16 round trip bit for bit") {

@@ -288,6 +288,9 @@ TEST_CASE("bf16 / f16: Module::to swaps floating params; a bf16 file loads into 
   nn::load(*keep, path);
   CHECK(keep->weight.dtype() == DType::bf16);
   CHECK(keep->weight.to_vector<float>() == rounded);
-  // A bf16 module's forward is not computed yet: a DTypeError naming the op.
-  CHECK_THROWS_AS(keep->forward(ones({1, 3}, DType::bf16)), DTypeError);
+  // A bf16 module computes in f32 and rounds each op's result to bf16 (PyTorch's CPU rule).
+  Tensor y = keep->forward(ones({1, 3}, DType::bf16));
+  CHECK(y.dtype() == DType::bf16);
+  Tensor want = ag::matmul(ones({1, 3}), keep->weight.to(DType::f32).t()) + keep->bias.to(DType::f32);
+  CHECK(allclose(y.to(DType::f32), want, 1.0 / 128, 1.0 / 128));
 }

@@ -20,6 +20,7 @@
 using namespace ag;  // the checks read like the ops' own docs
 using op_table::bools;
 using op_table::i64;
+using op_table::inputs_of;
 using op_table::kInf;
 using op_table::OpCase;
 using test_ops::ops_by_header;
@@ -38,25 +39,6 @@ bool all_finite(const Tensor& t) {
   for (double v : t.to_vector<double>())
     if (!std::isfinite(v)) return false;
   return true;
-}
-
-// A line's inputs come from a seed made of its name, so adding lines elsewhere does not
-// change them (FNV-1a).
-uint64_t seed_of(const char* name) {
-  uint64_t h = 1469598103934665603ull;
-  for (const char* p = name; *p; ++p) h = (h ^ uint8_t(*p)) * 1099511628211ull;
-  return h;
-}
-
-std::vector<Tensor> inputs_of(const OpCase& c) {
-  Generator rng(seed_of(c.name));
-  std::vector<Tensor> x;
-  for (std::size_t i = 0; i < c.shapes.size(); ++i) {
-    Tensor t = c.init(i, c.shapes[i], rng);
-    REQUIRE(t.shape() == c.shapes[i]);
-    x.push_back(t.requires_grad_());
-  }
-  return x;
 }
 
 // ---- tiny helpers for the hand-computed checks ----

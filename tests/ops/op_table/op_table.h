@@ -90,4 +90,24 @@ struct Family {
 // Every registered line, families in name order.
 const std::vector<OpCase>& all();
 
+// A line's inputs come from a seed made of its name, so adding lines elsewhere does not
+// change them (FNV-1a).
+inline uint64_t seed_of(const char* name) {
+  uint64_t h = 1469598103934665603ull;
+  for (const char* p = name; *p; ++p) h = (h ^ uint8_t(*p)) * 1099511628211ull;
+  return h;
+}
+
+inline std::vector<Tensor> inputs_of(const OpCase& c) {
+  Generator rng(seed_of(c.name));
+  std::vector<Tensor> x;
+  for (std::size_t i = 0; i < c.shapes.size(); ++i) {
+    Tensor t = c.init(i, c.shapes[i], rng);
+    AG_CHECK(t.shape() == c.shapes[i], ShapeError, c.name, ": input ", i, " has shape ", t.shape(), ", not ",
+             c.shapes[i]);
+    x.push_back(t.requires_grad_());
+  }
+  return x;
+}
+
 }  // namespace op_table

@@ -24,6 +24,7 @@
 #include <type_traits>
 
 #include "attograd/tensor.h"
+#include "kernels/half.h"
 #include "kernels/kernels.h"
 #include "kernels/strided.h"
 
@@ -128,6 +129,7 @@ Tensor zip_n(const std::array<const Tensor*, N>& in, const Shape& shape, F&& f) 
 // lambda []<class T>(T v) -> T, or a Vectorized function.
 template <class F>
 Tensor map(const Tensor& x, const char* op, F&& f) {
+  if (is_half(x)) return to_half(map(as_f32(x), op, f), x.dtype());
   return dispatch_float(x.dtype(), op, [&]<class T>() -> Tensor {
     if constexpr (!is_vectorized<std::decay_t<F>>) {
       return zip_n<T, T, 1>({&x}, x.shape(), [&](T v) { return f(v); });
@@ -162,6 +164,7 @@ Tensor map(const Tensor& x, const char* op, F&& f) {
 // Bool result of a predicate on a float x.
 template <class F>
 Tensor map_bool(const Tensor& x, const char* op, F&& f) {
+  if (is_half(x)) return map_bool(as_f32(x), op, f);
   check_float(x, op);
   return dispatch_float(x.dtype(), op, [&]<class T>() {
     return zip_n<bool, T, 1>({&x}, x.shape(), [&](T v) { return static_cast<bool>(f(v)); });
@@ -173,6 +176,7 @@ template <class O = void, class F>
 Tensor zip(const Tensor& a, const Tensor& b, const char* op, F&& f) {
   check_float(a, op);
   check_same_dtype(a, b, op);
+  if (is_half(a)) return to_half(zip<O>(as_f32(a), as_f32(b), op, f), a.dtype());
   Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
   return dispatch_float(a.dtype(), op, [&]<class T>() {
     using Out = std::conditional_t<std::is_void_v<O>, T, O>;
@@ -186,6 +190,7 @@ Tensor zip3(const Tensor& a, const Tensor& b, const Tensor& c, const char* op, F
   check_float(a, op);
   check_same_dtype(a, b, op);
   check_same_dtype(a, c, op);
+  if (is_half(a)) return to_half(zip3<O>(as_f32(a), as_f32(b), as_f32(c), op, f), a.dtype());
   Shape shape = broadcast_shapes(broadcast_shapes(a.shape(), b.shape(), op), c.shape(), op);
   return dispatch_float(a.dtype(), op, [&]<class T>() {
     using Out = std::conditional_t<std::is_void_v<O>, T, O>;
