@@ -115,9 +115,12 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
     AG_CHECK(weight.dtype() == x.dtype(), DTypeError, "rms_norm: weight dtype ", weight.dtype(),
              " differs from input dtype ", x.dtype(), " (input shape ", x.shape(), ")");
   }
-  const double eps = eps_in ? *eps_in
-                            : (x.dtype() == DType::f64 ? std::numeric_limits<double>::epsilon()
-                                                       : static_cast<double>(std::numeric_limits<float>::epsilon()));
+  // PyTorch's default: torch.finfo(x.dtype).eps (bf16 2^-7, f16 2^-10).
+  const double eps = eps_in                     ? *eps_in
+                     : x.dtype() == DType::f64  ? std::numeric_limits<double>::epsilon()
+                     : x.dtype() == DType::bf16 ? std::ldexp(1.0, -7)
+                     : x.dtype() == DType::f16  ? std::ldexp(1.0, -10)
+                                                : static_cast<double>(std::numeric_limits<float>::epsilon());
   AG_CHECK(eps >= 0, ValueError, "rms_norm: eps must be >= 0, got ", eps);
   const int64_t len = numel(normalized_shape);
   K::RmsNormForward f = K::rms_norm_forward(x, weight, len, eps);

@@ -17,6 +17,7 @@
 #include "kernels/dropout_rows.h"
 #include "kernels/strided.h"
 #include "attograd/detail/parallel.h"
+#include "kernels/half.h"
 
 namespace ag::kernels {
 namespace {
@@ -316,6 +317,11 @@ Tensor unit_rows(const Tensor& t) { return t.strides()[t.dim() - 1] == 1 || t.si
 
 FlashForward flash_attention_forward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const Tensor& mask,
                                      const FlashConfig& cfg) {
+  if (is_half(q_in)) {  // f32 scores and softmax statistics (lse stays f32), out rounded once
+    FlashForward r = flash_attention_forward(as_f32(q_in), as_f32(k_in), as_f32(v_in), as_f32(mask), cfg);
+    r.out = to_half(r.out, q_in.dtype());
+    return r;
+  }
   Tensor q = unit_rows(q_in), k = unit_rows(k_in), v = unit_rows(v_in);
   const int64_t L = q.size(-2), S = k.size(-2), d = q.size(-1), dv = v.size(-1);
   Shape batch = batch_of(q), kv_batch = batch_of(k);
@@ -343,6 +349,11 @@ FlashForward flash_attention_forward(const Tensor& q_in, const Tensor& k_in, con
 FlashGrads flash_attention_backward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const Tensor& mask,
                                     const FlashConfig& cfg, const Tensor& out, const Tensor& lse,
                                     const Tensor& dout_in) {
+  if (is_half(q_in)) {
+    FlashGrads r = flash_attention_backward(as_f32(q_in), as_f32(k_in), as_f32(v_in), as_f32(mask), cfg, as_f32(out),
+                                            as_f32(lse), as_f32(dout_in));
+    return {to_half(r.dq, q_in.dtype()), to_half(r.dk, k_in.dtype()), to_half(r.dv, v_in.dtype())};
+  }
   Tensor q = unit_rows(q_in), k = unit_rows(k_in), v = unit_rows(v_in), dout = contiguous(dout_in);
   const int64_t L = q.size(-2), S = k.size(-2), d = q.size(-1), dv = v.size(-1);
   Shape batch = batch_of(q), kv_batch = batch_of(k);

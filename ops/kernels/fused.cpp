@@ -12,11 +12,17 @@
 #include "kernels/layer_norm_rows.h"
 #include "attograd/detail/parallel.h"
 #include "kernels/strided.h"
+#include "kernels/half.h"
 
 namespace ag::kernels {
 
 LayerNormForward layer_norm_forward(const Tensor& x_in, const Tensor& weight, const Tensor& bias, int64_t n,
                                     double eps) {
+  if (is_half(x_in)) {  // f32 statistics (mean, rstd stay f32), y rounded once
+    LayerNormForward r = layer_norm_forward(as_f32(x_in), as_f32(weight), as_f32(bias), n, eps);
+    r.y = to_half(r.y, x_in.dtype());
+    return r;
+  }
   Tensor x = contiguous(x_in);
   Tensor wc = weight.defined() ? contiguous(weight) : Tensor{}, bc = bias.defined() ? contiguous(bias) : Tensor{};
   const int64_t rows = n ? x.numel() / n : 0;
@@ -41,6 +47,12 @@ LayerNormForward layer_norm_forward(const Tensor& x_in, const Tensor& weight, co
 LayerNormGrads layer_norm_backward(const Tensor& x_in, const Tensor& mean, const Tensor& rstd, const Tensor& weight,
                                    const Tensor& g_in, const Shape& normalized_shape, bool need_x, bool need_w,
                                    bool need_b) {
+  if (is_half(x_in)) {  // mean, rstd are f32 already (the forward's)
+    LayerNormGrads r = layer_norm_backward(as_f32(x_in), as_f32(mean), as_f32(rstd), as_f32(weight), as_f32(g_in),
+                                           normalized_shape, need_x, need_w, need_b);
+    return {to_half(r.dx, x_in.dtype()), to_half(r.dw, weight.defined() ? weight.dtype() : x_in.dtype()),
+            to_half(r.db, x_in.dtype())};
+  }
   constexpr int64_t kBlock = 64;
   Tensor x = contiguous(x_in), g = contiguous(g_in);
   Tensor wc = weight.defined() ? contiguous(weight) : Tensor{};
@@ -84,6 +96,10 @@ LayerNormGrads layer_norm_backward(const Tensor& x_in, const Tensor& mean, const
 // draws from Philox the same way), so chunks run on any thread, at any vector width, and
 // give the same mask.
 DropoutForward dropout_forward(const Tensor& x_in, double p, Generator& gen) {
+  if (is_half(x_in)) {  // the same draws as f32 (one Philox stream), values rounded once
+    DropoutForward r = dropout_forward(as_f32(x_in), p, gen);
+    return {to_half(r.y, x_in.dtype()), to_half(r.mask, x_in.dtype())};
+  }
   Tensor x = contiguous(x_in);
   DropoutForward r{empty(x.shape(), x.dtype()), empty(x.shape(), x.dtype())};
   const uint64_t threshold = static_cast<uint64_t>((1.0 - p) * 4294967296.0);  // keep when below

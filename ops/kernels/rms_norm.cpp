@@ -6,6 +6,7 @@
 
 #include "kernels/rms_norm.h"
 #include "kernels/strided.h"
+#include "kernels/half.h"
 
 namespace ag::kernels {
 
@@ -67,6 +68,11 @@ void rms_norm_dx_rows(const T* px, const T* pg, const T* w, const T* pr, T* dx, 
 }  // namespace
 
 RmsNormForward rms_norm_forward(const Tensor& x_in, const Tensor& weight, int64_t n, double eps) {
+  if (is_half(x_in)) {  // rstd stays f32, y rounded once
+    RmsNormForward r = rms_norm_forward(as_f32(x_in), as_f32(weight), n, eps);
+    r.y = to_half(r.y, x_in.dtype());
+    return r;
+  }
   Tensor x = contiguous(x_in);
   Tensor wc = weight.defined() ? contiguous(weight) : Tensor{};
   const int64_t rows = n ? x.numel() / n : 0;
@@ -85,6 +91,11 @@ RmsNormForward rms_norm_forward(const Tensor& x_in, const Tensor& weight, int64_
 // accumulated in double so the result does not depend on the thread count).
 RmsNormGrads rms_norm_backward(const Tensor& x_in, const Tensor& rstd, const Tensor& weight, const Tensor& g_in,
                                const Shape& normalized_shape, bool need_x, bool need_w) {
+  if (is_half(x_in)) {
+    RmsNormGrads r =
+        rms_norm_backward(as_f32(x_in), as_f32(rstd), as_f32(weight), as_f32(g_in), normalized_shape, need_x, need_w);
+    return {to_half(r.dx, x_in.dtype()), to_half(r.dw, weight.defined() ? weight.dtype() : x_in.dtype())};
+  }
   Tensor x = contiguous(x_in), g = contiguous(g_in), rs = contiguous(rstd);
   Tensor wc = weight.defined() ? contiguous(weight) : Tensor{};
   const int64_t n = numel(normalized_shape);

@@ -2,10 +2,12 @@
 // negation, a concatenation and a sum), rows of d in parallel.
 #include "kernels/rope.h"
 #include "kernels/strided.h"
+#include "kernels/half.h"
 
 namespace ag::kernels {
 
 Tensor rotary(const Tensor& x_in, const Tensor& cos, const Tensor& sin) {
+  if (is_half(x_in) || is_half(cos)) return to_half(rotary(as_f32(x_in), as_f32(cos), as_f32(sin)), x_in.dtype());
   Tensor x = contiguous(x_in);
   Tensor out = empty(x.shape(), x.dtype());
   const int64_t d = x.shape()[x.dim() - 1], h = d / 2;

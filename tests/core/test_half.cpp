@@ -211,12 +211,17 @@ TEST_CASE("half: ops compute in f32 and round once, as PyTorch on the CPU") {
         ag::Tensor::from_vector(std::vector<float>{2.718281828f}).to(DType::f16).item<float>());
 }
 
-TEST_CASE("half: ops without a 16-bit path yet throw a DTypeError naming op and dtype") {
+TEST_CASE("half: what does not take bf16/f16 yet throws a DTypeError naming op and dtype") {
+  // The collectives (ag::dist maps f32, f64, i64) and the optimizers' update loops.
   Tensor x = ag::ones({2, 4}, DType::bf16);
-  CHECK_THROWS_WITH_AS(ag::layer_norm(x, {4}), doctest::Contains("bf16"), ag::DTypeError);
-  CHECK_THROWS_WITH_AS(ag::rms_norm(x.to(DType::f16), {4}), doctest::Contains("f16"), ag::DTypeError);
-  // The escape hatch the message names: compute in f32.
-  CHECK(ag::layer_norm(x.to(DType::f32), {4}).dtype() == DType::f32);
+  CHECK_THROWS_WITH_AS(ag::dist::functional::all_reduce(x), doctest::Contains("bf16"), ag::DTypeError);
+  Tensor w = ag::ones({2}, DType::f16).requires_grad_();
+  ag::sum(w * w).backward();
+  CHECK(w.grad().dtype() == DType::f16);
+  ag::optim::SGD sgd({w}, ag::optim::SGDOptions(0.1));
+  CHECK_THROWS_WITH_AS(sgd.step(), doctest::Contains("f16"), ag::DTypeError);
+  // The escape hatch the messages name: f32.
+  CHECK(ag::dist::functional::all_reduce(x.to(DType::f32)).dtype() == DType::f32);
 }
 
 TEST_CASE("half safetensors: BF16 / F16 round trip bit for bit") {
