@@ -9,6 +9,7 @@
 #include "kernels/flash_attention.h"
 #include "attograd/detail/error_context.h"
 #include "op_util.h"
+#include "attograd/autocast.h"
 
 namespace ag {
 
@@ -139,8 +140,11 @@ std::pair<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Te
 
 // scores (..., L, S) = q k^T * scale; masked entries become -inf; softmax over S;
 // a row with every key masked is all -inf and softmax makes it zeros.
-auto detail::sdpa_causal_and_mask(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaOptions& opt)
+auto detail::sdpa_causal_and_mask(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const SdpaOptions& opt_in)
     -> std::pair<Tensor, Tensor> try {
+  const Tensor q = autocast_lower(q_in), k = autocast_lower(k_in), v = autocast_lower(v_in);
+  SdpaOptions opt = opt_in;
+  if (opt.attn_mask.defined() && opt.attn_mask.is_floating_point()) opt.attn_mask = autocast_lower(opt.attn_mask);
   const char* op = "scaled_dot_product_attention";
   AG_CHECK(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2, ShapeError, op,
            ": q, k, v must be at least 2-D (..., L, d); got ", q.shape(), ", ", k.shape(), ", ", v.shape());

@@ -7,6 +7,7 @@
 
 #include "attograd/detail/error_context.h"
 #include "op_util.h"
+#include "attograd/autocast.h"
 
 namespace ag {
 
@@ -37,7 +38,8 @@ static Tensor matmul_nd(const Tensor& a, const Tensor& b) {
       });
 }
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
+Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+  const Tensor a = detail::autocast_lower(a_in), b = detail::autocast_lower(b_in);
   AG_CHECK(a.dim() >= 1 && b.dim() >= 1, ShapeError, "matmul: shapes ", a.shape(), " and ", b.shape(),
            " cannot be multiplied (0-d operand)");
   AG_CHECK(a.dtype() == b.dtype(), DTypeError, "matmul: dtypes ", a.dtype(), " and ", b.dtype(), " differ (shapes ",
@@ -62,7 +64,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 // x (..., in) @ W^T (in, out) + b (out)
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) try {
+Tensor linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in) try {
+  const Tensor x = detail::autocast_lower(x_in), weight = detail::autocast_lower(weight_in),
+               bias = detail::autocast_lower(bias_in);
   AG_CHECK(weight.dim() == 2, ShapeError, "linear: weight must be 2-D [out, in], got shape ", weight.shape());
   AG_CHECK(x.dim() >= 1 && x.shape()[x.dim() - 1] == weight.shape()[1], ShapeError, "linear: input shape ", x.shape(),
            " does not match weight shape ", weight.shape(), " (expected last dim ", weight.shape()[1], ")");

@@ -13,6 +13,7 @@
 
 #include "attograd/detail/error_context.h"
 #include "op_util.h"
+#include "attograd/autocast.h"
 
 namespace ag {
 namespace {
@@ -194,7 +195,8 @@ Tensor clamp_min_passthrough(const Tensor& x, double lo) {
 }
 
 // nll_loss, its checks naming `op` (cross_entropy calls it on the log-probabilities).
-Tensor nll_loss_as(const Tensor& logp, const Tensor& targets, const NLLOptions& opt, const char* op) try {
+Tensor nll_loss_as(const Tensor& logp_in, const Tensor& targets, const NLLOptions& opt, const char* op) try {
+  const Tensor logp = detail::autocast_f32(logp_in);
   check_float(logp, op);
   check_targets(logp, targets, op);
   check_weight(opt.weight, logp, logp.shape()[class_dim(logp)], op);
@@ -218,7 +220,8 @@ Tensor nll_loss(const Tensor& logp, const Tensor& targets, int64_t ignore_index,
 // Class targets: (1 - eps) * nll + eps / C * smooth, where smooth_i = -sum_c w_c logp_ic
 // (0 where ignored) and, for mean, both terms divide by the summed weights of the targets
 // not ignored (PyTorch 1.13's cross_entropy_loss_label_smoothing).
-Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& opt) try {
+Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets_in, const CrossEntropyOptions& opt) try {
+  const Tensor logits = detail::autocast_f32(logits_in), targets = detail::autocast_f32(targets_in);
   check_float(logits, "cross_entropy");
   AG_CHECK(logits.dim() >= 1, ShapeError, "cross_entropy: input must have a class dim, got shape ", logits.shape());
   AG_CHECK(opt.label_smoothing >= 0 && opt.label_smoothing <= 1, ValueError,
@@ -239,7 +242,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
 } catch (const Error& e) { detail::rethrow_in_op("cross_entropy", e); }
 
 // ---- binary classification ----------------------------------------------------
-Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction) try {
+Tensor binary_cross_entropy(const Tensor& input_in, const Tensor& target_in, const Tensor& weight_in,
+                            Reduction reduction) try {
+  const Tensor input = detail::autocast_f32(input_in), target = detail::autocast_f32(target_in),
+               weight = detail::autocast_f32(weight_in);
   check_float(input, "binary_cross_entropy");
   check_same_shape(input, target, "binary_cross_entropy");
   check_same_dtype(input, target, "target", "binary_cross_entropy");
@@ -252,8 +258,10 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
 
 // PyTorch 1.13's forward, term for term: m = max(-x, 0);
 // (1 - t) x + lw (log(exp(-m) + exp(-x - m)) + m), lw = (pw - 1) t + 1.
-Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
-                                        const Tensor& pos_weight, Reduction reduction) try {
+Tensor binary_cross_entropy_with_logits(const Tensor& input_in, const Tensor& target_in, const Tensor& weight_in,
+                                        const Tensor& pos_weight_in, Reduction reduction) try {
+  const Tensor input = detail::autocast_f32(input_in), target = detail::autocast_f32(target_in),
+               weight = detail::autocast_f32(weight_in), pos_weight = detail::autocast_f32(pos_weight_in);
   const char* op = "binary_cross_entropy_with_logits";
   check_float(input, op);
   check_same_shape(input, target, op);
@@ -276,7 +284,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 } catch (const Error& e) { detail::rethrow_in_op("binary_cross_entropy_with_logits", e); }
 
 // ---- regression -----------------------------------------------------------------
-Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) try {
+Tensor mse_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction) try {
+  const Tensor input = detail::autocast_f32(input_in), target = detail::autocast_f32(target_in);
   check_float(input, "mse_loss");
   broadcast_shapes(input.shape(), target.shape(), "mse_loss");
   Tensor d = square(input - target);
@@ -288,7 +297,8 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
   return d;
 } catch (const Error& e) { detail::rethrow_in_op("mse_loss", e); }
 
-Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) try {
+Tensor l1_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction) try {
+  const Tensor input = detail::autocast_f32(input_in), target = detail::autocast_f32(target_in);
   check_float(input, "l1_loss");
   broadcast_shapes(input.shape(), target.shape(), "l1_loss");
   return reduce(abs(input - target), reduction);
@@ -296,7 +306,8 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) t
 
 // The quadratic branch squares clamp(d, -beta, beta), so an infinite d sends no 0 * inf
 // into the gradient through the branch that where() leaves out.
-Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta) try {
+Tensor smooth_l1_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction, double beta) try {
+  const Tensor input = detail::autocast_f32(input_in), target = detail::autocast_f32(target_in);
   check_float(input, "smooth_l1_loss");
   AG_CHECK(beta >= 0, ValueError, "smooth_l1_loss: beta must not be negative, got ", beta);
   broadcast_shapes(input.shape(), target.shape(), "smooth_l1_loss");
@@ -306,7 +317,8 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduc
   return reduce(where(lt(ad, beta), quad, ad - 0.5 * beta), reduction);
 } catch (const Error& e) { detail::rethrow_in_op("smooth_l1_loss", e); }
 
-Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction, double delta) try {
+Tensor huber_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction, double delta) try {
+  const Tensor input = detail::autocast_f32(input_in), target = detail::autocast_f32(target_in);
   check_float(input, "huber_loss");
   AG_CHECK(delta > 0, ValueError, "huber_loss: delta must be positive, got ", delta);
   broadcast_shapes(input.shape(), target.shape(), "huber_loss");
@@ -316,7 +328,8 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction
 } catch (const Error& e) { detail::rethrow_in_op("huber_loss", e); }
 
 // ---- distributions --------------------------------------------------------------
-Tensor kl_div(const Tensor& input, const Tensor& target, KLDivReduction reduction, bool log_target) try {
+Tensor kl_div(const Tensor& input_in, const Tensor& target_in, KLDivReduction reduction, bool log_target) try {
+  const Tensor input = detail::autocast_f32(input_in), target = detail::autocast_f32(target_in);
   check_float(input, "kl_div");
   check_same_dtype(input, target, "target", "kl_div");
   broadcast_shapes(input.shape(), target.shape(), "kl_div");

@@ -11,6 +11,7 @@
 #include "kernels/rms_norm.h"
 #include "attograd/detail/error_context.h"
 #include "op_util.h"
+#include "attograd/autocast.h"
 
 namespace ag {
 namespace {
@@ -57,8 +58,10 @@ Tensor safe_norm(const Tensor& x, double p, int64_t dim) {
 // ---- layer_norm -------------------------------------------------------------------
 // y = (x - mean) / sqrt(var + eps) * weight + bias over the trailing normalized dims
 // (biased variance, as PyTorch).
-Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
+Tensor layer_norm(const Tensor& x_in, const Shape& normalized_shape, const Tensor& weight_in, const Tensor& bias_in,
                   double eps) try {
+  const Tensor x = detail::autocast_f32(x_in), weight = detail::autocast_f32(weight_in),
+               bias = detail::autocast_f32(bias_in);
   check_float(x, "layer_norm");
   const int64_t n = normalized_shape.size();
   bool ok = n >= 1 && x.dim() >= n;
@@ -101,8 +104,9 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
 } catch (const Error& e) { detail::rethrow_in_op("layer_norm", e); }
 
 // ---- rms_norm (LLaMA's norm) --------------------------------------------------------
-Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
+Tensor rms_norm(const Tensor& x_in, const Shape& normalized_shape, const Tensor& weight_in,
                 std::optional<double> eps_in) try {
+  const Tensor x = detail::autocast_f32(x_in), weight = detail::autocast_f32(weight_in);
   check_float(x, "rms_norm");
   const int64_t n = normalized_shape.size();
   bool ok = n >= 1 && x.dim() >= n;

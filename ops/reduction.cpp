@@ -10,6 +10,7 @@
 #include "kernels/scan_sort.h"
 #include "attograd/detail/error_context.h"
 #include "op_util.h"
+#include "attograd/autocast.h"
 
 namespace ag {
 
@@ -36,7 +37,8 @@ Shape keepdim_shape(const Shape& x, const std::vector<int64_t>& dims) {
 
 // ---- sum ------------------------------------------------------------------
 // out = sum over dims.   dx = g (with the reduced dims restored) expanded to x.shape
-Tensor sum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
+Tensor sum(const Tensor& x_in, const std::vector<int64_t>& dims_in, bool keepdim) {
+  const Tensor x = detail::autocast_f32(x_in);
   auto dims = normalize_dims(dims_in, x.dim(), "sum");
   Tensor out = K::reduce(K::Reduce::sum, x, dims, keepdim);
   if (!x.is_floating_point()) return out;
@@ -46,7 +48,8 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
 }
 Tensor sum(const Tensor& x) { return sum(x, {}, false); }
 
-Tensor mean(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
+Tensor mean(const Tensor& x_in, const std::vector<int64_t>& dims_in, bool keepdim) {
+  const Tensor x = detail::autocast_f32(x_in);
   check_float(x, "mean");
   auto dims = normalize_dims(dims_in, x.dim(), "mean");
   int64_t n = 1;
@@ -118,7 +121,8 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x, di
 Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x, dim, keepdim, false, "argmin").second; }
 
 // log(sum(exp(x - m))) + m with m the (detached) max, 0 where it is not finite.
-Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) try {
+Tensor logsumexp(const Tensor& x_in, const std::vector<int64_t>& dims_in, bool keepdim) try {
+  const Tensor x = detail::autocast_f32(x_in);
   check_float(x, "logsumexp");
   auto dims = normalize_dims(dims_in, x.dim(), "logsumexp");
   Tensor m = K::reduce(K::Reduce::max, x, dims, true);
@@ -246,7 +250,8 @@ static Tensor prod_along(const Tensor& x, int64_t dim) {
                 });
 }
 
-Tensor prod(const Tensor& x, int64_t dim, bool keepdim) {
+Tensor prod(const Tensor& x_in, int64_t dim, bool keepdim) {
+  const Tensor x = detail::autocast_f32(x_in);
   if (x.dim() == 0) {
     wrap_dim(dim, 0, "prod");
     return prod_along(reshape(x, {1}), 0).reshape({});
@@ -258,7 +263,8 @@ Tensor prod(const Tensor& x, int64_t dim, bool keepdim) {
 
 // Over all elements (PyTorch's prod_backward without a dim): dx = g * out / x without
 // zeros, the exclusive product with one zero, and 0 outright with two or more.
-Tensor prod(const Tensor& x) {
+Tensor prod(const Tensor& x_in) {
+  const Tensor x = detail::autocast_f32(x_in);
   Tensor out = prod_keep_kernel(K::contiguous(x).view(Shape{x.numel()}), 0).view(Shape{});
   if (!x.is_floating_point()) return out;
   bool need = wants_grad(x);

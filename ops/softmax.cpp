@@ -7,6 +7,7 @@
 
 #include "attograd/detail/error_context.h"
 #include "op_util.h"
+#include "attograd/autocast.h"
 
 namespace ag {
 
@@ -24,8 +25,8 @@ static Tensor softmax_op(const Tensor& x, int64_t dim, bool log) {
   });
 }
 
-Tensor softmax(const Tensor& x, int64_t dim) { return softmax_op(x, dim, false); }
-Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_op(x, dim, true); }
+Tensor softmax(const Tensor& x, int64_t dim) { return softmax_op(detail::autocast_f32(x), dim, false); }
+Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_op(detail::autocast_f32(x), dim, true); }
 
 Tensor softmin(const Tensor& x, int64_t dim) try {
   check_float(x, "softmin");

@@ -27,6 +27,7 @@
 #include "attograd/autograd.h"
 #include "attograd/generator.h"
 #include "attograd/ops.h"
+#include "attograd/autocast.h"
 
 namespace ag {
 
@@ -114,6 +115,10 @@ struct Recompute {
   std::vector<Shape> out_shapes;    // their shapes
   bool preserve_rng = true;
   std::string rng;  // the default generator's state before the forward
+  // The forward's autocast state, in force again for the recomputation (the engine turns
+  // autocast off for backward), so it computes in the same dtypes, as PyTorch's.
+  bool autocast_on = false;
+  DType autocast_dtype = DType::bf16;
 
   Grads operator()(const Tensor& g, NeedsGrad need) const {
     const std::size_t n_in = inputs.size();
@@ -147,6 +152,7 @@ struct Recompute {
     {
       RngAt rng_at(preserve_rng ? &rng : nullptr);
       EnableGradGuard with_grad;
+      autocast as_forward(autocast_dtype, autocast_on);
       outs = fn(args);
     }
     AG_CHECK(outs.size() > (packed.empty() ? 0 : packed.back()), AutogradError,
@@ -179,6 +185,8 @@ std::vector<Tensor> checkpoint_impl(const CheckpointMultiFn& fn, const std::vect
   auto rc = std::make_shared<Recompute>();
   rc->fn = fn;
   rc->preserve_rng = preserve_rng_state;
+  rc->autocast_on = is_autocast_enabled();
+  rc->autocast_dtype = get_autocast_dtype();
   if (preserve_rng_state) rc->rng = default_generator().state();
 
   std::vector<Tensor> args = detached_leaves(inputs);

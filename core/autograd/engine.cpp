@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "anomaly.h"
+#include "attograd/autocast.h"
 #include "attograd/factory.h"
 #include "attograd/ops.h"
 #include "kernels/kernels.h"
@@ -335,6 +336,7 @@ thread_local std::vector<std::function<void()>>* g_final_callbacks = nullptr;
 // hook) keeps its own list.
 void execute_with_callbacks(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads, bool retain_graph,
                             bool create_graph, Capture* cap) {
+  autocast no_autocast(DType::bf16, false);  // backward never autocasts, as PyTorch's
   std::vector<std::function<void()>> callbacks;
   auto* outer = g_final_callbacks;
   g_final_callbacks = &callbacks;

@@ -6,6 +6,7 @@
 /// families and their ops. Composite ops (var, logsumexp, softsign, attention, ...) are
 /// built from primitives and get their gradients for free.
 #include "attograd/tape.h"
+#include "attograd/autocast.h"
 #include "attograd/factory.h"
 #include "attograd/tensor.h"
 
