@@ -36,17 +36,22 @@ DEFAULT_OUT = os.path.normpath(os.path.join(HERE, "..", "tests", "fixtures"))
 # ---- safetensors writer -----------------------------------------------------------
 
 _DTYPES = {torch.float64: "F64", torch.int64: "I64", torch.bool: "BOOL"}
+# The conversion fixtures (tools/make_half_fixtures.py) also write these.
+HALF_DTYPES = {**_DTYPES, torch.float32: "F32", torch.bfloat16: "BF16", torch.float16: "F16"}
 
 
-def save(path, tensors, metadata=None):
-    """Writes {key: tensor} with keys in sorted order, data in the same order."""
+def save(path, tensors, metadata=None, dtypes=_DTYPES):
+    """Writes {key: tensor} with keys in sorted order, data in the same order; the tensors'
+    dtypes must be among `dtypes` (by default float64, int64, bool)."""
     header, blobs, offset = {}, [], 0
     for key in sorted(tensors):
         t = tensors[key].detach().contiguous().cpu()
-        if t.dtype not in _DTYPES:
-            raise TypeError(f"{path}: {key} has dtype {t.dtype}; only float64, int64, bool are written")
-        data = t.numpy().astype(t.numpy().dtype.newbyteorder("<"), copy=False).tobytes()
-        header[key] = {"dtype": _DTYPES[t.dtype], "shape": list(t.shape),
+        if t.dtype not in dtypes:
+            names = ", ".join(str(d).replace("torch.", "") for d in dtypes)
+            raise TypeError(f"{path}: {key} has dtype {t.dtype}; only {names} are written")
+        raw = t.view(torch.int16) if t.dtype in (torch.bfloat16, torch.float16) else t  # numpy has no bf16: the bits
+        data = raw.numpy().astype(raw.numpy().dtype.newbyteorder("<"), copy=False).tobytes()
+        header[key] = {"dtype": dtypes[t.dtype], "shape": list(t.shape),
                        "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
         offset += len(data)

@@ -29,36 +29,13 @@ Needs Debian's python3-torch (made with torch 1.13).
   tools/make_half_fixtures.py --out DIR  # write it somewhere else
 """
 import argparse
-import json
 import os
-import struct
+import sys
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_OUT = os.path.join(HERE, "..", "tests", "fixtures")
-_NAMES = {torch.float32: ("F32", "<f4"), torch.float64: ("F64", "<f8"),
-          torch.bfloat16: ("BF16", "<i2"), torch.float16: ("F16", "<i2")}
-
-
-def save(path, tensors, metadata):
-    header, blobs, offset = {}, [], 0
-    for key in sorted(tensors):
-        t = tensors[key].contiguous()
-        name, np_dtype = _NAMES[t.dtype]
-        raw = t.view(torch.int16) if t.element_size() == 2 else t
-        data = raw.numpy().astype(np_dtype, copy=False).tobytes()
-        header[key] = {"dtype": name, "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
-    text = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_fixtures import DEFAULT_OUT, HALF_DTYPES, save  # noqa: E402
 
 
 def f32_from_bits(bits):
@@ -122,7 +99,7 @@ def main():
     meta = {"torch": torch.__version__, "script": "tools/make_half_fixtures.py",
             "special": len(special_bits())}
     os.makedirs(args.out, exist_ok=True)
-    save(os.path.join(args.out, "half_conversion.safetensors"), tensors, meta)
+    save(os.path.join(args.out, "half_conversion.safetensors"), tensors, meta, dtypes=HALF_DTYPES)
 
 
 if __name__ == "__main__":
