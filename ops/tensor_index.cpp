@@ -59,6 +59,8 @@ Tensor apply_basic(const Tensor& x, const std::vector<TensorIndex>& indices, std
                    const char* op) {
   int64_t consumed = 0, ellipses = 0;
   for (const TensorIndex& i : indices) {
+    AG_CHECK(!i.is_tensor() || i.tensor().defined(), ValueError, op,
+             ": an index tensor is undefined (use Slice() for a whole dim)");
     consumed += consumed_dims(i);
     ellipses += i.is_ellipsis();
   }
@@ -83,7 +85,6 @@ Tensor apply_basic(const Tensor& x, const std::vector<TensorIndex>& indices, std
         break;
       case TensorIndex::Kind::tensor: {
         const Tensor& t = i.tensor();
-        AG_CHECK(t.defined(), ValueError, op, ": an index tensor is undefined (use Slice() for a whole dim)");
         if (is_bool_index(t)) {
           if (t.dim() == 0) {
             r = unsqueeze(r, dim);

@@ -218,6 +218,10 @@ TEST_CASE("index and index_put_: errors name the op and the shapes, as PyTorch's
       doctest::Contains("value tensor of shape [2] cannot be broadcast to indexing result of shape [3]"), ShapeError);
   CHECK_THROWS_WITH_AS(x.index_put_({i64({0})}, zeros({3}, DType::f64)),
                        doctest::Contains("index put requires the source and destination dtypes match"), DTypeError);
+  CHECK_THROWS_WITH_AS(index_put(x, {Tensor(), Tensor(), Tensor()}, zeros({1})),
+                       doctest::Contains("index_put: too many indices for tensor of dimension 2"), IndexError);
+  CHECK_THROWS_WITH_AS(x.index({Tensor()}), doctest::Contains("index: an index tensor is undefined"), ValueError);
+  CHECK_THROWS_WITH_AS(TensorIndex(UINT64_MAX), doctest::Contains("does not fit int64"), IndexError);
   // Nothing was written by the failed calls.
   CHECK(tc::diff(x, std::vector<double>(6, 0.0)) == "");
 }

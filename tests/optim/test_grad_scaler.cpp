@@ -89,10 +89,16 @@ TEST_CASE("GradScaler: growth to a non-finite scale is skipped; update(new_scale
   CHECK(s.get_scale() == static_cast<double>(3e38f));  // 6e38 overflows float: kept
   s.update(0.5);
   CHECK(s.get_scale() == 0.5);
-  CHECK_THROWS_AS(amp::GradScaler(amp::GradScalerOptions().growth_factor(1.0)), ValueError);
-  CHECK_THROWS_AS(amp::GradScaler(amp::GradScalerOptions().backoff_factor(1.0)), ValueError);
-  CHECK_THROWS_AS(amp::GradScaler(amp::GradScalerOptions().growth_interval(0)), ValueError);
-  CHECK_THROWS_AS(amp::GradScaler(amp::GradScalerOptions().init_scale(-1)), ValueError);
+  CHECK_THROWS_WITH_AS(amp::GradScaler(amp::GradScalerOptions().growth_factor(1.0)),
+                       doctest::Contains("GradScaler: The growth factor must be > 1.0"), ValueError);
+  CHECK_THROWS_WITH_AS(amp::GradScaler(amp::GradScalerOptions().backoff_factor(1.0)),
+                       doctest::Contains("GradScaler: The backoff factor must be < 1.0"), ValueError);
+  CHECK_THROWS_WITH_AS(amp::GradScaler(amp::GradScalerOptions().growth_interval(0)),
+                       doctest::Contains("GradScaler: growth_interval must be > 0, got 0"), ValueError);
+  CHECK_THROWS_WITH_AS(amp::GradScaler(amp::GradScalerOptions().init_scale(-1)),
+                       doctest::Contains("GradScaler: the scale must be finite and > 0, got -1"), ValueError);
+  CHECK_THROWS_WITH_AS(s.update(0.0), doctest::Contains("GradScaler.update: the scale must be finite and > 0"),
+                       ValueError);
 }
 
 TEST_CASE("GradScaler: disabled passes through") {
@@ -140,7 +146,16 @@ TEST_CASE("GradScaler: state_dict round trip, through a checkpoint's extra metad
   // A bad entry changes nothing.
   Metadata bad = sd;
   bad["scale"] = "-1";
-  CHECK_THROWS_AS(r.load_state_dict(bad), ValueError);
+  CHECK_THROWS_WITH_AS(r.load_state_dict(bad),
+                       doctest::Contains("GradScaler.load_state_dict: the scale must be finite and > 0"), ValueError);
+  bad = sd;
+  bad["_growth_tracker"] = "5";
+  CHECK_THROWS_WITH_AS(r.load_state_dict(bad), doctest::Contains("'_growth_tracker' must be in [0, growth_interval)"),
+                       ValueError);
+  bad = sd;
+  bad.erase("scale");
+  CHECK_THROWS_WITH_AS(r.load_state_dict(bad), doctest::Contains("GradScaler.load_state_dict: missing 'scale'"),
+                       ValueError);
   bad = sd;
   bad["_growth_tracker"] = "7junk";
   CHECK_THROWS_WITH_AS(r.load_state_dict(bad), doctest::Contains("is not a valid number"), ValueError);
