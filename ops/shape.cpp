@@ -100,13 +100,24 @@ Tensor pad_dim(const Tensor& y, int64_t d, int64_t l, int64_t r, PadMode mode) {
     if (pr > 0) parts.push_back(narrow(mid, d, 0, pr));
     return parts.size() == 1 ? mid : cat(parts, d);
   }
-  // reflect / replicate: pad from the whole dim, then crop (PyTorch's index maps).
-  const bool reflect = mode == PadMode::reflect;
-  if (pl > 0) parts.push_back(reflect ? flip(narrow(y, d, 1, pl), {d}) : expand_dim(narrow(y, d, 0, 1), d, pl));
+  if (mode == PadMode::replicate) {
+    // Output i reads input clamp(i - l, 0, size - 1) (PyTorch's index map): a run of the
+    // first element, a window of the input, a run of the last. Built from the output's
+    // three runs, never the padded-then-cropped dim: pads (2^31, -2^31) of a 3-long dim
+    // give 3 elements without a 2^31-long intermediate.
+    const int64_t out = size + l + r;
+    const int64_t first = std::clamp<int64_t>(l, 0, out);
+    const int64_t window = std::max<int64_t>(0, std::min(l + size, out) - pl);
+    const int64_t last = out - first - window;
+    if (first > 0) parts.push_back(expand_dim(narrow(y, d, 0, 1), d, first));
+    if (window > 0) parts.push_back(narrow(y, d, cl, window));
+    if (last > 0) parts.push_back(expand_dim(narrow(y, d, size - 1, 1), d, last));
+    return parts.size() == 1 ? parts[0] : cat(parts, d);
+  }
+  // reflect (|l|, |r| < size, checked): pad from the whole dim, then crop.
+  if (pl > 0) parts.push_back(flip(narrow(y, d, 1, pl), {d}));
   parts.push_back(y);
-  if (pr > 0)
-    parts.push_back(reflect ? flip(narrow(y, d, size - 1 - pr, pr), {d})
-                            : expand_dim(narrow(y, d, size - 1, 1), d, pr));
+  if (pr > 0) parts.push_back(flip(narrow(y, d, size - 1 - pr, pr), {d}));
   Tensor z = parts.size() == 1 ? y : cat(parts, d);
   return cl > 0 || cr > 0 ? narrow(z, d, cl, size + l + r) : z;
 }

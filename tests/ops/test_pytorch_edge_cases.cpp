@@ -390,6 +390,14 @@ TEST_CASE("narrow and pad: bounds and sizes checked without overflow") {
   CHECK_THROWS_MSG(ag::pad(ag::zeros({1, 1, 5}), {2, kMax64}, ag::PadMode::replicate), ag::ShapeError,
                    "overflows int64");
   CHECK(ag::pad(x, {1, -2}).shape() == Shape{4});
+  // A replicate pad that crops as much as it adds is as small as its output: no
+  // 2^31-long intermediate (the op fuzzer's 21 GB allocation).
+  const Tensor r = ag::arange(0.0, 3.0).reshape({1, 1, 3});
+  const int64_t big = int64_t{1} << 31;
+  CHECK(ag::pad(r, {big, -big}, ag::PadMode::replicate).to_vector<double>() == std::vector<double>{0, 0, 0});
+  CHECK(ag::pad(r, {-big, big}, ag::PadMode::replicate).to_vector<double>() == std::vector<double>{2, 2, 2});
+  CHECK(ag::pad(r, {1 - big, big}, ag::PadMode::replicate).to_vector<double>() == std::vector<double>{2, 2, 2, 2});
+  CHECK(ag::pad(r, {big - 1, 2 - big}, ag::PadMode::replicate).to_vector<double>() == std::vector<double>{0, 0, 0, 0});
 }
 
 TEST_CASE("uniform: low > high (or NaN) is PyTorch's uniform_ error") {
