@@ -61,7 +61,7 @@ void draw_attention(const std::string& path, Seq2Seq& model, const Batch& b, con
 int main(int argc, char** argv) {
   dist::InitGuard world(&argc, &argv);  // a world of one without mpirun
   Config c;
-  std::string task = "copy", out = "runs/copy", preset;
+  std::string task = "copy", out = "runs/copy", preset, precision = "f32";
   int threads = 1;
   int64_t checkpoint_every = 200;
   bool resume = false, ddp = false;
@@ -84,6 +84,10 @@ int main(int argc, char** argv) {
   app.add_option("--seq-len", c.len, "sequence length including the start token")->check(CLI::Range(3, 60));
   app.add_option("--min-len", c.min_len, "shortest sequence (padding below --seq-len)")->check(CLI::Range(2, 60));
   app.add_option("--seed", c.seed, "random seed");
+  app.add_option("--precision", precision,
+                 "f32, or bf16 / f16 mixed precision: training and decoding under ag::autocast, f32 master weights; "
+                 "f16 scales the loss with amp::GradScaler (not with --tp)")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}));
   app.add_option("--threads", threads, "threads for OpenBLAS and attograd")->check(CLI::PositiveNumber);
   app.add_option("--eval", c.eval, "held-out sequences to decode")->check(CLI::PositiveNumber);
   app.add_option("--checkpoint-every", checkpoint_every, "steps between checkpoints (0: none)");
@@ -105,6 +109,7 @@ int main(int argc, char** argv) {
     c.lr_factor = 1.0;
   }
   c.task = parse_task(task);
+  c.precision = examples::precision_from_name(precision);
   c.min_len = std::min(c.min_len, c.len);
   if (c.d_model % c.heads != 0) {
     std::cerr << "copy_task: --d-model " << c.d_model << " must be divisible by --heads " << c.heads << "\n";
@@ -142,22 +147,30 @@ int main(int argc, char** argv) {
       const auto gen = extra.find("data_gen");  // .at() would leak std::out_of_range
       AG_CHECK(gen != extra.end(), ValueError, "--resume: ", ckpt, " has no 'data_gen' metadata entry");
       run.data_gen.set_state(gen->second);
+      Metadata scaler_state;  // f16: the loss scale continues (PyTorch's keys under "grad_scaler.")
+      for (const auto& [key, value] : extra)
+        if (key.rfind("grad_scaler.", 0) == 0) scaler_state[key.substr(12)] = value;
+      if (!scaler_state.empty()) run.scaler.load_state_dict(scaler_state);
       log().info("resumed from {} at step {}", ckpt, run.sched.last_step());
     }
-    log().info("{} task: d_model {}, {} heads, {}+{} layers, d_ff {}, batch {}, {} steps, {} parameters",
-               task_name(c.task), c.d_model, c.heads, c.layers, c.layers, c.d_ff, c.batch, c.steps, [&] {
-                 int64_t n = 0;
-                 for (auto& p : run.model->parameters()) n += p.numel();
-                 return n;
-               }());
+    log().info(
+        "{} task: d_model {}, {} heads, {}+{} layers, d_ff {}, batch {}, {} steps, {} parameters, precision {}",
+        task_name(c.task), c.d_model, c.heads, c.layers, c.layers, c.d_ff, c.batch, c.steps,
+        [&] {
+          int64_t n = 0;
+          for (auto& p : run.model->parameters()) n += p.numel();
+          return n;
+        }(),
+        precision);
 
     const bool tty = isatty(STDERR_FILENO);
     auto t0 = Clock::now();
-    int64_t tokens = 0, first = run.sched.last_step();
+    int64_t tokens = 0, skipped = 0, first = run.sched.last_step();
     double smooth = 0;
     while (run.sched.last_step() < c.steps) {
       StepStats s = train_step(run);
       tokens += s.tokens;
+      skipped += s.skipped;
       smooth = s.step == first + 1 ? s.loss : 0.9 * smooth + 0.1 * s.loss;
       loss_x.push_back(static_cast<double>(s.step));
       loss_y.push_back(s.loss);
@@ -173,8 +186,11 @@ int main(int argc, char** argv) {
                    eta);
       }
       if (checkpoint_every > 0 && (s.step % checkpoint_every == 0 || s.step == c.steps)) {
-        if (writes_checkpoint)
-          save_checkpoint(ckpt, *run.model, &run.opt, &run.sched, {{"data_gen", run.data_gen.state()}});
+        if (writes_checkpoint) {
+          Metadata extra{{"data_gen", run.data_gen.state()}};
+          for (const auto& [key, value] : run.scaler.state_dict()) extra["grad_scaler." + key] = value;
+          save_checkpoint(ckpt, *run.model, &run.opt, &run.sched, extra);
+        }
         dist::barrier();
       }
       if (s.step == fail_at_step && dist::rank() == dist::world_size() - 1)
@@ -202,7 +218,11 @@ int main(int argc, char** argv) {
               << task_name(c.task) << " task, " << c.eval << " held-out sequences (greedy decoding, KV cache):\n"
               << "  exact-sequence accuracy " << plot::fmt(100 * ev.exact, 1) << "%\n"
               << "  per-token accuracy      " << plot::fmt(100 * ev.token, 2) << "%\n"
-              << "  training " << plot::fmt(train_secs, 1) << " s, evaluation " << plot::fmt(eval_secs, 1) << " s\n\n";
+              << "  training " << plot::fmt(train_secs, 1) << " s, evaluation " << plot::fmt(eval_secs, 1)
+              << " s, precision " << precision;
+    if (c.precision == DType::f16)
+      std::cout << " (" << skipped << " steps skipped by the GradScaler, loss scale " << run.scaler.get_scale() << ")";
+    std::cout << "\n\n";
     auto src = ev.batch.src.to_vector<int64_t>(), want = ev.batch.tgt_out.to_vector<int64_t>(),
          got = ev.decoded.to_vector<int64_t>();
     for (int64_t i = 0; i < 4; ++i)
@@ -229,6 +249,8 @@ int main(int argc, char** argv) {
                               {"steps", c.steps},
                               {"train_seconds", train_secs},
                               {"final_loss", loss_y.empty() ? 0.0 : loss_y.back()},
+                              {"precision", precision},
+                              {"grad_scaler_skipped_steps", skipped},
                               {"config",
                                {{"d_model", c.d_model},
                                 {"heads", c.heads},

@@ -35,7 +35,8 @@ std::pair<Tensor, Tensor> rotary_cos_sin(int64_t length, int64_t head_dim, doubl
   AG_CHECK(base > 0 && std::isfinite(base), ValueError, "rotary_cos_sin: base must be positive, got ", base);
   AG_CHECK(offset >= 0, ValueError, "rotary_cos_sin: offset must be >= 0, got ", offset);
   const DType dt = dtype ? *dtype : get_default_dtype();
-  AG_CHECK(dt == DType::f32 || dt == DType::f64, DTypeError, "rotary_cos_sin: dtype must be f32 or f64, got ", dt);
+  AG_CHECK(is_floating(dt), DTypeError, "rotary_cos_sin: dtype must be a floating dtype (f64, f32, bf16, f16), got ",
+           dt);
   const int64_t half = head_dim / 2;
   // The tables' sizes come from the caller: refuse what int64 cannot count (before the
   // allocation, which would fail untyped), and positions past INT64_MAX.

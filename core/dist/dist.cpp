@@ -53,8 +53,16 @@ std::string who() { return detail::cat("rank ", g_world.rank, " of ", g_world.si
 
 void check_dtype(const Tensor& t, const char* op) {
   AG_CHECK(t.defined(), ValueError, "dist::", op, ": the tensor is undefined");
-  AG_CHECK(t.dtype() == DType::f32 || t.dtype() == DType::f64 || t.dtype() == DType::i64, DTypeError, "dist::", op,
-           ": tensor of shape ", t.shape(), " has dtype ", t.dtype(), "; collectives take f32, f64 or i64");
+  AG_CHECK(t.dtype() == DType::f32 || t.dtype() == DType::f64 || t.dtype() == DType::i64 || is_reduced_float(t.dtype()),
+           DTypeError, "dist::", op, ": tensor of shape ", t.shape(), " has dtype ", t.dtype(),
+           "; collectives take f32, f64, bf16, f16 or i64");
+}
+
+// The buffer a reduction runs on: bf16 / f16 are reduced in an f32 copy and rounded once
+// into the tensor when it completes (the ops' rule: compute in f32, round once; MIN and
+// MAX are exact either way). Gathers and broadcasts move 16-bit words as they are.
+[[maybe_unused]] Tensor reduction_buffer(const Tensor& t) {
+  return is_reduced_float(t.dtype()) ? kernels::convert(t, DType::f32) : kernels::contiguous(t);
 }
 
 // Divides a contiguous tensor in place by the world size (ReduceOp::AVG).
@@ -118,6 +126,8 @@ MPI_Datatype mpi_type(DType t) {
   switch (t) {
     case DType::f32: return MPI_FLOAT;
     case DType::f64: return MPI_DOUBLE;
+    case DType::bf16:
+    case DType::f16: return MPI_UINT16_T;  // moved, never reduced (reduction_buffer)
     default: return MPI_INT64_T;
   }
 }
@@ -262,7 +272,7 @@ Work all_reduce_async(Tensor& tensor, ReduceOp op, bool check) {
   if (one_process()) return finished_work();
 #if ATTOGRAD_HAVE_MPI
   if (check) check_agreement("all_reduce", tensor, static_cast<int64_t>(op));
-  Tensor buf = kernels::contiguous(tensor);
+  Tensor buf = reduction_buffer(tensor);
   Tensor target = tensor;
   MPI_Request req;
   mpi_check(MPI_Iallreduce(MPI_IN_PLACE, buf.raw_data(), count_of(buf, "all_reduce"), mpi_type(buf.dtype()), mpi_op(op),
@@ -355,8 +365,9 @@ Work reduce_scatter_tensor_async(Tensor& output, const Tensor& input, ReduceOp o
   if (one_process()) return finished_work([&] { write_back(kernels::contiguous(input), output); });
 #if ATTOGRAD_HAVE_MPI
   check_agreement("reduce_scatter_tensor", input, static_cast<int64_t>(op));
-  Tensor in = kernels::contiguous(input);
-  Tensor out = output.is_contiguous() ? output : kernels::empty(output.shape(), output.dtype());
+  Tensor in = reduction_buffer(input);
+  Tensor out =
+      output.is_contiguous() && in.dtype() == output.dtype() ? output : kernels::empty(output.shape(), in.dtype());
   Tensor target = output;
   MPI_Request req;
   mpi_check(MPI_Ireduce_scatter_block(in.raw_data(), out.raw_data(), count_of(out, "reduce_scatter_tensor"),

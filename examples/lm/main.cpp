@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   int64_t eval_every = 100, checkpoint_every = 200, max_new_tokens = 400;
   uint64_t sample_seed = 1;
   bool resume = false, no_cache = false;
-  std::string norm = "rms", pos = "rope", mlp = "swiglu";
+  std::string norm = "rms", pos = "rope", mlp = "swiglu", precision = "f32";
   CLI::App app{"Train a character-level GPT on English text and sample from it."};
   app.option_defaults()->always_capture_default();
   app.footer("Example: attograd-lm --steps 300 --out runs/lm-quick --prompt \"The license\" --top-k 10");
@@ -69,6 +69,10 @@ int main(int argc, char** argv) {
   app.add_flag("--tie", c.tie, "tie the output head to the token embedding (default: separate)");
   app.add_flag("--checkpoint-activations", c.checkpoint_activations,
                "recompute each block's activations in backward instead of keeping them (less memory, more time)");
+  app.add_option("--precision", precision,
+                 "f32, or bf16 / f16 mixed precision: the forward under ag::autocast, f32 master weights; f16 "
+                 "scales the loss with amp::GradScaler")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}));
   app.add_option("--layers", c.layers, "Transformer blocks")->check(CLI::PositiveNumber);
   app.add_option("--dropout", c.dropout, "dropout probability")->check(CLI::Range(0.0, 0.99));
   app.add_option("--batch", c.batch, "windows per micro-batch")->check(CLI::PositiveNumber);
@@ -100,6 +104,7 @@ int main(int argc, char** argv) {
   c.norm = norm == "rms" ? Norm::rms : Norm::layer;
   c.pos = pos == "rope" ? Position::rope : Position::learned;
   c.mlp = mlp == "swiglu" ? MlpKind::swiglu : MlpKind::gelu;
+  c.precision = examples::precision_from_name(precision);
   if (c.kv_heads > 0 && c.heads % c.kv_heads != 0) {
     std::cerr << "lm: --kv-heads " << c.kv_heads << " must divide --heads " << c.heads << "\n";
     return 2;
@@ -128,17 +133,15 @@ int main(int argc, char** argv) {
     Run run(c, V);
     if (resume) {
       Metadata extra = load_checkpoint(ckpt, *run.model, &run.opt, &run.sched);
-      const auto gen = extra.find("data_gen");  // .at() would leak std::out_of_range
-      AG_CHECK(gen != extra.end(), ValueError, "--resume: ", ckpt, " has no 'data_gen' metadata entry");
-      run.data_gen.set_state(gen->second);
+      restore_checkpoint_extra(run, extra);
       log().info("resumed from {} at step {}", ckpt, run.sched.last_step());
     }
     log().info(
         "{} training + {} held-out characters, vocabulary {}; {} parameters; context {}, d_model {}, {} heads "
-        "({} kv), {} layers, norm {}, pos {}, mlp {}{}, batch {} x {} accumulated, {} steps",
+        "({} kv), {} layers, norm {}, pos {}, mlp {}{}, batch {} x {} accumulated, {} steps, precision {}",
         corpus.train.size(), corpus.val.size(), V, run.model->num_parameters(), c.context, c.d_model, c.heads,
         c.kv_heads > 0 ? c.kv_heads : c.heads, c.layers, norm, pos, mlp, c.tie ? ", tied head" : "", c.batch, c.accum,
-        c.steps);
+        c.steps, precision);
     log().info("held-out bigram baseline: {:.4f} nats/char", bigram);
 
     // ---- training ----
@@ -146,11 +149,11 @@ int main(int argc, char** argv) {
     plot::Series train_curve{"train (smoothed)", {}, {}, {31, 119, 180}}, val_curve{"held-out", {}, {}, {214, 39, 40}};
     const auto t0 = Clock::now();
     double eval_secs = 0, smooth = 0, last_val = NAN;
-    int64_t tokens = 0;
+    int64_t tokens = 0, skipped = 0;
     const int64_t first = run.sched.last_step();
     auto eval_now = [&](int64_t step) {
       auto te = Clock::now();
-      last_val = evaluate(run.model, val);
+      last_val = evaluate(run.model, val, c.precision);
       eval_secs += seconds_since(te);
       val_curve.xs.push_back(static_cast<double>(step));
       val_curve.ys.push_back(last_val);
@@ -159,6 +162,7 @@ int main(int argc, char** argv) {
     while (run.sched.last_step() < c.steps) {
       StepStats s = train_step(run, corpus.train);
       tokens += s.tokens;
+      skipped += s.skipped;
       smooth = s.step == first + 1 ? s.loss : 0.95 * smooth + 0.05 * s.loss;
       train_curve.xs.push_back(static_cast<double>(s.step));
       train_curve.ys.push_back(smooth);
@@ -177,7 +181,7 @@ int main(int argc, char** argv) {
                    smooth, val_text(), s.lr, s.grad_norm, tps, eta);
       }
       if (checkpoint_every > 0 && (s.step % checkpoint_every == 0 || s.step == c.steps))
-        save_checkpoint(ckpt, *run.model, &run.opt, &run.sched, {{"data_gen", run.data_gen.state()}});
+        save_checkpoint(ckpt, *run.model, &run.opt, &run.sched, checkpoint_extra(run));
     }
     const double train_secs = seconds_since(t0) - eval_secs;
     const double train_tps = static_cast<double>(tokens) / std::max(train_secs, 1e-9);
@@ -198,7 +202,10 @@ int main(int argc, char** argv) {
     std::cout << "\nheld-out loss " << plot::fmt(val_loss, 4) << " nats/char = " << plot::fmt(bpc, 4)
               << " bits/char (bigram baseline " << plot::fmt(bigram, 4) << " nats/char)\n"
               << "training: " << run.sched.last_step() << " steps, " << plot::fmt(train_secs, 1) << " s in this run, "
-              << plot::fmt(train_tps, 0) << " tokens/s\n";
+              << plot::fmt(train_tps, 0) << " tokens/s, precision " << precision;
+    if (c.precision == DType::f16)
+      std::cout << " (" << skipped << " steps skipped by the GradScaler, loss scale " << run.scaler.get_scale() << ")";
+    std::cout << "\n";
     if (max_new_tokens > 0)
       std::cout << "generation: " << max_new_tokens << " characters at " << plot::fmt(gen_tps, 1) << " tokens/s ("
                 << (no_cache ? "full recomputation over the last " + std::to_string(c.context)
@@ -237,6 +244,8 @@ int main(int argc, char** argv) {
                               {"train_tokens_per_s", train_tps},
                               {"generate_tokens_per_s", gen_tps},
                               {"generate_kv_cache", !no_cache},
+                              {"precision", precision},
+                              {"grad_scaler_skipped_steps", skipped},
                               {"parameters", run.model->num_parameters()},
                               {"vocab", V},
                               {"train_chars", corpus.train.size()},
@@ -261,6 +270,7 @@ int main(int argc, char** argv) {
                                 {"mlp", mlp},
                                 {"tie", c.tie},
                                 {"checkpoint_activations", c.checkpoint_activations},
+                                {"precision", precision},
                                 {"dropout", c.dropout},
                                 {"batch", c.batch},
                                 {"accum", c.accum},

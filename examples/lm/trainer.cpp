@@ -28,7 +28,25 @@ Run::Run(const Config& c, int64_t vocab)
       opt(param_groups(model, c)),
       // A run shorter than its warm-up warms up over all but its last step.
       sched(opt, std::max<int64_t>(c.steps, 1), c.lr / 10, std::min(c.warmup, std::max<int64_t>(c.steps, 1) - 1)),
+      scaler(examples::scaler_for(c.precision)),
       data_gen(c.seed * 7919 + 1) {}
+
+Metadata checkpoint_extra(const Run& run) {
+  Metadata extra{{"data_gen", run.data_gen.state()}};
+  for (const auto& [key, value] : run.scaler.state_dict()) extra["grad_scaler." + key] = value;
+  return extra;
+}
+
+void restore_checkpoint_extra(Run& run, const Metadata& extra) {
+  const auto gen = extra.find("data_gen");  // .at() would leak std::out_of_range
+  AG_CHECK(gen != extra.end(), ValueError, "lm: the checkpoint has no 'data_gen' metadata entry");
+  run.data_gen.set_state(gen->second);
+  const std::string prefix = "grad_scaler.";
+  Metadata scaler_state;
+  for (const auto& [key, value] : extra)
+    if (key.rfind(prefix, 0) == 0) scaler_state[key.substr(prefix.size())] = value;
+  if (!scaler_state.empty()) run.scaler.load_state_dict(scaler_state);
+}
 
 StepStats train_step(Run& r, const std::vector<int64_t>& train_ids) {
   const Config& c = r.config;
@@ -37,20 +55,32 @@ StepStats train_step(Run& r, const std::vector<int64_t>& train_ids) {
   double loss_sum = 0;
   for (int64_t a = 0; a < c.accum; ++a) {
     Batch b = random_windows(train_ids, c.batch, c.context, r.data_gen);
-    Tensor logits = r.model(b.x);  // (B, T, V)
-    Tensor loss = cross_entropy(logits.reshape({-1, logits.size(-1)}), b.y.reshape({-1}));
-    (loss / static_cast<double>(c.accum)).backward();  // gradients add up over micro-batches
+    Tensor loss;
+    {
+      // The forward and the loss only: backward runs outside autocast (its ops follow
+      // the forward's dtypes), as PyTorch recommends.
+      const autocast amp = examples::autocast_for(c.precision);
+      Tensor logits = r.model(b.x);  // (B, T, V): bf16 / f16 under autocast
+      // cross_entropy is on autocast's f32 list: the loss is f32.
+      loss = cross_entropy(logits.reshape({-1, logits.size(-1)}), b.y.reshape({-1}));
+    }
+    // Gradients add up over micro-batches; with f16 they are of loss * scale.
+    r.scaler.scale(loss / static_cast<double>(c.accum)).backward();
     loss_sum += loss.item<double>();
   }
+  r.scaler.unscale_(r.opt);  // clip the true gradients, not the scaled ones
   const double norm = optim::clip_grad_norm_(r.model->parameters(), c.clip);
-  r.opt.step();
+  const bool stepped = r.scaler.step(r.opt);
+  r.scaler.update();
   r.opt.zero_grad();
   r.sched.step();
-  return {r.sched.last_step(), loss_sum / static_cast<double>(c.accum), lr, norm, c.accum * c.batch * c.context};
+  return {
+      r.sched.last_step(), loss_sum / static_cast<double>(c.accum), lr, norm, c.accum * c.batch * c.context, !stepped};
 }
 
-double evaluate(GPT& model, const std::vector<Batch>& batches) {
+double evaluate(GPT& model, const std::vector<Batch>& batches, DType precision) {
   NoGradGuard no_grad;
+  const autocast amp = examples::autocast_for(precision);
   const bool was_training = model->is_training();
   model->eval();
   double total = 0;

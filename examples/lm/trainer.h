@@ -3,10 +3,13 @@
 // AdamW (decoupled weight decay on the Linear weights only: biases, norms and
 // embeddings form a group without decay), linear warm-up then cosine decay to lr/10,
 // global gradient clipping, gradient accumulation over `accum` micro-batches, and the
-// held-out loss over every window of the validation split.
+// held-out loss over every window of the validation split. `precision` bf16 or f16
+// runs the forward and the loss under ag::autocast (f32 master weights and optimizer
+// state, as torch.autocast); f16 also scales the loss with amp::GradScaler.
 #include <string>
 #include <vector>
 
+#include "../common/precision.h"
 #include "data.h"
 #include "gpt.h"
 
@@ -23,6 +26,7 @@ struct Config {
   MlpKind mlp = MlpKind::swiglu;
   bool tie = false;
   bool checkpoint_activations = false;  // recompute each block's forward in backward
+  DType precision = DType::f32;         // f32, or bf16 / f16 autocast (mixed precision)
   double dropout = 0.1;
   int64_t batch = 32, accum = 1, steps = 600, warmup = 100;
   double lr = 3e-3, weight_decay = 0.1, clip = 1.0, beta2 = 0.99;
@@ -54,21 +58,30 @@ struct Run {
   GPT model;
   optim::AdamW opt;
   optim::CosineAnnealingLR sched;
+  amp::GradScaler scaler;  // enabled for f16 only; a pass-through otherwise
   Generator data_gen;
   Run(const Config& c, int64_t vocab);
 };
 
+// A checkpoint's extra entries: the data stream ("data_gen") and, with f16, the
+// GradScaler's state (PyTorch's keys under "grad_scaler."); and their restore
+// (ValueError without "data_gen"; a checkpoint of another precision has no scale).
+Metadata checkpoint_extra(const Run& run);
+void restore_checkpoint_extra(Run& run, const Metadata& extra);
+
 struct StepStats {
-  int64_t step;  // optimizer steps taken, this one included
+  int64_t step;  // optimizer steps taken, this one included (a skipped f16 step counts)
   double loss;   // mean over the accumulated micro-batches (nats per character)
   double lr, grad_norm;
   int64_t tokens;  // characters predicted
+  bool skipped;    // f16: the GradScaler found an inf/NaN gradient and skipped the update
 };
 
 // One optimizer step over config.accum micro-batches of random training windows.
 StepStats train_step(Run& r, const std::vector<int64_t>& train_ids);
 
-// Mean cross-entropy (nats per character) over the batches, in eval mode, no graph.
-double evaluate(GPT& model, const std::vector<Batch>& batches);
+// Mean cross-entropy (nats per character) over the batches, in eval mode, no graph,
+// the forward in `precision` (autocast for bf16 / f16).
+double evaluate(GPT& model, const std::vector<Batch>& batches, DType precision = DType::f32);
 
 }  // namespace lm

@@ -130,6 +130,57 @@ TEST_CASE("reduce_scatter and reduce_scatter_tensor") {
   for (std::size_t i = 0; i < 4; ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-15));
 }
 
+TEST_CASE("bf16 and f16: reductions in f32 rounded once, gathers and broadcasts bit for bit") {
+  for (DType dt : {DType::bf16, DType::f16}) {
+    CAPTURE(dt);
+    // Rank r holds 1 + r / 3 + i / 7 (not exact in 8 or 11 bits: each rounds in `dt`).
+    auto mine_of = [&](int64_t r) {
+      return add(div(arange(0.0, 6.0, 1.0, DType::f64), Scalar(7.0)), Scalar(1.0 + double(r) / 3.0))
+          .reshape({2, 3})
+          .to(dt);
+    };
+    std::vector<double> sum(6, 0.0), mx(6, -1e9);
+    for (int64_t r = 0; r < W(); ++r) {
+      const std::vector<double> v = values(mine_of(r));
+      for (std::size_t i = 0; i < 6; ++i) sum[i] += v[i], mx[i] = std::max(mx[i], v[i]);
+    }
+    // The exact sum of the 16-bit inputs, rounded once to the dtype.
+    const std::vector<double> want_sum = values(Tensor::from_vector(sum, Shape{2, 3}).to(dt));
+    Tensor s = mine_of(R());
+    dist::all_reduce(s);
+    CHECK(s.dtype() == dt);
+    CHECK(values(s) == want_sum);
+    Tensor m = mine_of(R());
+    dist::all_reduce(m, dist::ReduceOp::MAX);
+    CHECK(values(m) == mx);
+    // AVG through a strided view: f32 sum / world, rounded once, written into the base.
+    Tensor base = mine_of(R()).t().contiguous().t();  // (2, 3), column-major
+    REQUIRE_FALSE(base.is_contiguous());
+    dist::all_reduce(base, dist::ReduceOp::AVG);
+    std::vector<double> avg = sum;
+    for (double& a : avg) a = double(float(a) / float(W()));
+    CHECK(values(base) == values(Tensor::from_vector(avg, Shape{2, 3}).to(dt)));
+
+    Tensor b = mine_of(R());
+    dist::broadcast(b, 0);
+    CHECK(values(b) == values(mine_of(0)));
+    std::vector<Tensor> list;
+    dist::all_gather(list, mine_of(R()));
+    for (int64_t r = 0; r < W(); ++r) CHECK(values(list[size_t(r)]) == values(mine_of(r)));
+    Tensor out = zeros({2 * W(), 3}, dt);
+    dist::all_gather_into_tensor(out, mine_of(R()));
+    for (int64_t r = 0; r < W(); ++r) CHECK(values(out.narrow(0, 2 * r, 2)) == values(mine_of(r)));
+
+    // reduce_scatter: block b of rank r is mine_of(r) row b % 2; this rank gets block R().
+    std::vector<Tensor> blocks;
+    for (int64_t blk = 0; blk < W(); ++blk) blocks.push_back(mine_of(R()).narrow(0, blk % 2, 1));
+    Tensor rs = zeros({1, 3}, dt);
+    dist::reduce_scatter(rs, blocks);
+    CHECK(rs.dtype() == dt);
+    CHECK(values(rs) == values(Tensor::from_vector(sum, Shape{2, 3}).to(dt).narrow(0, R() % 2, 1)));
+  }
+}
+
 TEST_CASE("async collectives overlap the caller's work and complete on wait") {
   Tensor a = rank_tensor(R(), 64, 64, DType::f32);
   Tensor b = rank_tensor(R(), 8, 8, DType::i64);
@@ -198,7 +249,7 @@ TEST_CASE("collective errors name the collective, the shapes and the world") {
   const std::string w = std::to_string(W());
   Tensor b8 = zeros({3}, DType::b8);
   CHECK_THROWS_MSG(dist::all_reduce(b8), DTypeError, "dist::all_reduce: tensor of shape [3]");
-  CHECK_THROWS_MSG(dist::all_reduce(b8), DTypeError, "collectives take f32, f64 or i64");
+  CHECK_THROWS_MSG(dist::all_reduce(b8), DTypeError, "collectives take f32, f64, bf16, f16 or i64");
   Tensor undefined;
   CHECK_THROWS_MSG(dist::broadcast(undefined), ValueError, "dist::broadcast: the tensor is undefined");
   Tensor t = zeros({2}, DType::f32);

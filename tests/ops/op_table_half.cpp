@@ -29,10 +29,7 @@ std::string op_of(const OpCase& c) {
 
 // Ops that throw DTypeError on bf16 / f16 inputs today: the collectives (MPI has no bf16
 // type; ag::dist maps f32 / f64 / i32 / i64 only).
-const std::set<std::string> kNotYet = {
-    "copy_to_parallel_region", "reduce_from_parallel_region", "gather_from_parallel_region", "all_reduce", "all_gather",
-    "reduce_scatter",
-};
+const std::set<std::string> kNotYet = {};
 // A line that passes a float64 constant beside its half input (a class weight, an
 // additive mask, rotary tables) is refused for the mixed dtypes, as PyTorch refuses it
 // ("expected scalar type BFloat16 but found Double"): the message names the f64 operand.

@@ -117,6 +117,17 @@ TEST_CASE("rotary_cos_sin: HF's frequencies, offsets slice the longer table, lay
   CHECK(max_abs_diff(c4, c.narrow(0, 4, 3)) == 0.0);
   CHECK(max_abs_diff(s4, s.narrow(0, 4, 3)) == 0.0);
   CHECK(rotary_cos_sin(2, 4).first.dtype() == get_default_dtype());
+  // bf16 / f16 tables (q and k under autocast): the f64 tables rounded once.
+  for (DType half : {DType::bf16, DType::f16}) {
+    CAPTURE(half);
+    auto [ch, sh] = rotary_cos_sin(10, 8, 10000.0, 0, half);
+    CHECK(ch.dtype() == half);
+    CHECK(max_abs_diff(ch.to(DType::f64), c.to(half).to(DType::f64)) == 0.0);
+    CHECK(max_abs_diff(sh.to(DType::f64), s.to(half).to(DType::f64)) == 0.0);
+  }
+  CHECK_THROWS_WITH_AS(rotary_cos_sin(2, 4, 10000.0, 0, DType::i64),
+                       doctest::Contains("rotary_cos_sin: dtype must be a floating dtype (f64, f32, bf16, f16), got "),
+                       DTypeError);
 }
 
 TEST_CASE("rotary_embedding: gradients equal the composite's, for x, cos and sin; layouts agree") {

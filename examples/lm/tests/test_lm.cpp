@@ -304,3 +304,72 @@ TEST_CASE("causal: a position's logits do not depend on later tokens (both model
     CHECK_FALSE(allclose(a.narrow(1, 10, 6), b.narrow(1, 10, 6)));
   }
 }
+
+TEST_CASE("--precision bf16 / f16: autocast forward, f32 master weights, f16 loss scaling") {
+  Corpus corpus = make_corpus(paragraph(), 0.1, 33);
+  const int64_t V = corpus.vocab.size();
+  const std::vector<Batch> val = sequential_windows(corpus.val, 64, 32);
+  for (bool llama : {false, true}) {
+    for (DType precision : {DType::bf16, DType::f16}) {
+      CAPTURE(llama);
+      CAPTURE(precision);
+      Config c;
+      c.context = 32, c.d_model = 32, c.heads = 2, c.layers = 2, c.batch = 16, c.steps = 120, c.warmup = 10;
+      c.lr = 3e-3, c.seed = 3;
+      c = llama ? llama_style(c) : gpt2_style(c);
+      c.precision = precision;
+      Run run(c, V);
+      CHECK(run.scaler.is_enabled() == (precision == DType::f16));
+      {
+        const autocast amp = examples::autocast_for(precision);
+        CHECK(run.model(val.front().x).dtype() == precision);  // the head's matmul in the low dtype
+      }
+      int64_t skipped = 0;
+      for (int64_t i = 0; i < c.steps; ++i) skipped += train_step(run, corpus.train).skipped;
+      for (const Tensor& p : run.model->parameters()) CHECK(p.dtype() == DType::f32);  // master weights
+      const double low = evaluate(run.model, val, precision), full = evaluate(run.model, val);
+      MESSAGE("held-out " << low << " (" << full << " in f32), " << skipped << " skipped steps");
+      CHECK(low < 0.6 * bigram_loss(corpus.train, corpus.val, V, c.context));
+      CHECK(std::abs(low - full) < 0.05);  // the same weights; the forward rounded to 8 or 11 bits
+      // No growth in 120 steps (interval 2000): each skipped step halved the scale once.
+      CHECK(run.scaler.get_scale() == (precision == DType::f16 ? std::ldexp(65536.0, -int(skipped)) : 1.0));
+      if (precision == DType::bf16) CHECK(skipped == 0);
+    }
+  }
+}
+
+TEST_CASE("--precision f16: an overflowing step is skipped; a resumed run keeps the loss scale") {
+  Corpus corpus = make_corpus(paragraph(), 0.1, 17);
+  Config c;
+  c.context = 16, c.d_model = 16, c.heads = 2, c.layers = 1, c.batch = 4, c.steps = 12, c.warmup = 3, c.seed = 9;
+  c = llama_style(c);
+  c.precision = DType::f16;
+  const int64_t V = corpus.vocab.size();
+  // A scale of 2^100 overflows every f16 gradient: the step is skipped, nothing moves.
+  Run big(c, V);
+  big.scaler = amp::GradScaler(amp::GradScalerOptions().init_scale(std::ldexp(1.0, 100)));
+  std::vector<Tensor> before;
+  for (const Tensor& p : big.model->parameters()) before.push_back(p.clone());
+  CHECK(train_step(big, corpus.train).skipped);
+  CHECK(big.scaler.get_scale() == std::ldexp(1.0, 99));
+  for (std::size_t i = 0; i < before.size(); ++i) CHECK(allclose(big.model->parameters()[i], before[i], 0.0, 0.0));
+
+  const std::string path = std::string(AG_TMP_DIR) + "/test_lm_f16_checkpoint.safetensors";
+  Run a(c, V);
+  a.scaler = amp::GradScaler(amp::GradScalerOptions().growth_interval(2));  // the scale changes every 2 steps
+  for (int i = 0; i < 5; ++i) train_step(a, corpus.train);
+  save_checkpoint(path, *a.model, &a.opt, &a.sched, checkpoint_extra(a));
+  const double scale = a.scaler.get_scale();
+  const int64_t tracker = a.scaler.growth_tracker();
+  for (int i = 0; i < 5; ++i) train_step(a, corpus.train);
+  Run b(c, V);
+  restore_checkpoint_extra(b, load_checkpoint(path, *b.model, &b.opt, &b.sched));
+  CHECK(b.scaler.get_scale() == scale);
+  CHECK(b.scaler.growth_tracker() == tracker);
+  for (int i = 0; i < 5; ++i) train_step(b, corpus.train);
+  CHECK(b.scaler.get_scale() == a.scaler.get_scale());
+  for (std::size_t i = 0; i < a.model->parameters().size(); ++i)
+    CHECK(allclose(a.model->parameters()[i], b.model->parameters()[i], 0.0, 0.0));
+  // A checkpoint without "data_gen" is refused by name.
+  CHECK_THROWS_WITH_AS(restore_checkpoint_extra(b, Metadata{}), doctest::Contains("'data_gen'"), ValueError);
+}

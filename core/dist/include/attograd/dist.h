@@ -13,9 +13,10 @@
 ///
 /// Without mpirun (or in a build without MPI) the world is one process: world_size() is
 /// 1, rank() is 0 and every collective leaves its tensors as they are, so the same
-/// binary runs both ways. Collectives take f32, f64 and i64 tensors, contiguous or
-/// strided (strided ones go through a contiguous copy and are written back in place,
-/// bumping the storage version as any in-place write does). Every rank must call the
+/// binary runs both ways. Collectives take f32, f64, bf16, f16 and i64 tensors,
+/// contiguous or strided (strided ones go through a contiguous copy and are written back
+/// in place, bumping the storage version as any in-place write does); bf16 / f16
+/// reductions run on an f32 copy and round once. Every rank must call the
 /// same collectives in the same order with the same shapes; shapes are checked across
 /// ranks only where the collective needs them to agree (ShapeError names both).
 ///

@@ -19,7 +19,8 @@ namespace ag {
 /// (cos, sin), each (L, d): row p holds cos / sin of (offset + p) * inv_freq, the d/2
 /// frequencies written twice (columns i and i + d/2 share frequency i), as HF's
 /// LlamaRotaryEmbedding builds them. The angles are computed in double and the tables
-/// rounded to `dtype` (the default float dtype when not given); HF computes them in f32.
+/// rounded to `dtype` (the default float dtype when not given; bf16 and f16 too, for a
+/// bf16 q and k under autocast); HF computes them in f32 and casts to q's dtype.
 /// offset: the position of the first row (cached decoding: the number of tokens
 /// already in the cache). No graph.
 std::pair<Tensor, Tensor> rotary_cos_sin(int64_t length, int64_t head_dim, double base = 10000.0, int64_t offset = 0,
