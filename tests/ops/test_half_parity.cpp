@@ -79,9 +79,10 @@ TEST_CASE("half parity: matmul, softmax, log_softmax, layer_norm against PyTorch
 // fixture emulates the steps: torch 1.13 has no f16 kernels), against
 // (a) the same four attograd ops in the half dtype: measured 0 ulps in both dtypes. Torch
 //     1.13 converts the Python scalar sqrt(d) to bf16 before dividing (q / 5.65625 for
-//     d = 32), and so does attograd's div(Tensor, Scalar) on a half tensor. A tie flipped in
-//     the scores (another GEMM summation order) would move a weight by |score| * 2^-8
-//     relative, hence the bound on the output at its scale;
+//     d = 32), and so does attograd's div(Tensor, Scalar) on a half tensor. The bounds
+//     leave room for another GEMM summation order: a tie flipped in a score s (|s| < 4
+//     here) moves its weight by up to ulp(s) relative, 4 ulps of the weight, and the
+//     output by about 1 ulp at its scale;
 // (b) attograd's fused scaled_dot_product_attention, which keeps the scores and the softmax
 //     in f32 and rounds once: 0 ulps from once; from torch's step-rounded out it differs by
 //     the rounding of q, the scores and the weights (measured 1 ulp at scale 1).
@@ -103,8 +104,8 @@ TEST_CASE("half parity: attention, step by step as torch 1.13 and fused, against
     const auto ft = ulp_stats(fused, f.at(p + "out"), h.dtype);
     MESSAGE(h.dtype_name, " attention: weights step by step vs torch ", sw.str(), "; output step by step vs torch ",
             so.str(), "; fused vs once ", fo.str(), "; fused vs torch ", ft.str());
-    CHECK(sw.ulps <= 1);
-    CHECK(so.scaled <= 1);
+    CHECK(sw.ulps <= 4);
+    CHECK(so.scaled <= 2);
     CHECK(fo.ulps <= 1);
     CHECK(ft.scaled <= 2);
   }
