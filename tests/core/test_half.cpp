@@ -237,3 +237,30 @@ TEST_CASE("half safetensors: BF16 / F16 round trip bit for bit") {
   CHECK(bits16(back.at("bf16")) == bits16(f.at("bf16")));
   CHECK(bits16(back.at("f16.strided")) == bits16(f.at("f16").slice(0, 0, 100, 3)));
 }
+
+// The bytes attograd writes for BF16 / F16 (what PyTorch's and Hugging Face's readers
+// expect): an 8-byte little-endian header length, the JSON header with the dtype names
+// "BF16" / "F16", shapes and data_offsets in bytes (2 per element), padded with spaces to
+// a multiple of 8, then the raw little-endian 16-bit patterns. tools/check_half_file.py
+// checks a committed attograd file the same way from PyTorch.
+TEST_CASE("half safetensors: the header and bytes of a BF16 / F16 file") {
+  const std::string path = test_util::tmp_dir("half", "bytes") + "/h.safetensors";
+  const float inf = std::numeric_limits<float>::infinity();
+  ag::TensorMap m;
+  m.insert("w", Tensor::from_vector(std::vector<float>{1, -2, 0.5f, 3, -0.0f, inf}, Shape{2, 3}).to(DType::bf16));
+  m.insert("h", Tensor::from_vector(std::vector<float>{1, -2}).to(DType::f16));
+  ag::save_safetensors(path, m, {{"format", "pt"}});
+  std::string header = R"({"__metadata__":{"format":"pt"},)"
+                       R"("w":{"dtype":"BF16","shape":[2,3],"data_offsets":[0,12]},)"
+                       R"("h":{"dtype":"F16","shape":[2],"data_offsets":[12,16]}})";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  std::string want(8, '\0');
+  for (int i = 0; i < 8; ++i) want[std::size_t(i)] = static_cast<char>(header.size() >> (8 * i) & 0xFF);
+  want += header;
+  // bf16 1 = 0x3F80, -2 = 0xC000, 0.5 = 0x3F00, 3 = 0x4040, -0 = 0x8000, inf = 0x7F80;
+  // f16 1 = 0x3C00, -2 = 0xC000; each little-endian
+  want += std::string("\x80\x3F\x00\xC0\x00\x3F\x40\x40\x00\x80\x80\x7F", 12);
+  want += std::string("\x00\x3C\x00\xC0", 4);
+  CHECK(test_util::read_bytes(path) == want);
+  CHECK(ag::load_safetensors(path).at("w").dtype() == DType::bf16);
+}

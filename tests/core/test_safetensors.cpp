@@ -234,8 +234,12 @@ TEST_CASE("every fixture loads with the shapes the README describes") {
     // The op-semantics fixtures (ops_*, double_backward) hold I64 indices and BOOL results
     // under other names; their README lists every key and dtype.
     if (stem.rfind("ops_", 0) == 0 || stem == "double_backward") continue;
-    // half_conversion holds F32 / F64 inputs and BF16 / F16 results (tools/make_half_fixtures.py).
-    if (stem == "half_conversion") continue;
+    // The half fixtures hold BF16 / F16 / F32 tensors: half_conversion
+    // (tools/make_half_fixtures.py), half_ops and the torch_bf16_encoder pair
+    // (tools/make_half_op_fixtures.py), attograd_bf16 (written by tests/nn/test_half_model.cpp).
+    if (stem == "half_conversion" || stem == "half_ops" || stem.rfind("torch_bf16_encoder", 0) == 0 ||
+        stem == "attograd_bf16")
+      continue;
     for (const auto& name_t : f.tensors) {  // bool masks, float64 everything else but tokens
       const auto& name = name_t.first;
       const auto& t = name_t.second;
@@ -246,8 +250,9 @@ TEST_CASE("every fixture loads with the shapes the README describes") {
     }
   }
   // 7 model fixtures, 7 op-semantics ones, gqa, the 3 LLaMA blocks, torch_masks,
-  // torch_indexing, nanogpt_port, half_conversion (tests/fixtures/README.md)
-  CHECK(files == 22);
+  // torch_indexing, nanogpt_port, half_conversion, half_ops, torch_bf16_encoder(_io),
+  // attograd_bf16 (tests/fixtures/README.md)
+  CHECK(files == 26);
 
   struct Expect {
     const char* file;
