@@ -227,8 +227,9 @@ void Optimizer::load_state_dict(const TensorMap& state) {
     AG_CHECK(t.shape() == p.shape(), ShapeError, "optimizer.load_state_dict: '", key, "' has shape ", t.shape(),
              ", parameter has ", p.shape());
     AG_CHECK(t.is_floating_point(), DTypeError, "optimizer.load_state_dict: '", key, "' has dtype ", t.dtype());
-    // Checked after the cast: an f64 1e300 is finite, its f32 is not.
-    Tensor v = t.to(p.dtype()).contiguous().clone();
+    // Checked after the cast: an f64 1e300 is finite, its f32 is not. A bf16 / f16
+    // parameter's state (its f32 master included) is f32.
+    Tensor v = t.to(is_reduced_float(p.dtype()) ? DType::f32 : p.dtype()).contiguous().clone();
     check_state_values(key, v,
                        field == "exp_avg_sq" || field == "max_exp_avg_sq" || field == "square_avg" || field == "sum");
     fresh[name].fields[field] = v;

@@ -249,7 +249,8 @@ class OptimizerWithOptions : public Optimizer {
  protected:
   /// The loop every step() shares: under NoGradGuard, for each parameter that has a
   /// .grad, update(group options, p, its gradient (contiguous), p's state), then bump p's
-  /// storage version (tensors saved for backward notice the write).
+  /// storage version (tensors saved for backward notice the write). bf16 / f16
+  /// parameters are updated through an f32 master copy, the state field "master".
   template <class Update>
   void for_each_grad(Update&& update) {
     NoGradGuard no_grad;
@@ -258,7 +259,19 @@ class OptimizerWithOptions : public Optimizer {
         Tensor& p = entry.second;
         Tensor g = p.grad();
         if (!g.defined()) continue;
-        update(options_[gi], p, g.contiguous(), state_of(entry.first));
+        ParamState& st = state_of(entry.first);
+        if (is_reduced_float(p.dtype())) {
+          // A bf16 / f16 parameter is updated through an f32 master copy (state field
+          // "master", made from p at its first step) with f32 state; p gets the master
+          // rounded once. Updates below the 16-bit spacing add up in the master instead
+          // of rounding away (lr * g under 2^-8 of a bf16 weight never moved it).
+          Tensor* master = st.find("master");
+          if (!master) master = &st.fields.emplace("master", p.to(DType::f32)).first->second;
+          update(options_[gi], *master, g.to(DType::f32).contiguous(), st);
+          p.copy_(*master);
+        } else {
+          update(options_[gi], p, g.contiguous(), st);
+        }
         p.storage()->bump_version();
       }
     }
