@@ -3,7 +3,8 @@
 // input gradient) for g in {h, h/2, 1}; key_padding_mask against key_keep_mask in
 // GroupedQueryAttention and MultiheadAttention (and against mha_self_causal); g == h
 // against MultiheadAttention with the same weights; incremental decoding against full
-// recomputation, for MultiheadAttention::forward_step too; cache growth and bytes per token; state-dict keys and errors.
+// recomputation, for MultiheadAttention::forward_step too, and in bf16 / f16 with a cache of
+// that dtype; cache growth and bytes per token; state-dict keys and errors.
 // Legend: B batch, L query length, S key length, E embed dim, h heads, g kv heads.
 #include <doctest/doctest.h>
 
@@ -228,6 +229,45 @@ TEST_CASE("MultiheadAttention: cached decoding equals the full causal forward, w
   CHECK(contains(e, "kdim 5, vdim 7"));
   e = error_of<ShapeError>([&] { mha->forward_step(zeros({1, 1, E + 1}), cache.layers[0]); });
   CHECK(contains(e, "[1, 1, 17]"));
+}
+
+TEST_CASE("GroupedQueryAttention: a bf16 / f16 module decodes into a cache of its dtype, half the bytes") {
+  // The cache takes the dtype of the keys and values it is given: a module converted by
+  // to(bf16) fills a bf16 cache of half the f32 cache's bytes per token, and its cached
+  // decoding gives the rows of its own full causal forward, and of the f32 module's on the
+  // same (rounded) input, within the dtype's tolerance (relative to the largest output).
+  const int64_t E = 16, h = 4, g = 2, B = 2, T = 11;
+  for (DType dt : {DType::bf16, DType::f16}) {
+    const char* name = dt == DType::bf16 ? "bf16" : "f16";
+    INFO("dtype ", name);
+    nn::GroupedQueryAttention attn(nn::GroupedQueryAttentionOptions(E, h).num_kv_heads(g));
+    randomize(*attn, 21);
+    Generator gen(9);
+    const Tensor x = randn({B, T, E}, DType::f32, &gen).to(dt);  // (B, T, E), rounded once
+    nn::AttentionArgs causal;
+    causal.causal = true;
+    NoGradGuard no_grad;
+    const Tensor full32 = attn(x.to(DType::f32), x.to(DType::f32), x.to(DType::f32), causal).first;  // (B, T, E)
+    nn::DecoderKVCache cache32(1);
+    attn->forward_step(x.to(DType::f32), cache32.layers[0]);
+    attn->to(dt);
+    const Tensor full = attn(x, x, x, causal).first;  // (B, T, E) in dt
+    nn::DecoderKVCache cache(1);
+    std::vector<Tensor> rows{attn->forward_step(x.narrow(1, 0, 3), cache.layers[0])};  // prefill 3
+    for (int64_t t = 3; t < T; ++t) rows.push_back(attn->forward_step(x.narrow(1, t, 1), cache.layers[0]));
+    const Tensor got = cat(rows, 1);  // (B, T, E)
+    CHECK(got.dtype() == dt);
+    CHECK(cache.layers[0].keys().dtype() == dt);
+    CHECK(cache.layers[0].values().dtype() == dt);
+    CHECK(cache.length() == T);
+    CHECK(cache.bytes_per_token() == 2 * g * (E / h) * 2);
+    CHECK(2 * cache.bytes_per_token() == cache32.bytes_per_token());
+    const double scale = max(abs(full32)).item<double>();
+    const double tol = dt == DType::bf16 ? 2e-2 : 4e-3;  // a few units of 2^-8 / 2^-11
+    MESSAGE(name, ": cached vs full ", max_abs_diff(got, full) / scale, ", vs f32 ", max_abs_diff(got, full32) / scale);
+    CHECK(max_abs_diff(got, full) / scale < tol);
+    CHECK(max_abs_diff(got, full32) / scale < tol);
+  }
 }
 
 TEST_CASE("GroupedQueryAttention: cached decoding passes NaN on, as PyTorch (issue 23)") {

@@ -24,12 +24,17 @@ struct Args {
   int workload = 0, threads = 1, reps = 5, warmup = 1;
   int L = 256, B = 16, E = 256, heads = 8, causal = 0;  // workload 10 (one sweep point)
   int checkpoint = 0;  // workload 7, ag_bench only: every GPT block under ag::checkpoint
+  // workload 7: forward and loss under CPU autocast to this dtype (bf16, f16), or none
+  std::string autocast = "none";
+  // workloads 8, 9, 12 (ag_bench only): the GPT's weights, and so its KV cache, in this dtype
+  std::string dtype = "f32";
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << kProgram << ": " << why << "\nusage: " << kProgram
             << " --workload N (1-12) --threads T --reps R --warmup W"
-               " [--L L --B B --E E --heads H --causal 0|1] [--checkpoint 0|1]\n";
+               " [--L L --B B --E E --heads H --causal 0|1] [--checkpoint 0|1]"
+               " [--autocast bf16|f16|none] [--dtype f32|bf16|f16]\n";
   std::exit(2);
 }
 
@@ -45,11 +50,16 @@ Args parse(int argc, char** argv) {
                                       {"--heads", &a.heads},
                                       {"--causal", &a.causal},
                                       {"--checkpoint", &a.checkpoint}};
+  std::map<std::string, std::string*> words = {{"--autocast", &a.autocast}, {"--dtype", &a.dtype}};
   for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
     if (k == "-h" || k == "--help") usage("runs one benchmark workload and prints one JSON line");
-    if (!opts.count(k)) usage("unknown option " + k);
+    if (!opts.count(k) && !words.count(k)) usage("unknown option " + k);
     if (i + 1 >= argc) usage("missing value after " + k);
+    if (words.count(k)) {
+      *words[k] = argv[++i];
+      continue;
+    }
     try {
       *opts[k] = std::stoi(argv[++i]);
     } catch (const std::exception&) { usage("not an integer after " + k + ": " + argv[i]); }
@@ -57,6 +67,14 @@ Args parse(int argc, char** argv) {
   if (a.workload < 1 || a.workload > 12) usage("--workload must be 1..12");
   if (a.checkpoint != 0 && (a.workload != 7 || std::string(kProgram) != "ag_bench"))
     usage("--checkpoint (activation checkpointing) is ag_bench's, for workload 7 only");
+  if (a.autocast != "none" && a.autocast != "bf16" && a.autocast != "f16")
+    usage("--autocast takes bf16, f16 or none, got " + a.autocast);
+  if (a.autocast != "none" && a.workload != 7) usage("--autocast is for workload 7 (the GPT training step)");
+  if (a.dtype != "f32" && a.dtype != "bf16" && a.dtype != "f16")
+    usage("--dtype takes f32, bf16 or f16, got " + a.dtype);
+  if (a.dtype != "f32" &&
+      ((a.workload != 8 && a.workload != 9 && a.workload != 12) || std::string(kProgram) != "ag_bench"))
+    usage("--dtype (the GPT's weights and KV cache) is ag_bench's, for workloads 8, 9 and 12 only");
   if (a.threads < 1 || a.reps < 1 || a.warmup < 0) usage("need --threads >= 1, --reps >= 1, --warmup >= 0");
   if (a.L < 1 || a.B < 1 || a.heads < 1 || a.E % a.heads != 0) usage("need L, B >= 1 and heads dividing E");
   return a;

@@ -1,7 +1,7 @@
 # CTest's check of one bench program (ag_bench, libtorch_bench): runs
 # `EXE --workload W --threads 1 --reps 2 --warmup 0 EXTRA` and fails unless it exits
 # with 0 and prints one JSON line with the workload, two positive times, a peak RSS, and
-# (workloads 8, 9 of ag_bench) cached decoding equal to recomputation.
+# (workloads 8, 9 of ag_bench, f32) cached decoding equal to recomputation.
 #   cmake -DEXE=path/ag_bench -DWORKLOAD=8 ["-DEXTRA=--L 128 --B 2"] -P this
 separate_arguments(_extra UNIX_COMMAND "${EXTRA}")
 execute_process(COMMAND "${EXE}" --workload ${WORKLOAD} --threads 1 --reps 2 --warmup 0 ${_extra}

@@ -4,12 +4,15 @@
 // (Debian libtorch-dev); see tools/benchmarks/CMakeLists.txt.
 //
 //   libtorch_bench --workload N --threads T --reps R --warmup W [--L .. --B .. --heads .. --causal 0|1]
+//                  [--autocast bf16|none]  (workload 7: forward and loss under CPU autocast)
 //
 // Workloads 1-12 as ag_bench.cpp's header lists them (11, 12: grouped-query attention
 // and the LLaMA-style model written with tensor ops, libtorch_models.h). Threads: tools/bench sets
 // OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to T for the process (Debian's LibTorch calls
 // OpenBLAS, whose pool is sized when the library loads), and main calls
 // torch::set_num_threads(T). Memory: as ag_bench (RSS before the workload, ru_maxrss).
+
+#include <ATen/autocast_mode.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -113,6 +116,33 @@ Timings decoding(const Args& a) {
 }
 
 // ---- 7: GPT training step (AdamW 3e-3, betas 0.9/0.99, decay 0.1, clip 1) -----------------
+// --autocast bf16: the forward and the loss under CPU autocast, as Python's
+// `with torch.autocast("cpu", dtype=torch.bfloat16):` does it (enable, nesting count; on
+// leaving, drop the cache of the weights' bf16 copies and restore the state found).
+class CpuAutocast {
+ public:
+  explicit CpuAutocast(bool on) : on_(on) {
+    if (!on_) return;
+    prev_enabled_ = at::autocast::is_cpu_enabled();
+    prev_dtype_ = at::autocast::get_autocast_cpu_dtype();
+    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::increment_nesting();
+  }
+  ~CpuAutocast() {
+    if (!on_) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_cpu_enabled(prev_enabled_);
+    at::autocast::set_autocast_cpu_dtype(prev_dtype_);
+  }
+  CpuAutocast(const CpuAutocast&) = delete;
+  CpuAutocast& operator=(const CpuAutocast&) = delete;
+
+ private:
+  bool on_, prev_enabled_ = false;
+  at::ScalarType prev_dtype_ = at::kBFloat16;
+};
+
 constexpr int64_t kGptVocab = 65, kContext = 64, kGptE = 128, kGptHeads = 4, kGptLayers = 4, kGptBatch = 32;
 
 Timings gpt_training(const Args& a) {
@@ -123,8 +153,12 @@ Timings gpt_training(const Args& a) {
   auto step = [&] {
     auto w = torch::randint(0, kGptVocab, {kGptBatch, kContext + 1}, torch::kLong);  // (B, T + 1) windows
     auto x = w.slice(1, 0, kContext), y = w.slice(1, 1);                             // (B, T)
-    auto logits = model(x);                                                          // (B, T, V)
-    auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, kGptVocab}), y.reshape({-1}));
+    Tensor loss;
+    {
+      CpuAutocast guard(a.autocast == "bf16");
+      auto logits = model(x);  // (B, T, V)
+      loss = torch::nn::functional::cross_entropy(logits.reshape({-1, kGptVocab}), y.reshape({-1}));
+    }
     opt.zero_grad();
     loss.backward();
     torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
@@ -132,7 +166,7 @@ Timings gpt_training(const Args& a) {
   };
   Timings t = run_reps(a, step);
   t.info = {{"vocab", kGptVocab},   {"context", kContext}, {"d_model", kGptE}, {"heads", kGptHeads},
-            {"layers", kGptLayers}, {"batch", kGptBatch},  {"dropout", 0.1}};
+            {"layers", kGptLayers}, {"batch", kGptBatch},  {"dropout", 0.1},   {"autocast", a.autocast}};
   return t;
 }
 
@@ -205,6 +239,9 @@ Timings llama_decoding(const Args& a, int64_t B) {
 
 int main(int argc, char** argv) {
   Args a = parse(argc, argv);
+  // LibTorch 1.13's CPU autocast supports bf16 only (Python's torch.autocast("cpu",
+  // dtype=torch.float16) warns and disables itself).
+  if (a.autocast == "f16") usage("--autocast f16: LibTorch 1.13's CPU autocast supports bf16 only");
   torch::set_num_threads(a.threads);
   long rss_before = current_rss_kb();
   Timings t;
