@@ -43,8 +43,9 @@ Tensor reduce_scatter_raw(const Tensor& x, int64_t dim, const char* op) {
 
 void check_collective_dtype(const Tensor& x, const char* op) {
   AG_CHECK(x.defined(), ValueError, op, ": undefined tensor");
-  AG_CHECK(x.dtype() == DType::f32 || x.dtype() == DType::f64 || x.dtype() == DType::i64, DTypeError, op,
-           ": tensor of shape ", x.shape(), " has dtype ", x.dtype(), "; collectives take f32, f64 or i64");
+  AG_CHECK(x.dtype() == DType::f32 || x.dtype() == DType::f64 || x.dtype() == DType::i64 || is_reduced_float(x.dtype()),
+           DTypeError, op, ": tensor of shape ", x.shape(), " has dtype ", x.dtype(),
+           "; collectives take f32, f64, bf16, f16 or i64");
 }
 
 }  // namespace

@@ -23,17 +23,22 @@ using Make = std::function<std::unique_ptr<optim::Optimizer>(const std::vector<T
 // Each optimizer with the options that reach every branch of its update.
 std::vector<std::pair<std::string, Make>> makers() {
   return {
-      {"SGD", [](const std::vector<Tensor>& p) {
+      {"SGD",
+       [](const std::vector<Tensor>& p) {
          return std::make_unique<optim::SGD>(p, optim::SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(0.1));
        }},
-      {"Adam", [](const std::vector<Tensor>& p) {
+      {"Adam",
+       [](const std::vector<Tensor>& p) {
          return std::make_unique<optim::Adam>(p, optim::AdamOptions(0.01).weight_decay(0.1).amsgrad(true));
        }},
-      {"AdamW", [](const std::vector<Tensor>& p) { return std::make_unique<optim::AdamW>(p, optim::AdamWOptions(0.01)); }},
-      {"RMSprop", [](const std::vector<Tensor>& p) {
+      {"AdamW",
+       [](const std::vector<Tensor>& p) { return std::make_unique<optim::AdamW>(p, optim::AdamWOptions(0.01)); }},
+      {"RMSprop",
+       [](const std::vector<Tensor>& p) {
          return std::make_unique<optim::RMSprop>(p, optim::RMSpropOptions(0.01).momentum(0.5).centered(true));
        }},
-      {"Adagrad", [](const std::vector<Tensor>& p) {
+      {"Adagrad",
+       [](const std::vector<Tensor>& p) {
          return std::make_unique<optim::Adagrad>(p, optim::AdagradOptions(0.1).initial_accumulator_value(0.1));
        }},
   };
