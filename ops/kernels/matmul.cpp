@@ -5,6 +5,7 @@
 #include "gemm.h"
 #include "kernels/kernels.h"
 #include "kernels/half.h"
+#include "kernels/matmul_dnnl.h"
 
 namespace ag::kernels {
 namespace {
@@ -40,7 +41,13 @@ Strides batch_strides(const Tensor& t, const Shape& batch) {
 }  // namespace
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
-  if (is_half(a_in) || is_half(b_in)) return to_half(matmul(as_f32(a_in), as_f32(b_in)), a_in.dtype());
+  if (is_half(a_in) || is_half(b_in)) {
+    // bf16 on CPUs with AMX: oneDNN (kernels/matmul_dnnl.h says why); otherwise, and for
+    // f16, f32 around sgemm, rounded once. Empty products take the f32 path's shortcuts.
+    if (a_in.numel() > 0 && b_in.numel() > 0)
+      if (Tensor r = matmul_dnnl(a_in, b_in); r.defined()) return r;
+    return to_half(matmul(as_f32(a_in), as_f32(b_in)), a_in.dtype());
+  }
   // a (..., M, K), b (..., K, N): both at least 2-D here (ops/linalg.cpp handles 1-D).
   Tensor a = a_in, b = b_in;
   const int64_t M = a.shape()[a.dim() - 2], K = a.shape()[a.dim() - 1];

@@ -15,6 +15,8 @@
 //            (128, 64, 32); and small products of decoding (workloads 8, 9): (32, 128)
 //            @ (128, 384) and (1, 128) @ (128, 512), x @ W^T. Engines: "f32" (ag::matmul in f32: OpenBLAS sgemm),
 //            "ag_bf16" / "ag_f16" (ag::matmul on 16-bit operands: what attograd does),
+//            "ag_bf16_convert" (the same forced to convert to f32 around sgemm, the
+//            engine before oneDNN's and the one on CPUs without AMX),
 //            and, when CMake found oneDNN, "dnnl_bf16" / "dnnl_f16" (a oneDNN matmul
 //            primitive, 16-bit in and out, f32 accumulation, created per call from
 //            oneDNN's primitive cache as an integrated engine would; "_1t": on one
@@ -24,6 +26,8 @@
 //            16-bit-rounded operands (one bf16 rounding is <= 2^-9 of the magnitude);
 //            "dnnl_vs_ag" = max |dnnl - ag| / max |f32|.
 #include <attograd/attograd.h>
+
+#include "kernels/matmul_dnnl.h"  // kernels::set_half_gemm: the f32 conversion on demand
 
 #include <algorithm>
 #include <chrono>
@@ -191,6 +195,12 @@ void matmul_cases(const std::vector<int>& threads, int reps) {
     std::vector<std::pair<std::string, std::function<void()>>> engines = {
         {"f32", [&] { (void)matmul(a, b); }},
         {"ag_bf16", [&] { (void)matmul(ab, bb); }},
+        {"ag_bf16_convert",
+         [&] {
+           const auto saved = kernels::set_half_gemm(kernels::HalfGemm::convert);
+           (void)matmul(ab, bb);
+           kernels::set_half_gemm(saved);
+         }},
         {"ag_f16", [&] { (void)matmul(ah, bh); }},
     };
     nlohmann::json err = {{"ag_bf16", rel_err(matmul(ab, bb), ref)}, {"ag_f16", rel_err(matmul(ah, bh), ref)}};
