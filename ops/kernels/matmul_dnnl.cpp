@@ -118,6 +118,7 @@ Tensor matmul_dnnl(const Tensor& a_in, const Tensor& b_in) {
   out_shape.push_back(a.shape()[a.dim() - 2]);
   out_shape.push_back(b.shape()[b.dim() - 1]);
   Tensor out = empty(out_shape, DType::bf16, "matmul");
+  OneThread one;  // before the primitive is made: oneDNN sizes its work split by the thread count
   try {
     static const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
     thread_local dnnl::stream strm(eng);
@@ -128,7 +129,6 @@ Tensor matmul_dnnl(const Tensor& a_in, const Tensor& b_in) {
     if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return {};
     dnnl::matmul prim(pd);
     memory am(amd, eng, a.data<BFloat16>()), bm(bmd, eng, b.data<BFloat16>()), cm(cmd, eng, out.data<BFloat16>());
-    OneThread one;
     prim.execute(strm, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
     strm.wait();
   } catch (const dnnl::error&) {
