@@ -3,7 +3,7 @@
 #
 # A shared libattograd links its private dependencies itself, so the .pc names only
 # spdlog (in the public headers). A static one also lists what a static link needs:
-# OpenBLAS and, when ag::dist runs on it, MPI (Requires.private, or Libs.private when
+# OpenBLAS, oneDNN when built with it, and, when ag::dist runs on it, MPI (Requires.private, or Libs.private when
 # OpenBLAS was found without pkg-config).
 
 # The prefix from the .pc's own folder, so the file stays right after
@@ -33,6 +33,9 @@ if(NOT ATTOGRAD_SHARED)
   if(ATTOGRAD_HAVE_MPI)
     # Debian's alternatives name the installed MPI's C library mpi-c (Open MPI, MPICH).
     list(APPEND _ag_requires mpi-c)
+  endif()
+  if(ATTOGRAD_HAVE_DNNL)
+    list(APPEND AG_PC_LIBS_PRIVATE -ldnnl)   # oneDNN ships no .pc
   endif()
   list(JOIN _ag_requires ", " AG_PC_REQUIRES_PRIVATE)
   list(APPEND AG_PC_LIBS_PRIVATE -pthread)   # the thread pool (core/runtime.cpp)

@@ -5,6 +5,7 @@
 #include "gemm.h"
 #include "kernels/kernels.h"
 #include "kernels/half.h"
+#include "kernels/matmul_dnnl.h"
 
 namespace ag::kernels {
 namespace {
@@ -37,10 +38,25 @@ Strides batch_strides(const Tensor& t, const Shape& batch) {
   return st;
 }
 
+// A 16-bit operand in f32, keeping a transposed layout (x @ W^T reads W (N, K) as a
+// column-major (K, N)): its contiguous transpose converts through the vector kernels,
+// where the transposed view took a strided path about 5x slower (half_bench, decoding).
+Tensor widen(const Tensor& t) {
+  if (!is_half(t) || t.dim() < 2 || t.is_contiguous()) return as_f32(t);
+  Tensor tt = t.transpose(-1, -2);
+  return tt.is_contiguous() ? convert(tt, DType::f32).transpose(-1, -2) : as_f32(t);
+}
+
 }  // namespace
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
-  if (is_half(a_in) || is_half(b_in)) return to_half(matmul(as_f32(a_in), as_f32(b_in)), a_in.dtype());
+  if (is_half(a_in) || is_half(b_in)) {
+    // bf16 on CPUs with AMX: oneDNN (kernels/matmul_dnnl.h says why); otherwise, and for
+    // f16, f32 around sgemm, rounded once. Empty products take the f32 path's shortcuts.
+    if (a_in.numel() > 0 && b_in.numel() > 0)
+      if (Tensor r = matmul_dnnl(a_in, b_in); r.defined()) return r;
+    return to_half(matmul(widen(a_in), widen(b_in)), a_in.dtype());
+  }
   // a (..., M, K), b (..., K, N): both at least 2-D here (ops/linalg.cpp handles 1-D).
   Tensor a = a_in, b = b_in;
   const int64_t M = a.shape()[a.dim() - 2], K = a.shape()[a.dim() - 1];

@@ -1,0 +1,24 @@
+#pragma once
+// The bf16 matmul engine (issue 25): oneDNN's bf16 matmul primitive (f32 accumulation,
+// the result rounded once to bf16) where it beats converting to f32 around OpenBLAS's
+// sgemm, which is on CPUs with AMX only (tools/benchmarks/README.md, half_bench:
+// about 6x on the GPT step's products there; without AMX oneDNN's bf16 kernels are
+// 1.1x (AVX512_BF16) to 4x (AVX-512) slower than the conversion). Internal header.
+#include "kernels/kernels.h"
+
+namespace ag::kernels {
+
+// a (..., M, K) @ b (..., K, N), both bf16, batch dims broadcast, M, N, K > 0; an
+// undefined tensor when the engine is off or oneDNN declines (no build support, no
+// kernel for this CPU or layout, an error), and the caller converts to f32 instead.
+Tensor matmul_dnnl(const Tensor& a, const Tensor& b);
+
+// Which engine bf16 matmul uses: automatic (oneDNN on CPUs with AMX, the conversion
+// elsewhere), or forced either way (tests, benchmarks). Forcing oneDNN on a CPU without
+// bf16 kernels still falls back. Returns the previous setting.
+enum class HalfGemm { automatic, dnnl, convert };
+HalfGemm set_half_gemm(HalfGemm e);
+// Whether the library was built with oneDNN.
+bool have_dnnl();
+
+}  // namespace ag::kernels

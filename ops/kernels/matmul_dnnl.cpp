@@ -1,0 +1,141 @@
+// bf16 matmul through oneDNN (kernels/matmul_dnnl.h). One matmul primitive per call,
+// batch dims broadcast by oneDNN, operands read in place through their strides; oneDNN's
+// primitive cache makes the repeated shapes of a training step cheap to set up (the
+// figures of tools/benchmarks/README.md include that cost).
+#include "kernels/matmul_dnnl.h"
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+
+#if ATTOGRAD_HAVE_DNNL
+#include <dlfcn.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace ag::kernels {
+namespace {
+std::atomic<HalfGemm> g_engine{HalfGemm::automatic};
+}  // namespace
+
+HalfGemm set_half_gemm(HalfGemm e) { return g_engine.exchange(e); }
+bool have_dnnl() { return ATTOGRAD_HAVE_DNNL != 0; }
+
+#if !ATTOGRAD_HAVE_DNNL
+Tensor matmul_dnnl(const Tensor&, const Tensor&) { return {}; }
+#else
+namespace {
+
+using dnnl::memory;
+
+// oneDNN picks AMX kernels only where the CPU has them (and ONEDNN_MAX_CPU_ISA allows).
+bool cpu_has_amx() {
+  static const bool amx = [] {
+    try {
+      const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+      constexpr unsigned want = dnnl_cpu_isa_avx512_core_amx;  // a bit mask of the ISA's features
+      return (isa & want) == want;
+    } catch (const dnnl::error&) { return false; }
+  }();
+  return amx;
+}
+
+// Debian's oneDNN runs on OpenMP. Each call runs on the calling thread alone: with two
+// threads, OpenMP's spinning workers and OpenBLAS's (f32 products between the bf16
+// ones) fight for the cores and a product took 10-100x longer (half_bench, "_1t"). The
+// OpenMP calls are looked up at run time (libgomp comes with libdnnl), so the library
+// needs no -fopenmp.
+struct OmpThreads {
+  using Set = void (*)(int);
+  using Get = int (*)();
+  Set set = nullptr;
+  Get get = nullptr;
+  OmpThreads() {
+    set = reinterpret_cast<Set>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+    get = reinterpret_cast<Get>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  }
+};
+
+// Sets the calling thread's OpenMP thread count to 1 for its lifetime.
+class OneThread {
+ public:
+  OneThread() {
+    static const OmpThreads omp;
+    if (omp.set && omp.get) set_ = omp.set, saved_ = omp.get(), set_(1);
+  }
+  ~OneThread() {
+    if (set_) set_(saved_);
+  }
+  OneThread(const OneThread&) = delete;
+  OneThread& operator=(const OneThread&) = delete;
+
+ private:
+  OmpThreads::Set set_ = nullptr;
+  int saved_ = 1;
+};
+
+// t's dims and strides padded on the left to nd dims; a size-1 dim (padded or not) gets
+// a stride past the whole tensor, as oneDNN expects of a dense layout.
+memory::desc md_of(const Shape& shape, const Strides& strides, int64_t nd) {
+  memory::dims dims(nd, 1), st(nd, 0);
+  const int64_t lead = nd - shape.size();
+  int64_t span = 1;
+  for (int64_t i = 0; i < shape.size(); ++i) span = std::max(span, shape[i] * strides[i]);
+  for (int64_t i = 0; i < nd; ++i) {
+    const int64_t s = i < lead ? 1 : shape[i - lead];
+    dims[i] = s;
+    st[i] = s == 1 ? span : strides[i - lead];
+  }
+  return memory::desc(dims, memory::data_type::bf16, st);
+}
+
+// Whether oneDNN reads t in place: the last two dims row- or column-major, no batch dim
+// broadcast by a zero stride (expand).
+bool readable(const Tensor& t) {
+  const int64_t d = t.dim();
+  const int64_t r = t.shape()[d - 2], c = t.shape()[d - 1], s0 = t.strides()[d - 2], s1 = t.strides()[d - 1];
+  bool ok = (c == 1 || s1 == 1) && (r == 1 || s0 >= c);
+  ok = ok || ((r == 1 || s0 == 1) && (c == 1 || s1 >= r));
+  for (int64_t i = 0; i + 2 < d; ++i) ok = ok && (t.shape()[i] == 1 || t.strides()[i] > 0);
+  return ok;
+}
+
+}  // namespace
+
+Tensor matmul_dnnl(const Tensor& a_in, const Tensor& b_in) {
+  const HalfGemm e = g_engine.load();
+  if (e == HalfGemm::convert || a_in.dtype() != DType::bf16 || b_in.dtype() != DType::bf16) return {};
+  if (e == HalfGemm::automatic && !cpu_has_amx()) return {};
+  const int64_t nd = std::max(a_in.dim(), b_in.dim());
+  if (nd > DNNL_MAX_NDIMS) return {};
+  Tensor a = readable(a_in) ? a_in : contiguous(a_in), b = readable(b_in) ? b_in : contiguous(b_in);
+  // a (..., M, K), b (..., K, N) -> out (batch..., M, N), batch broadcast.
+  Shape abatch, bbatch;
+  for (int64_t i = 0; i + 2 < a.dim(); ++i) abatch.push_back(a.shape()[i]);
+  for (int64_t i = 0; i + 2 < b.dim(); ++i) bbatch.push_back(b.shape()[i]);
+  Shape out_shape = broadcast_shapes(abatch, bbatch, "matmul");
+  out_shape.push_back(a.shape()[a.dim() - 2]);
+  out_shape.push_back(b.shape()[b.dim() - 1]);
+  Tensor out = empty(out_shape, DType::bf16, "matmul");
+  OneThread one;  // before the primitive is made: oneDNN sizes its work split by the thread count
+  try {
+    static const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    thread_local dnnl::stream strm(eng);
+    const memory::desc amd = md_of(a.shape(), a.strides(), nd), bmd = md_of(b.shape(), b.strides(), nd),
+                       cmd = md_of(out.shape(), out.strides(), nd);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(amd, bmd, cmd), eng);
+    // A reference implementation (an odd layout) is slower than converting to f32.
+    if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return {};
+    dnnl::matmul prim(pd);
+    memory am(amd, eng, a.data<BFloat16>()), bm(bmd, eng, b.data<BFloat16>()), cm(cmd, eng, out.data<BFloat16>());
+    prim.execute(strm, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+    strm.wait();
+  } catch (const dnnl::error&) {
+    return {};  // no kernel for this CPU or layout: the caller converts to f32
+  }
+  return out;
+}
+#endif
+
+}  // namespace ag::kernels

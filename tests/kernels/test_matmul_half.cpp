@@ -1,0 +1,108 @@
+// bf16 / f16 matmul against the f32 product of the same 16-bit operands, rounded once
+// (PyTorch's CPU rule), through every engine this build has (kernels/matmul_dnnl.h:
+// oneDNN where built with it, the f32 conversion around sgemm always): odd sizes, K = 1,
+// empty operands, batched and broadcast batch dims, transposed, strided and expanded
+// operands.
+#include <doctest/doctest.h>
+
+#include <attograd/attograd.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/matmul_dnnl.h"
+
+using namespace ag;
+namespace k = ag::kernels;
+
+namespace {
+
+// Selects a bf16 GEMM engine for the scope.
+struct EngineGuard {
+  explicit EngineGuard(k::HalfGemm e) : saved(k::set_half_gemm(e)) {}
+  ~EngineGuard() { k::set_half_gemm(saved); }
+  EngineGuard(const EngineGuard&) = delete;
+  EngineGuard& operator=(const EngineGuard&) = delete;
+  k::HalfGemm saved;
+};
+
+// a @ b in dtype d (a, b f32 holding values exact in d) against the f32 product rounded
+// once: within one ulp of d (2^-7 relative for bf16, 2^-10 for f16) plus f32 summation-
+// order noise (K * 2^-23 of sum |a_ik b_kj|). Returns whether every element passes.
+bool matches_rounded_f32(const Tensor& a, const Tensor& b, DType d, const std::string& what) {
+  Tensor got = matmul(a.to(d), b.to(d));
+  Tensor ref = matmul(a, b);
+  CHECK_MESSAGE(got.dtype() == d, what);
+  CHECK_MESSAGE(got.shape() == ref.shape(), what);
+  if (got.shape() != ref.shape() || ref.numel() == 0) return got.shape() == ref.shape();
+  const double ulp = d == DType::bf16 ? std::ldexp(1.0, -7) : std::ldexp(1.0, -10);
+  const double k_dim = a.dim() >= 2 ? static_cast<double>(a.size(-1)) : static_cast<double>(a.numel());
+  Tensor tol = abs(ref) * ulp + matmul(abs(a), abs(b)) * (k_dim * std::ldexp(1.0, -23)) + 1e-30;
+  Tensor over = abs(got.to(DType::f32) - ref) - tol;
+  const double worst = over.max().item<double>();
+  CHECK_MESSAGE(worst <= 0, what, ": worst excess over tolerance ", worst);
+  return worst <= 0;
+}
+
+// Values exact in bf16 and f16 (8 significant bits, moderate range).
+Tensor operand(const Shape& s) { return (randn(s) * 4).to(DType::bf16).to(DType::f32); }
+
+std::vector<k::HalfGemm> engines() {
+  std::vector<k::HalfGemm> e = {k::HalfGemm::automatic, k::HalfGemm::convert};
+  if (k::have_dnnl()) e.push_back(k::HalfGemm::dnnl);
+  return e;
+}
+
+const char* engine_name(k::HalfGemm e) {
+  return e == k::HalfGemm::automatic ? "automatic" : e == k::HalfGemm::dnnl ? "dnnl" : "convert";
+}
+
+}  // namespace
+
+TEST_CASE("bf16 and f16 matmul equal the f32 product rounded once, every engine and layout") {
+  manual_seed(25);
+  for (k::HalfGemm e : engines()) {
+    EngineGuard guard(e);
+    for (DType d : {DType::bf16, DType::f16}) {
+      const std::string tag = std::string(engine_name(e)) + " " + std::string(name(d)) + ": ";
+      // Odd sizes and tails of the vector kernels, K = 1, a row, a column.
+      CHECK(matches_rounded_f32(operand({7, 13}), operand({13, 5}), d, tag + "7x13 @ 13x5"));
+      CHECK(matches_rounded_f32(operand({33, 65}), operand({65, 17}), d, tag + "33x65 @ 65x17"));
+      CHECK(matches_rounded_f32(operand({130, 257}), operand({257, 70}), d, tag + "130x257 @ 257x70"));
+      CHECK(matches_rounded_f32(operand({5, 1}), operand({1, 9}), d, tag + "K = 1"));
+      CHECK(matches_rounded_f32(operand({1, 31}), operand({31, 1}), d, tag + "1x31 @ 31x1"));
+      // 1-D operands (ops/linalg.cpp makes them 2-D).
+      CHECK(matches_rounded_f32(operand({31}), operand({31, 6}), d, tag + "vector @ matrix"));
+      CHECK(matches_rounded_f32(operand({6, 31}), operand({31}), d, tag + "matrix @ vector"));
+      // Empty: no rows, no columns, K = 0 (zeros).
+      CHECK(matches_rounded_f32(operand({0, 4}), operand({4, 3}), d, tag + "0x4 @ 4x3"));
+      CHECK(matches_rounded_f32(operand({3, 4}), operand({4, 0}), d, tag + "3x4 @ 4x0"));
+      CHECK(matches_rounded_f32(operand({3, 0}), operand({0, 4}), d, tag + "3x0 @ 0x4"));
+      Tensor z = matmul(operand({3, 0}).to(d), operand({0, 4}).to(d));
+      CHECK(abs(z.to(DType::f32)).max().item<double>() == 0);
+      // Batched, and batch dims broadcast either way.
+      CHECK(matches_rounded_f32(operand({4, 9, 11}), operand({4, 11, 6}), d, tag + "batched"));
+      CHECK(matches_rounded_f32(operand({2, 3, 5, 7}), operand({7, 4}), d, tag + "(2,3,5,7) @ (7,4)"));
+      CHECK(matches_rounded_f32(operand({7, 4}).t().contiguous(), operand({2, 3, 7, 5}), d, tag + "(4,7) @ batch"));
+      CHECK(matches_rounded_f32(operand({3, 1, 5, 7}), operand({2, 7, 4}), d, tag + "(3,1,5,7) @ (2,7,4)"));
+      CHECK(matches_rounded_f32(operand({0, 5, 7}), operand({7, 4}), d, tag + "empty batch"));
+      // Transposed views (x @ W^T, g^T @ x), a batched transpose, strided and expanded.
+      CHECK(matches_rounded_f32(operand({19, 23}), operand({29, 23}).t(), d, tag + "x @ W^T"));
+      CHECK(matches_rounded_f32(operand({23, 19}).t(), operand({23, 29}), d, tag + "g^T @ x"));
+      CHECK(matches_rounded_f32(operand({3, 8, 5}), operand({3, 6, 5}).transpose(1, 2), d, tag + "q @ k^T"));
+      Tensor big = operand({20, 30});
+      CHECK(matches_rounded_f32(big.slice(0, 0, 20, 2).slice(1, 1, 30, 3), operand({10, 7}), d, tag + "strided"));
+      CHECK(matches_rounded_f32(operand({5, 6}), operand({6, 3}).expand({4, 6, 3}), d, tag + "expanded b"));
+      CHECK(matches_rounded_f32(operand({1, 5, 6}).expand({4, 5, 6}), operand({4, 6, 3}), d, tag + "expanded a"));
+    }
+  }
+}
+
+TEST_CASE("bf16 matmul: every engine gives the same shape errors") {
+  for (k::HalfGemm e : engines()) {
+    EngineGuard guard(e);
+    CHECK_THROWS_AS(matmul(ones({2, 3, 4}, DType::bf16), ones({3, 4, 5}, DType::bf16)), ShapeError);
+    CHECK_THROWS_AS(matmul(ones({2, 3}, DType::bf16), ones({4, 5}, DType::bf16)), ShapeError);
+  }
+}
