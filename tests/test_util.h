@@ -111,6 +111,14 @@ struct Fixture {
                          kRegenerate + ")");
     return it->second;
   }
+  // The tensors whose keys start with `prefix`, keyed without it (one module's state
+  // dict out of a fixture holding several).
+  ag::TensorMap with_prefix(const std::string& prefix) const {
+    ag::TensorMap m;
+    for (const auto& entry : tensors)
+      if (entry.first.rfind(prefix, 0) == 0) m.insert(entry.first.substr(prefix.size()), entry.second);
+    return m;
+  }
   std::size_t size() const { return tensors.size(); }
   auto begin() const { return tensors.begin(); }
   auto end() const { return tensors.end(); }

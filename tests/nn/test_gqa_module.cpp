@@ -30,14 +30,6 @@ void randomize(nn::Module& m, uint64_t seed) {
   m.load_state_dict(sd);
 }
 
-// Keys of `t` that start with `prefix`, with the prefix removed.
-TensorMap with_prefix(const test_util::Fixture& t, const std::string& prefix) {
-  TensorMap m;
-  for (auto& [k, v] : t)
-    if (k.rfind(prefix, 0) == 0) m.insert(k.substr(prefix.size()), v);
-  return m;
-}
-
 // forward_step over a prefill of 3 positions, then one position per step, gives the rows
 // of the full causal forward `full` (B, T, E) to 1e-12; the cache grows by each step's
 // length, its capacity 3, then doubled to 6 and 12 (T = 11).
@@ -74,7 +66,7 @@ TEST_CASE("GroupedQueryAttention matches the gqa fixture for g in {4, 2, 1}, bot
       INFO("g = ", g, ", convention ", convention);
       nn::GroupedQueryAttention attn(nn::GroupedQueryAttentionOptions(E, h).num_kv_heads(g));
       attn->to(DType::f64);
-      attn->load_state_dict(with_prefix(t, p + "param."));  // strict: every key, torch's names
+      attn->load_state_dict(t.with_prefix(p + "param."));  // strict: every key, torch's names
       Tensor q = t.at(p + "input.query").clone().requires_grad_(), k = t.at(p + "input.key").clone().requires_grad_(),
              v = t.at(p + "input.value").clone().requires_grad_();
       nn::AttentionArgs args;
@@ -116,7 +108,7 @@ TEST_CASE("MultiheadAttention: key_padding_mask (true = ignore) against key_keep
   const test_util::Fixture t = test_util::load_fixture("mha_self_causal");
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
   mha->to(DType::f64);
-  mha->load_state_dict(with_prefix(t, "param."));
+  mha->load_state_dict(t.with_prefix("param."));
   const Tensor x = t.at("input.x");
   nn::AttentionArgs a, b;
   a.attn_mask = b.attn_mask = logical_not(t.at("mask.attn"));  // the fixture stores keep masks

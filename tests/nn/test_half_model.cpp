@@ -29,13 +29,6 @@ using test_util::ulp_stats;
 
 namespace {
 
-TensorMap with_prefix(const test_util::Fixture& f, const std::string& prefix) {
-  TensorMap m;
-  for (auto& [k, t] : f)
-    if (k.rfind(prefix, 0) == 0) m.insert(k.substr(prefix.size()), t);
-  return m;
-}
-
 nn::TransformerEncoderLayer encoder_layer() {
   return nn::TransformerEncoderLayer(
       nn::TransformerLayerOptions(32, 4).dim_feedforward(64).dropout(0.0).activation(nn::Activation::GELU));
@@ -53,7 +46,7 @@ TEST_CASE("half model: nn::MultiheadAttention in bf16 against torch.nn.Multihead
   const test_util::Fixture f = test_util::load_fixture("half_ops");
   nn::MultiheadAttention mha(32, 4);
   mha->to(DType::bf16);
-  mha->load_state_dict(with_prefix(f, "bf16.mha.param."));  // strict: PyTorch's names
+  mha->load_state_dict(f.with_prefix("bf16.mha.param."));  // strict: PyTorch's names
   NoGradGuard no_grad;
   const Tensor kv = f.at("bf16.mha.input.kv");                         // (2, 9, 32)
   const Tensor out = mha(f.at("bf16.mha.input.query"), kv, kv).first;  // (2, 6, 32)

@@ -169,17 +169,10 @@ TEST_CASE("a decoder layer returns its cross-attention weights next to the same 
 // PyTorch's names, through the calls a port writes; float64, 1e-8 ----
 namespace {
 
-TensorMap with_prefix(const test_util::Fixture& f, const std::string& prefix) {
-  TensorMap m;
-  for (auto& [k, t] : f)
-    if (k.rfind(prefix, 0) == 0) m.insert(k.substr(prefix.size()), t);
-  return m;
-}
-
 template <class Holder>
 void load_torch(Holder& m, const test_util::Fixture& f, const std::string& prefix) {
   m->to(DType::f64);
-  m->load_state_dict(with_prefix(f, prefix));  // strict: PyTorch's names, every one
+  m->load_state_dict(f.with_prefix(prefix));  // strict: PyTorch's names, every one
 }
 
 }  // namespace
