@@ -101,6 +101,19 @@ bool readable(const Tensor& t) {
   return ok;
 }
 
+// Automatic choice only: products with under 16 rows (M) or under 2^18 multiply-adds go
+// to the conversion path. oneDNN's per-call setup (a primitive descriptor, a cache
+// lookup) outweighs its kernel there: decoding's (B, 1, E) @ W^T at B1 took 17-38 ms per
+// 63 tokens through oneDNN against 14-18 ms this way (ag_bench --workload 8 --dtype
+// bf16, 1 thread, two runs each, while another benchmark ran).
+bool too_small(const Tensor& a, const Tensor& b) {
+  const int64_t m = a.dim() >= 2 ? a.shape()[a.dim() - 2] : 1, k = a.shape()[a.dim() - 1];
+  const int64_t n = b.dim() >= 2 ? b.shape()[b.dim() - 1] : 1;
+  double work = double(m) * double(n) * double(k);
+  for (int64_t i = 0; i + 2 < a.dim(); ++i) work *= double(a.shape()[i]);
+  return m < 16 || work < double(1 << 18);
+}
+
 }  // namespace
 
 Tensor matmul_dnnl(const Tensor& a_in, const Tensor& b_in) {
@@ -109,6 +122,7 @@ Tensor matmul_dnnl(const Tensor& a_in, const Tensor& b_in) {
   if (e == HalfGemm::automatic && !cpu_has_amx()) return {};
   const int64_t nd = std::max(a_in.dim(), b_in.dim());
   if (nd > DNNL_MAX_NDIMS) return {};
+  if (e == HalfGemm::automatic && too_small(a_in, b_in)) return {};
   Tensor a = readable(a_in) ? a_in : contiguous(a_in), b = readable(b_in) ? b_in : contiguous(b_in);
   // a (..., M, K), b (..., K, N) -> out (batch..., M, N), batch broadcast.
   Shape abatch, bbatch;

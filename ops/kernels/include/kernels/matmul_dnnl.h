@@ -13,8 +13,8 @@ namespace ag::kernels {
 // kernel for this CPU or layout, an error), and the caller converts to f32 instead.
 Tensor matmul_dnnl(const Tensor& a, const Tensor& b);
 
-// Which engine bf16 matmul uses: automatic (oneDNN on CPUs with AMX, the conversion
-// elsewhere), or forced either way (tests, benchmarks). Forcing oneDNN on a CPU without
+// Which engine bf16 matmul uses: automatic (oneDNN on CPUs with AMX for products of at
+// least 16 rows and 2^18 multiply-adds, the conversion elsewhere), or forced either way (tests, benchmarks). Forcing oneDNN on a CPU without
 // bf16 kernels still falls back. Returns the previous setting.
 enum class HalfGemm { automatic, dnnl, convert };
 HalfGemm set_half_gemm(HalfGemm e);
