@@ -50,28 +50,34 @@ Tensor run(const Tensor& x, const Tensor& g, const char* name, Row row) {
 
 }  // namespace
 
+// bf16 / f16: the f32 rows on L1-sized chunks (half.h's in_f32_chunks), rounded once.
 Tensor gelu(const Tensor& x, bool tanh) {
-  if (is_half(x)) return to_half(gelu(as_f32(x), tanh), x.dtype());
-  return dispatch_float(x.dtype(), "gelu", [&]<class T>() {
+  return dispatch_float_and_half(x.dtype(), "gelu", [&]<class T>() {
     return run<T>(x, Tensor{}, "gelu", [&](T* o, const T*, const T* a, int64_t n) {
       if constexpr (std::is_same_v<T, float>)
         gelu_row(o, a, n, tanh);
+      else if constexpr (std::is_same_v<T, double>)
+        for (int64_t i = 0; i < n; ++i) o[i] = gelu_scalar(a[i], tanh);
       else
-        for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(gelu_scalar(a[i], tanh));
+        in_f32_chunks(o, static_cast<const T*>(nullptr), a, n,
+                      [&](float* fo, const float*, const float* fa, int64_t m) { gelu_row(fo, fa, m, tanh); });
     });
   });
 }
 
 Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) {
-  if (is_half(x)) return to_half(gelu_backward(as_f32(g), as_f32(x), tanh), x.dtype());
   AG_CHECK(g.shape() == x.shape() && g.dtype() == x.dtype(), ShapeError, "gelu_backward: grad_output ", g.shape(), " ",
            g.dtype(), " must match input ", x.shape(), " ", x.dtype());
-  return dispatch_float(x.dtype(), "gelu_backward", [&]<class T>() {
+  return dispatch_float_and_half(x.dtype(), "gelu_backward", [&]<class T>() {
     return run<T>(x, g, "gelu_backward", [&](T* o, const T* pg, const T* a, int64_t n) {
       if constexpr (std::is_same_v<T, float>)
         gelu_backward_row(o, pg, a, n, tanh);
+      else if constexpr (std::is_same_v<T, double>)
+        for (int64_t i = 0; i < n; ++i) o[i] = pg[i] * dgelu_scalar(a[i], tanh);
       else
-        for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(pg[i] * dgelu_scalar(a[i], tanh));
+        in_f32_chunks(o, pg, a, n, [&](float* fo, const float* fg, const float* fa, int64_t m) {
+          gelu_backward_row(fo, fg, fa, m, tanh);
+        });
     });
   });
 }
