@@ -31,8 +31,15 @@
 //      rotary positions, GQA 8 heads / 2 kv heads, SwiGLU, no biases): vocab 65, context
 //      64, width 128, 4 blocks; one start token, 63 new tokens, KV cache, "extra.no_cache"
 //      recomputing the prefix as in workloads 8, 9
-//  8, 9, 12 with --dtype bf16|f16: the model's weights converted by Module::to(dtype), so
-//      the activations and the KV cache are in that dtype too
+//  13  greedy decoding at batch 1 with a model whose weights do not fit in cache (issue 26):
+//      LLaMA-style, width 1024, 16 heads of 64, 12 blocks, SwiGLU, no biases, vocab 65,
+//      context 64: 151M parameters, random; 63 new tokens with the KV cache (no
+//      recomputation companion: it would take minutes); info.weight_bytes
+//  14  the same at batch 32
+//  15  memory bandwidth: memcpy of 256 MB f32 split over --threads threads;
+//      info.gb_per_s (read + written) per repetition, the roofline of workload 13
+//  8, 9, 12, 13, 14 with --dtype bf16|f16: the model's weights converted by
+//      Module::to(dtype), so the activations and the KV cache are in that dtype too
 //
 // Memory: rss_before_kb is the resident set just before the workload builds anything
 // (libraries loaded, threads set); peak_rss_kb is getrusage's ru_maxrss at the end;
@@ -44,6 +51,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -51,6 +59,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../../examples/copy/trainer.h"
@@ -212,9 +221,49 @@ lm::GPT make_llama() {
                      .mlp(lm::MlpKind::swiglu));
 }
 
-// ---- 8, 9, 12: GPT greedy decoding with and without the KV cache ----------------------
+// Workloads 13 and 14 (issue 26): a model big enough that reading its weights dominates
+// a decode step: LLaMA-style, E 1024, 16 heads of 64, 12 layers, SwiGLU 2816, no biases,
+// 151M parameters (604 MB in f32), random weights.
+lm::GPT make_llama_150m() {
+  manual_seed(1);
+  return lm::GPT(lm::GPTOptions(kGptVocab)
+                     .context(kContext)
+                     .d_model(1024)
+                     .heads(16)
+                     .layers(12)
+                     .bias(false)
+                     .norm(lm::Norm::rms)
+                     .pos(lm::Position::rope)
+                     .mlp(lm::MlpKind::swiglu));
+}
+
+// ---- 15: memory bandwidth (the roofline of a weight-bound decode) ----------------------
+// A stream-like copy of 256 MB f32 (far past the caches) on `--threads` threads, each a
+// contiguous slice; GB/s counts the bytes read plus written.
+Timings bandwidth(const Args& a) {
+  const int64_t n = int64_t{64} << 20;
+  std::vector<float> src(static_cast<std::size_t>(n), 1.0f), dst(static_cast<std::size_t>(n), 0.0f);
+  Timings t = run_reps(a, [&] {
+    std::vector<std::thread> pool;
+    const int64_t per = n / a.threads;
+    for (int w = 0; w < a.threads; ++w)
+      pool.emplace_back([&, w] {
+        const int64_t lo = w * per, hi = w + 1 == a.threads ? n : lo + per;
+        std::memcpy(dst.data() + lo, src.data() + lo, static_cast<std::size_t>(hi - lo) * sizeof(float));
+      });
+    for (auto& th : pool) th.join();
+  });
+  const double bytes = 2.0 * static_cast<double>(n) * sizeof(float);
+  std::vector<double> gbs;
+  for (double s : t.times) gbs.push_back(bytes / s / 1e9);
+  t.info = {{"bytes_moved", bytes}, {"gb_per_s", gbs}};
+  return t;
+}
+
+// ---- 8, 9, 12, 13, 14: GPT greedy decoding with and without the KV cache -----------------
 // B sequences from one start token to the full context: (context - 1) new tokens each.
-Timings gpt_decoding(const Args& a, lm::GPT model, int64_t B) {
+// recompute: also time decoding without the cache (not for the 150M model: minutes).
+Timings gpt_decoding(const Args& a, lm::GPT model, int64_t B, bool recompute_too = true) {
   model->eval();
   model->to(dtype_named(a.dtype));  // --dtype: weights, activations and KV cache
   const int64_t steps = kContext - 1;
@@ -244,10 +293,11 @@ Timings gpt_decoding(const Args& a, lm::GPT model, int64_t B) {
     for (int64_t i = 0; i < steps; ++i) ids = cat({ids, next_of(model(ids))}, 1);
     without = ids;
   };
-  Timings t = run_reps(a, cached, {{"no_cache", recompute}});
+  Timings t = recompute_too ? run_reps(a, cached, {{"no_cache", recompute}}) : run_reps(a, cached);
   // Greedy tokens of the two paths. In f32 they agree; in bf16 / f16 the two paths round
   // differently and an untrained model's near-tied logits may then pick other tokens, so
   // the fraction of equal positions is reported instead of the f32 check.
+  if (!recompute_too) without = with;  // nothing to compare
   const auto tw = with.to_vector<int64_t>(), tn = without.to_vector<int64_t>();
   int64_t equal = 0;
   for (std::size_t i = 0; i < tw.size() && i < tn.size(); ++i) equal += tw[i] == tn[i];
@@ -260,7 +310,13 @@ Timings gpt_decoding(const Args& a, lm::GPT model, int64_t B) {
             {"dtype", a.dtype},
             {"cache_bytes_per_token", kv_bytes},
             {"cache_bytes_allocated", kv_allocated}};
-  if (a.dtype == "f32") t.info["cache_equals_no_cache"] = tw == tn;
+  if (a.dtype == "f32" && recompute_too) t.info["cache_equals_no_cache"] = tw == tn;
+  if (!recompute_too) t.info.erase("cache_tokens_equal_no_cache");
+  t.info["weight_bytes"] = [&] {
+    int64_t b = 0;
+    for (const Tensor& p : model->parameters()) b += p.numel() * static_cast<int64_t>(itemsize(p.dtype()));
+    return b;
+  }();
   return t;
 }
 
@@ -284,6 +340,9 @@ int main(int argc, char** argv) {
     case 10: t = mha(a, a.B, a.L, a.E, a.heads, a.causal != 0); break;
     case 11: t = gqa(a, 16, 256, 256, 8, 2); break;
     case 12: t = gpt_decoding(a, make_llama(), 32); break;
+    case 13: t = gpt_decoding(a, make_llama_150m(), 1, false); break;
+    case 14: t = gpt_decoding(a, make_llama_150m(), 32, false); break;
+    case 15: t = bandwidth(a); break;
   }
   long peak = peak_rss_kb();
   nlohmann::json j = {{"framework", "attograd"},

@@ -26,13 +26,14 @@ struct Args {
   int checkpoint = 0;  // workload 7, ag_bench only: every GPT block under ag::checkpoint
   // workload 7: forward and loss under CPU autocast to this dtype (bf16, f16), or none
   std::string autocast = "none";
-  // workloads 8, 9, 12 (ag_bench only): the GPT's weights, and so its KV cache, in this dtype
+  // workloads 8, 9, 12, 13, 14 (ag_bench only): the GPT's weights, and so its KV cache, in
+  // this dtype
   std::string dtype = "f32";
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << kProgram << ": " << why << "\nusage: " << kProgram
-            << " --workload N (1-12) --threads T --reps R --warmup W"
+            << " --workload N (1-15; 13-15: ag_bench only) --threads T --reps R --warmup W"
                " [--L L --B B --E E --heads H --causal 0|1] [--checkpoint 0|1]"
                " [--autocast bf16|f16|none] [--dtype f32|bf16|f16]\n";
   std::exit(2);
@@ -64,7 +65,9 @@ Args parse(int argc, char** argv) {
       *opts[k] = std::stoi(argv[++i]);
     } catch (const std::exception&) { usage("not an integer after " + k + ": " + argv[i]); }
   }
-  if (a.workload < 1 || a.workload > 12) usage("--workload must be 1..12");
+  if (a.workload < 1 || a.workload > 15) usage("--workload must be 1..15");
+  if (a.workload > 12 && std::string(kProgram) != "ag_bench")
+    usage("workloads 13-15 (the 150M LLaMA decode, memory bandwidth) are ag_bench's only");
   if (a.checkpoint != 0 && (a.workload != 7 || std::string(kProgram) != "ag_bench"))
     usage("--checkpoint (activation checkpointing) is ag_bench's, for workload 7 only");
   if (a.autocast != "none" && a.autocast != "bf16" && a.autocast != "f16")
@@ -73,8 +76,9 @@ Args parse(int argc, char** argv) {
   if (a.dtype != "f32" && a.dtype != "bf16" && a.dtype != "f16")
     usage("--dtype takes f32, bf16 or f16, got " + a.dtype);
   if (a.dtype != "f32" &&
-      ((a.workload != 8 && a.workload != 9 && a.workload != 12) || std::string(kProgram) != "ag_bench"))
-    usage("--dtype (the GPT's weights and KV cache) is ag_bench's, for workloads 8, 9 and 12 only");
+      ((a.workload != 8 && a.workload != 9 && a.workload != 12 && a.workload != 13 && a.workload != 14) ||
+       std::string(kProgram) != "ag_bench"))
+    usage("--dtype (the GPT's weights and KV cache) is ag_bench's, for workloads 8, 9, 12, 13 and 14 only");
   if (a.threads < 1 || a.reps < 1 || a.warmup < 0) usage("need --threads >= 1, --reps >= 1, --warmup >= 0");
   if (a.L < 1 || a.B < 1 || a.heads < 1 || a.E % a.heads != 0) usage("need L, B >= 1 and heads dividing E");
   return a;
