@@ -15,6 +15,7 @@
 #include "kernels/dropout_rows.h"
 #include "kernels/elementwise_rows.h"
 #include "kernels/gelu_rows.h"
+#include "kernels/half_gemv.h"
 #include "kernels/layer_norm_rows.h"
 #include "kernels/sum_rows.h"
 
@@ -44,6 +45,7 @@ namespace ag::kernels {
   FLOAT_STUB(elementwise_rows, where_row) \
   STUB(gelu_rows, gelu_row) \
   STUB(gelu_rows, gelu_backward_row) \
+  STUB(half_gemv, half_gemv_rows) \
   FLOAT_STUB(layer_norm_rows, layer_norm_rows) \
   FLOAT_STUB(layer_norm_rows, layer_norm_backward_rows) \
   STUB(sum_rows, sum_row) \

@@ -2,9 +2,13 @@
 // they are laid out: row-major, or column-major (a transposed view) with the transpose
 // flag. Only a layout BLAS cannot express is copied. When b has no batch dims and a's
 // batch rows are evenly strided, the batch folds into one (B*M, K) @ (K, N) call.
+#include <algorithm>
+
+#include "attograd/detail/parallel.h"
 #include "gemm.h"
 #include "kernels/kernels.h"
 #include "kernels/half.h"
+#include "kernels/half_gemv.h"
 #include "kernels/matmul_dnnl.h"
 
 namespace ag::kernels {
@@ -47,12 +51,40 @@ Tensor widen(const Tensor& t) {
   return tt.is_contiguous() ? convert(tt, DType::f32).transpose(-1, -2) : as_f32(t);
 }
 
+// Decoding's x (..., M, K) @ W^T with W (N, K) contiguous, at most kHalfGemvMaxRows rows
+// in all, both in one 16-bit dtype: half_gemv.h's rows read the weights as they are
+// (the conversion path widened all of W to f32 on every call), threads over N, f32 sums
+// rounded once. Undefined when the product is not of that form.
+Tensor half_gemv(const Tensor& a, const Tensor& b) {
+  if (half_gemm() != HalfGemm::automatic || b.dim() != 2 || a.dim() < 2 || !is_half(b) || a.dtype() != b.dtype())
+    return {};
+  const int64_t K = b.shape()[0], N = b.shape()[1];
+  if (K == 0 || N == 0 || b.strides()[0] != 1 || b.strides()[1] != K || a.numel() == 0 || a.shape()[a.dim() - 1] != K)
+    return {};  // (a mismatch reaches the path that names it)
+  const int64_t rows = a.numel() / K;
+  if (rows > kHalfGemvMaxRows) return {};
+  const Tensor x = convert(a, DType::f32);  // (rows, K) contiguous: a few rows
+  Tensor y = empty(Shape{rows, N}, DType::f32, "matmul");
+  const float* px = x.data<float>();
+  const auto* pw = static_cast<const uint16_t*>(b.raw_data());
+  float* py = y.data<float>();
+  const bool bf16 = b.dtype() == DType::bf16;
+  auto fn = half_gemv_rows.get();
+  detail::parallel_for(N, std::max<int64_t>(1, 16384 / K),
+                       [&](int64_t n0, int64_t n1) { fn(py, N, px, K, pw, K, rows, n0, n1, bf16); });
+  Shape out_shape = a.shape();
+  out_shape[out_shape.size() - 1] = N;
+  return convert(y, b.dtype()).reshape(out_shape);
+}
+
 }  // namespace
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   if (is_half(a_in) || is_half(b_in)) {
-    // bf16 on CPUs with AMX: oneDNN (kernels/matmul_dnnl.h says why); otherwise, and for
-    // f16, f32 around sgemm, rounded once. Empty products take the f32 path's shortcuts.
+    // A few rows by a transposed weight: half_gemv.h. bf16 on CPUs with AMX: oneDNN
+    // (kernels/matmul_dnnl.h says why); otherwise, and for f16, f32 around sgemm,
+    // rounded once. Empty products take the f32 path's shortcuts.
+    if (Tensor r = half_gemv(a_in, b_in); r.defined()) return r;
     if (a_in.numel() > 0 && b_in.numel() > 0)
       if (Tensor r = matmul_dnnl(a_in, b_in); r.defined()) return r;
     return to_half(matmul(widen(a_in), widen(b_in)), a_in.dtype());

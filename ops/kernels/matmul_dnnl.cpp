@@ -20,6 +20,7 @@ std::atomic<HalfGemm> g_engine{HalfGemm::automatic};
 }  // namespace
 
 HalfGemm set_half_gemm(HalfGemm e) { return g_engine.exchange(e); }
+HalfGemm half_gemm() { return g_engine.load(); }
 bool have_dnnl() { return ATTOGRAD_HAVE_DNNL != 0; }
 
 #if !ATTOGRAD_HAVE_DNNL
