@@ -86,6 +86,7 @@ inline const std::map<std::string_view, std::string_view> kHeaderChecks{
     {"dropout_rows", "test_simd"},
     {"elementwise_rows", "test_simd_elementwise"},
     {"gelu_rows", "test_simd_elementwise"},
+    {"half_gemv", "test_simd_elementwise"},
     {"layer_norm_rows", "test_simd_norm_optim"},
     {"sum_rows", "test_simd_norm_optim"},
 };

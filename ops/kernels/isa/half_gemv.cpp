@@ -13,7 +13,9 @@
 namespace ag::kernels {
 namespace {
 
-[[maybe_unused]] float widen_scalar(uint16_t h, bool bf16) { return bf16 ? detail::bf16_bits_to_float(h) : detail::f16_bits_to_float(h); }
+[[maybe_unused]] float widen_scalar(uint16_t h, bool bf16) {
+  return bf16 ? detail::bf16_bits_to_float(h) : detail::f16_bits_to_float(h);
+}
 
 // p[16] -> the sum, pairwise in the order half_gemv.h fixes.
 float fold16(float* p) {
