@@ -16,6 +16,7 @@
 #include "kernels/elementwise_rows.h"
 #include "kernels/gelu_rows.h"
 #include "kernels/layer_norm_rows.h"
+#include "kernels/quant_rows.h"
 #include "kernels/sum_rows.h"
 
 namespace ag::kernels {
@@ -46,6 +47,10 @@ namespace ag::kernels {
   STUB(gelu_rows, gelu_backward_row) \
   FLOAT_STUB(layer_norm_rows, layer_norm_rows) \
   FLOAT_STUB(layer_norm_rows, layer_norm_backward_rows) \
+  STUB(quant_rows, q8_gemv) \
+  STUB(quant_rows, q4_gemv) \
+  STUB(quant_rows, q8_dequant_rows) \
+  STUB(quant_rows, q4_dequant_rows) \
   STUB(sum_rows, sum_row) \
   STUB(sum_rows, accumulate_row)
 
