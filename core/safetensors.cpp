@@ -90,9 +90,11 @@ struct DTypeName {
   DType dtype;
   const char* name;
 };
-constexpr DTypeName kDTypeNames[] = {{DType::f32, "F32"}, {DType::f64, "F64"}, {DType::i32, "I32"},
-                                     {DType::i64, "I64"}, {DType::b8, "BOOL"}, {DType::bf16, "BF16"},
-                                     {DType::f16, "F16"}};  // BF16/F16: raw little-endian bits
+constexpr DTypeName kDTypeNames[] = {{DType::f32, "F32"}, {DType::f64, "F64"},
+                                     {DType::i32, "I32"}, {DType::i64, "I64"},
+                                     {DType::b8, "BOOL"}, {DType::bf16, "BF16"},
+                                     {DType::f16, "F16"}, {DType::i8, "I8"},
+                                     {DType::u8, "U8"}};  // BF16/F16: raw little-endian bits
 
 const char* safetensors_name(DType t) {
   for (const auto& d : kDTypeNames)
@@ -177,7 +179,7 @@ class Reader {
                            [&](const DTypeName& d) { return dt.get<std::string>() == d.name; });
     if (it == std::end(kDTypeNames))
       fail(tn, ": unsupported dtype ", squoted(dt.get<std::string>()),
-           " (attograd reads F32, F64, I32, I64, BOOL, BF16, F16)");
+           " (attograd reads F32, F64, I32, I64, BOOL, BF16, F16, I8, U8)");
     e.dtype = it->dtype;
 
     const json& sh = info["shape"];

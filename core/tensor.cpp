@@ -92,6 +92,8 @@ AG_INSTANTIATE(int64_t)
 AG_INSTANTIATE(bool)
 AG_INSTANTIATE(BFloat16)
 AG_INSTANTIATE(Half)
+AG_INSTANTIATE(int8_t)
+AG_INSTANTIATE(uint8_t)
 #undef AG_INSTANTIATE
 
 // ---- autograd fields ----

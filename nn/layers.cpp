@@ -22,6 +22,7 @@ LinearImpl::LinearImpl(const LinearOptions& o) : Module("Linear"), options(o) {
 }
 
 void LinearImpl::reset_parameters() {
+  AG_CHECK(!is_quantized(), ValueError, "Linear: reset_parameters on a quantized Linear (its f32 weight is gone)");
   init::kaiming_uniform_(weight, std::sqrt(5.0));
   if (bias.defined()) {
     double bound = 1.0 / std::sqrt(static_cast<double>(options.in_features()));
@@ -29,11 +30,40 @@ void LinearImpl::reset_parameters() {
   }
 }
 
-Tensor LinearImpl::forward(const Tensor& x) { return linear(x, weight, bias); }
+Tensor LinearImpl::forward(const Tensor& x) {
+  return is_quantized() ? quant::weight_only_linear(x, qweight, bias, "Linear") : linear(x, weight, bias);
+}
+
+void LinearImpl::set_quantized_weight(quant::QuantizedWeight q) {
+  AG_CHECK(q.defined() && q.out_features() == options.out_features() && q.in_features() == options.in_features(),
+           ShapeError, "Linear.set_quantized_weight: quantized weight (", q.defined() ? q.out_features() : 0, ", ",
+           q.defined() ? q.in_features() : 0, ") does not match Linear(in_features=", options.in_features(),
+           ", out_features=", options.out_features(), ")");
+  const bool first = !is_quantized();
+  AG_CHECK(first || (q.format == qweight.format && q.group_size == qweight.group_size), ValueError,
+           "Linear.set_quantized_weight: already quantized as ", quant::to_string(qweight.format), " (group_size ",
+           qweight.group_size, "), cannot switch to ", quant::to_string(q.format), " (group_size ", q.group_size, ")");
+  qweight = std::move(q);
+  if (!first) return;  // the buffers are registered by address: they now read the new tensors
+  unregister_parameter("weight");
+  weight = Tensor{};
+  register_buffer(qweight.format == quant::Format::int4_weight_only ? "weight_int4" : "weight_int8", &qweight.data);
+  register_buffer("weight_scale", &qweight.scale);
+  if (bias.defined()) {  // inference only: no parameter left for an optimizer to find
+    unregister_parameter("bias");
+    bias = bias.detach();
+    register_buffer("bias", &bias);
+  }
+}
 
 void LinearImpl::pretty_print(std::ostream& os) const {
   os << "Linear(in_features=" << options.in_features() << ", out_features=" << options.out_features()
-     << ", bias=" << (options.bias() ? "true" : "false") << ')';
+     << ", bias=" << (options.bias() ? "true" : "false");
+  if (is_quantized()) {
+    os << ", quantized=" << quant::to_string(qweight.format);
+    if (qweight.group_size) os << ", group_size=" << qweight.group_size;
+  }
+  os << ')';
 }
 
 // ---- Embedding ----

@@ -59,6 +59,8 @@ static Tensor filled(const Shape& shape, Scalar value, std::optional<DType> dtyp
     kernels::fill(t, value.to_double(), op);
   } else if (is_reduced_float(t.dtype())) {  // int64 -> float -> half, as c10's cast
     kernels::fill(t, static_cast<double>(static_cast<float>(value.to_int())), op);
+  } else if (is_byte_int(t.dtype())) {  // i8 / u8: exact in double; fill checks the range
+    kernels::fill(t, static_cast<double>(value.to_int()), op);
   } else {
     dispatch_all(t.dtype(), op, [&]<class T>() {
       const int64_t x = value.to_int();

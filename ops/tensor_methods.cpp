@@ -42,6 +42,8 @@ AG_INSTANTIATE(int64_t)
 AG_INSTANTIATE(bool)
 AG_INSTANTIATE(BFloat16)
 AG_INSTANTIATE(Half)
+AG_INSTANTIATE(int8_t)
+AG_INSTANTIATE(uint8_t)
 #undef AG_INSTANTIATE
 
 // ---- forwarding methods ----

@@ -20,6 +20,8 @@ void dispatch_storage(DType t, const char* op, F&& f) {
   switch (t) {
     case DType::bf16: f.template operator()<BFloat16>(); return;
     case DType::f16: f.template operator()<Half>(); return;
+    case DType::i8: f.template operator()<int8_t>(); return;
+    case DType::u8: f.template operator()<uint8_t>(); return;
     default: dispatch_all(t, op, std::forward<F>(f));
   }
 }
@@ -131,7 +133,12 @@ namespace {
 template <class T>
 void check_fits(double value, DType dtype, const char* op) {
   AG_CHECK(detail::float_fits_int<T>(value), ValueError, op, ": value ", value, " cannot be converted to type ", dtype,
-           " (", sizeof(T) == 8 ? "int64_t" : "int32_t", ") without overflow");
+           " (",
+           sizeof(T) == 8        ? "int64_t"
+           : sizeof(T) == 4      ? "int32_t"
+           : std::is_signed_v<T> ? "int8_t"
+                                 : "uint8_t",
+           ") without overflow");
 }
 }  // namespace
 

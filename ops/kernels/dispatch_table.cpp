@@ -17,6 +17,7 @@
 #include "kernels/gelu_rows.h"
 #include "kernels/half_gemv.h"
 #include "kernels/layer_norm_rows.h"
+#include "kernels/quant_rows.h"
 #include "kernels/sum_rows.h"
 
 namespace ag::kernels {
@@ -48,6 +49,10 @@ namespace ag::kernels {
   STUB(half_gemv, half_gemv_rows) \
   FLOAT_STUB(layer_norm_rows, layer_norm_rows) \
   FLOAT_STUB(layer_norm_rows, layer_norm_backward_rows) \
+  STUB(quant_rows, q8_gemv) \
+  STUB(quant_rows, q4_gemv) \
+  STUB(quant_rows, q8_dequant_rows) \
+  STUB(quant_rows, q4_dequant_rows) \
   STUB(sum_rows, sum_row) \
   STUB(sum_rows, accumulate_row)
 

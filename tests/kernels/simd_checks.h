@@ -88,6 +88,7 @@ inline const std::map<std::string_view, std::string_view> kHeaderChecks{
     {"gelu_rows", "test_simd_elementwise"},
     {"half_gemv", "test_simd_elementwise"},
     {"layer_norm_rows", "test_simd_norm_optim"},
+    {"quant_rows", "test_simd_quant"},
     {"sum_rows", "test_simd_norm_optim"},
 };
 

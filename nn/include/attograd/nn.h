@@ -14,5 +14,6 @@
 #include "attograd/nn/llama.h"
 #include "attograd/nn/loss.h"
 #include "attograd/nn/module.h"
+#include "attograd/nn/quantize.h"
 #include "attograd/nn/tensor_parallel.h"
 #include "attograd/nn/transformer.h"

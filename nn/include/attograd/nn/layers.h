@@ -6,6 +6,7 @@
 
 #include "attograd/nn/module.h"
 #include "attograd/ops.h"
+#include "attograd/quant.h"
 
 namespace ag::nn {
 
@@ -33,10 +34,20 @@ class LinearImpl : public Module {
   Tensor forward(const Tensor& x);  ///< (..., in) -> (..., out)
   void pretty_print(std::ostream& os) const override;
 
+  /// Inference only: swaps the f32 weight for `q` (what ag::quant::quantize_ does to the
+  /// Linears it selects, as torchao swaps the weight of an nn.Linear, so parents' typed
+  /// `Linear` members keep working). `weight` becomes undefined; the state dict then holds
+  /// "weight_int8" (i8) or "weight_int4" (u8) and "weight_scale" (f32) buffers, and the
+  /// bias as a buffer (nn/QUANTIZATION.md). ShapeError when q's shape is not (out, in).
+  void set_quantized_weight(quant::QuantizedWeight q);
+  /// Whether set_quantized_weight was called (forward then runs quant::weight_only_linear).
+  bool is_quantized() const { return qweight.defined(); }
+
   /// The options it was built with (pretty_print shows them).
   LinearOptions options;
-  Tensor weight;  ///< (out, in)
-  Tensor bias;    ///< (out) or undefined
+  Tensor weight;                   ///< (out, in); undefined once quantized
+  Tensor bias;                     ///< (out) or undefined
+  quant::QuantizedWeight qweight;  ///< the quantized weight, or undefined
 };
 /// The holder of LinearImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(Linear);

@@ -1,0 +1,64 @@
+#pragma once
+/// \file
+/// Weight-only quantized weights and their linear product, for inference (torchao's
+/// int8_weight_only / int4_weight_only). Formats, layout and error bounds:
+/// nn/QUANTIZATION.md. The modules and ag::quant::quantize_ are in attograd/nn/quantize.h.
+///
+/// Not op-table ops: they are not differentiable (weight_only_linear records a node whose
+/// backward throws: inference only), so the functions returning a Tensor are declared
+/// with a trailing return type, which the op-table scan (tests/ops/public_ops.h) skips.
+#include <cstdint>
+#include <string>
+
+#include "attograd/tensor.h"
+
+namespace ag::quant {
+
+/// The weight formats.
+enum class Format {
+  int8_weight_only,  ///< int8 (N, K), one f32 scale per output row
+  int4_weight_only,  ///< 4-bit, two per byte (N, K / 2) u8, one f32 scale per group of K
+};
+
+/// "int8_weight_only" / "int4_weight_only".
+std::string to_string(Format f);
+
+/// A quantized weight W (N = out, K = in), symmetric: w ~= q * scale.
+///   int8: data (N, K) i8, q in [-127, 127]; scale (N) f32 = max|w[n, :]| / 127.
+///   int4: data (N, K / 2) u8 (nibble q + 8, low nibbles the first half of each group);
+///         scale (N, K / G) f32 = max|w| / 7 over each group, q in [-7, 7].
+struct QuantizedWeight {
+  Format format = Format::int8_weight_only;  ///< int8 or int4
+  int64_t group_size = 0;                    ///< G for int4 (32 or 64); 0 for int8
+  Tensor data;                               ///< the packed codes (see above)
+  Tensor scale;                              ///< f32 scales (see above)
+
+  bool defined() const { return data.defined(); }        ///< false for a default-constructed one
+  int64_t out_features() const { return data.size(0); }  ///< N
+  int64_t in_features() const {                          ///< K
+    return format == Format::int4_weight_only ? data.size(1) * 2 : data.size(1);
+  }
+};
+
+/// Quantizes w (N, K) (any float dtype, converted to f32): round half to even, clamped.
+/// ValueError for a non-finite weight, an int4 group size other than 32 or 64, or K not a
+/// multiple of it (naming both); ShapeError for w not 2-D. Never records a graph.
+QuantizedWeight quantize_weight(const Tensor& w, Format format, int64_t group_size = 0);
+
+/// The f32 weight (N, K) that w stands for: q * scale, element by element.
+auto dequantize(const QuantizedWeight& w) -> Tensor;
+
+/// Empty buffers of the right shapes and dtypes (for loading a state dict into a model
+/// built without the f32 weights).
+QuantizedWeight empty_quantized_weight(int64_t out_features, int64_t in_features, Format format,
+                                       int64_t group_size = 0);
+
+/// y (..., N) = x (..., K) @ dequantize(w)^T (+ bias (N)), computed in f32 (bf16, f16 and
+/// f64 inputs are converted, the result has x's dtype). `who` names the caller in errors
+/// ("Linear"). Inference only: when x or bias requires grad under grad mode, the result
+/// records a node whose backward throws AutogradError "<who>: quantized modules are
+/// inference-only; backward is not supported".
+auto weight_only_linear(const Tensor& x, const QuantizedWeight& w, const Tensor& bias = {},
+                        const std::string& who = "weight_only_linear") -> Tensor;
+
+}  // namespace ag::quant

@@ -1,0 +1,233 @@
+// Weight-only quantized Linear (attograd/quant.h, attograd/nn/quantize.h): a quantized
+// Linear against the f32 one within the format's bound, bf16/f16 inputs, inference-only
+// backward, ag::quant::quantize_ over a module tree (typed members, filter, errors) and
+// the safetensors round trip into a model built without the f32 weights. The kernels at
+// every ISA level: tests/kernels/test_simd_quant.cpp.
+#include <doctest/doctest.h>
+
+#include <attograd/attograd.h>
+#include <attograd/nn/quantize.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+using namespace ag;
+
+namespace {
+
+// x (B, 64) -> (B, 10) through typed Linear members, as GPT blocks hold them.
+struct NetImpl : nn::Module {
+  NetImpl() : nn::Module("Net") {
+    fc1 = register_module("fc1", nn::Linear(64, 96));
+    fc2 = register_module("fc2", nn::Linear(96, 64));
+    head = register_module("head", nn::Linear(nn::LinearOptions(64, 10).bias(false)));
+  }
+  Tensor forward(const Tensor& x) { return head(relu(fc2(relu(fc1(x))))); }
+  nn::Linear fc1{nullptr}, fc2{nullptr}, head{nullptr};
+};
+AG_MODULE(Net);
+
+// The format's bound on |y_q - y_f32| for one output: sum_k |x_k| * scale(n, k) / 2 (each
+// weight is off by at most half its scale), plus f32 summation slack.
+void check_within_bound(const Tensor& x, const nn::Linear& f32, const nn::Linear& q) {
+  const Tensor y = q(x), y_ref = f32(x);
+  const int64_t K = x.size(-1), N = y.size(-1), M = x.numel() / K;
+  const std::vector<float> xs = x.to_vector<float>(), ys = y.to_vector<float>(), rs = y_ref.to_vector<float>();
+  const Tensor deq = quant::dequantize(q->qweight);
+  const std::vector<float> scale = q->qweight.scale.to_vector<float>();
+  const int64_t G = q->qweight.group_size;
+  int bad = 0;
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double bound = 0, mag = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const double s = scale[size_t(G ? n * (K / G) + k / G : n)];
+        bound += std::fabs(xs[size_t(m * K + k)]) * s / 2;
+        mag += std::fabs(xs[size_t(m * K + k)]);
+      }
+      const double d = std::fabs(double(ys[size_t(m * N + n)]) - rs[size_t(m * N + n)]);
+      if (!(d <= bound + 1e-5 * (mag + 1)) && bad++ < 3)
+        FAIL_CHECK("m " << m << " n " << n << ": |diff| " << d << " > bound " << bound);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("quantized Linear: int8 and int4 against the f32 Linear within the format's bound") {
+  manual_seed(3);
+  for (const quant::QuantConfig& cfg :
+       {quant::int8_weight_only(), quant::int4_weight_only(32), quant::int4_weight_only(64)}) {
+    CAPTURE(quant::to_string(cfg.format));
+    CAPTURE(cfg.group_size);
+    nn::Linear f32(128, 37);  // N odd
+    nn::Linear q(128, 37);
+    {
+      NoGradGuard ng;
+      q->weight.copy_(f32->weight);
+      q->bias.copy_(f32->bias);
+    }
+    CHECK(quant::quantize_(q, cfg) == 1);
+    CHECK(q->is_quantized());
+    CHECK_FALSE(q->weight.defined());
+    for (int64_t M : {1, 3, 17}) {
+      CAPTURE(M);
+      check_within_bound(randn({M, 128}), f32, q);
+    }
+    check_within_bound(randn({2, 5, 128}), f32, q);  // leading dims kept
+    CHECK(q(randn({2, 5, 128})).shape() == Shape{2, 5, 37});
+  }
+}
+
+TEST_CASE("quantized_linear: a quantized copy of a Linear, the original untouched") {
+  manual_seed(9);
+  nn::Linear f(64, 5);
+  nn::Linear q = quant::quantized_linear(f, quant::int4_weight_only(64));
+  CHECK_FALSE(f->is_quantized());
+  CHECK(q->is_quantized());
+  CHECK(q->qweight.group_size == 64);
+  CHECK(q->bias.to_vector<float>() == f->bias.to_vector<float>());
+  check_within_bound(randn({3, 64}), f, q);
+  CHECK_THROWS_AS(quant::quantized_linear(q, quant::int8_weight_only()), ValueError);
+}
+
+TEST_CASE("quantized Linear: bf16 / f16 / f64 inputs compute in f32 and return x's dtype") {
+  manual_seed(4);
+  nn::Linear q(64, 9);
+  quant::quantize_(q, quant::int8_weight_only());
+  const Tensor x = randn({3, 64});
+  for (DType dt : {DType::bf16, DType::f16, DType::f64}) {
+    CAPTURE(dt);
+    const Tensor xd = x.to(dt);
+    const Tensor y = q(xd);
+    CHECK(y.dtype() == dt);
+    // the same as converting the input to f32 first and the result back
+    const std::vector<double> a = y.to_vector<double>(), b = q(xd.to(DType::f32)).to(dt).to_vector<double>();
+    CHECK(a == b);
+  }
+}
+
+TEST_CASE("quantized Linear: inference only, backward throws naming the module") {
+  manual_seed(5);
+  nn::Linear q(32, 4);
+  quant::quantize_(q, quant::int4_weight_only(32));
+  CHECK(q->parameters().empty());  // weight and bias became buffers: nothing to train
+  const Tensor x = randn({2, 32}).requires_grad_();
+  const Tensor y = q(x);  // forward runs under grad mode (e.g. below a trainable embedding)
+  CHECK(y.requires_grad());
+  try {
+    y.sum().backward();
+    FAIL("backward through a quantized Linear did not throw");
+  } catch (const AutogradError& e) {
+    CHECK(std::string(e.what()).find("Linear: quantized modules are inference-only; backward is not supported") !=
+          std::string::npos);
+  }
+  NoGradGuard ng;
+  CHECK_FALSE(q(x).requires_grad());
+}
+
+TEST_CASE("quantize_: typed members keep working; filter by name; state-dict names") {
+  manual_seed(6);
+  Net net;
+  const Tensor x = randn({4, 64});
+  const Tensor y_f32 = net(x);
+  const int64_t n = quant::quantize_(net, quant::int8_weight_only(),
+                                     [](nn::Module&, const std::string& fqn) { return fqn != "head"; });
+  CHECK(n == 2);
+  CHECK(net->fc1->is_quantized());
+  CHECK(net->fc2->is_quantized());
+  CHECK_FALSE(net->head->is_quantized());
+  const TensorMap sd = net->state_dict();
+  std::vector<std::string> keys;
+  for (const auto& entry : sd) keys.push_back(entry.first);
+  std::sort(keys.begin(), keys.end());
+  CHECK(keys == std::vector<std::string>{"fc1.bias", "fc1.weight_int8", "fc1.weight_scale", "fc2.bias",
+                                         "fc2.weight_int8", "fc2.weight_scale", "head.weight"});
+  CHECK(sd.at("fc1.weight_int8").dtype() == DType::i8);
+  CHECK(sd.at("fc1.weight_int8").shape() == Shape{96, 64});
+  CHECK(sd.at("fc1.weight_scale").shape() == Shape{96});
+  CHECK(net->parameters().size() == 1);  // head.weight
+  // the parents' typed members call the quantized forward: close to f32, not equal
+  const Tensor y_q = net(x);
+  const double err = max(abs(y_q - y_f32)).item<double>(), ref = max(abs(y_f32)).item<double>();
+  CHECK(err > 0);
+  CHECK(err < 0.05 * ref);
+  // a second call leaves the quantized layers alone and takes the rest
+  CHECK(quant::quantize_(net, quant::int8_weight_only()) == 1);
+  std::ostringstream os;
+  os << *net->fc1;
+  CHECK(os.str() == "Linear(in_features=64, out_features=96, bias=true, quantized=int8_weight_only)");
+}
+
+TEST_CASE("quantize_: int4 errors name the layer and its shapes") {
+  Net net;
+  // fc1 (96, 64), fc2 (64, 96) and head (10, 64): 96 is not a multiple of 64
+  try {
+    quant::quantize_(net, quant::int4_weight_only(64));
+    FAIL("no error");
+  } catch (const ValueError& e) {
+    CHECK(std::string(e.what()) ==
+          "quantize_: fc2: quantize_weight: weight shape (64, 96): in_features 96 is not a multiple of group_size 64 "
+          "(int4_weight_only quantizes groups of group_size along in_features)");
+  }
+  CHECK_THROWS_AS(quant::int4_weight_only(48), ValueError);
+  CHECK_THROWS_AS(quant::quantize_weight(randn({4, 8}), quant::Format::int4_weight_only, 16), ValueError);
+  Tensor w = randn({2, 4});
+  w.data<float>()[3] = NAN;
+  CHECK_THROWS_AS(quant::quantize_weight(w, quant::Format::int8_weight_only), ValueError);
+}
+
+TEST_CASE("quantize_: safetensors round trip into a model built without the f32 weights, bit for bit") {
+  for (const quant::QuantConfig& cfg : {quant::int8_weight_only(), quant::int4_weight_only(32)}) {
+    CAPTURE(quant::to_string(cfg.format));
+    manual_seed(7);
+    Net a;
+    quant::quantize_(a, cfg);
+    const std::string path = test_util::tmp_dir("test_quantize", "round_trip") + "/q.safetensors";
+    nn::save(*a, path);
+    const TensorMap file = load_safetensors(path);
+    const bool int4 = cfg.format == quant::Format::int4_weight_only;
+    const std::string codes = int4 ? "fc1.weight_int4" : "fc1.weight_int8";
+    REQUIRE(file.contains(codes));
+    CHECK(file.at(codes).dtype() == (int4 ? DType::u8 : DType::i8));
+    CHECK(file.at(codes).shape() == (int4 ? Shape{96, 32} : Shape{96, 64}));
+    CHECK(file.at("fc1.weight_scale").shape() == (int4 ? Shape{96, 2} : Shape{96}));
+
+    manual_seed(8);  // other random f32 weights, never a's
+    Net b;
+    quant::quantize_(b, cfg);  // the skeleton: shapes and names only
+    nn::load(*b, path);
+    const TensorMap sa = a->state_dict(), sb = b->state_dict();
+    REQUIRE(sa.size() == sb.size());
+    for (const auto& entry : sa) {
+      const std::string& k = entry.first;
+      const Tensor& t = entry.second;
+      CAPTURE(k);
+      const Tensor u = sb.at(k);
+      REQUIRE(u.dtype() == t.dtype());
+      REQUIRE(u.shape() == t.shape());
+      CHECK(std::memcmp(u.contiguous().raw_data(), t.contiguous().raw_data(),
+                        size_t(t.numel()) * itemsize(t.dtype())) == 0);
+    }
+    const Tensor x = randn({3, 64});
+    const std::vector<float> ya = a(x).to_vector<float>(), yb = b(x).to_vector<float>();
+    CHECK(std::memcmp(ya.data(), yb.data(), ya.size() * sizeof(float)) == 0);
+  }
+}
+
+TEST_CASE("i8 / u8 storage dtypes: convert, save, refuse to compute") {
+  const Tensor a = Tensor::from_vector(std::vector<float>{-3.7f, 0.f, 126.9f, 300.f}).to(DType::i8);
+  CHECK(a.dtype() == DType::i8);
+  CHECK(a.to_vector<int64_t>() == std::vector<int64_t>{-3, 0, 126, 44});  // truncation, 300 wraps as torch
+  const Tensor b = full({3}, 200, DType::u8);
+  CHECK(b.to_vector<int64_t>() == std::vector<int64_t>{200, 200, 200});
+  CHECK_THROWS_AS(full({1}, 300, DType::u8), ValueError);
+  CHECK_THROWS_AS(a + a, DTypeError);
+  std::ostringstream os;
+  os << a;
+  CHECK(os.str().find("-3") != std::string::npos);
+}
