@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   int64_t eval_every = 100, checkpoint_every = 200, max_new_tokens = 400;
   uint64_t sample_seed = 1;
   bool resume = false, no_cache = false;
-  std::string norm = "rms", pos = "rope", mlp = "swiglu", precision = "f32";
+  std::string norm = "rms", pos = "rope", mlp = "swiglu", precision = "f32", quantize = "none";
   CLI::App app{"Train a character-level GPT on English text and sample from it."};
   app.option_defaults()->always_capture_default();
   app.footer("Example: attograd-lm --steps 300 --out runs/lm-quick --prompt \"The license\" --top-k 10");
@@ -73,6 +73,10 @@ int main(int argc, char** argv) {
                  "f32, or bf16 / f16 mixed precision: the forward under ag::autocast, f32 master weights; f16 "
                  "scales the loss with amp::GradScaler")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}));
+  app.add_option("--quantize", quantize,
+                 "after training: quantize the Linear layers (ag::quant::quantize_, nn/QUANTIZATION.md), then "
+                 "evaluate and generate again: int8 or int4 (weight-only, groups of 32)")
+      ->check(CLI::IsMember({"none", "int8", "int4"}));
   app.add_option("--layers", c.layers, "Transformer blocks")->check(CLI::PositiveNumber);
   app.add_option("--dropout", c.dropout, "dropout probability")->check(CLI::Range(0.0, 0.99));
   app.add_option("--batch", c.batch, "windows per micro-batch")->check(CLI::PositiveNumber);
@@ -286,6 +290,34 @@ int main(int argc, char** argv) {
       plot::line_chart(out + "/loss.png", "Character LM loss", {train_curve, val_curve}, "step", "loss (nats/char)");
     std::cout << "  picture: " << out << "/loss.png\n  model:   " << out
               << "/model.safetensors (metrics.json, eval.safetensors beside it)\n";
+    if (quantize != "none") {
+      // Weight-only quantization of the trained model: the same held-out windows and the
+      // same prompt and sampling seed, against the f32 figures above.
+      const auto [done, kept] = quantize_for_inference(run.model, quantize);
+      const double q_val = evaluate(run.model, val, c.precision);
+      double q_tps = 0;
+      if (max_new_tokens > 0) {
+        Generator q_gen(sample_seed);
+        auto tg = Clock::now();
+        generate(run.model, corpus.vocab.encode(prompt), max_new_tokens, so, q_gen, !no_cache);
+        q_tps = static_cast<double>(max_new_tokens) / std::max(seconds_since(tg), 1e-9);
+      }
+      std::cout << "\n"
+                << quantize << " weights (" << done << " Linear layers quantized, " << kept
+                << " kept f32): held-out loss " << plot::fmt(q_val, 4) << " nats/char (f32 " << plot::fmt(val_loss, 4)
+                << ", " << (q_val >= val_loss ? "+" : "") << plot::fmt(q_val - val_loss, 4) << ")";
+      if (max_new_tokens > 0)
+        std::cout << ", generation " << plot::fmt(q_tps, 1) << " tokens/s (f32 " << plot::fmt(gen_tps, 1) << ")";
+      std::cout << "\n";
+      metrics["quantized"] = {{"format", quantize},
+                              {"layers_quantized", done},
+                              {"layers_kept_f32", kept},
+                              {"val_loss_nats", q_val},
+                              {"generate_tokens_per_s", q_tps}};
+      std::ofstream(out + "/metrics.json") << metrics.dump(2) << "\n";
+      nn::save(*run.model, out + "/model-" + quantize + ".safetensors");
+      std::cout << "  quantized model: " << out << "/model-" << quantize << ".safetensors\n";
+    }
   } catch (const std::exception& e) {
     std::cerr << "lm: " << e.what() << "\n";
     return 1;

@@ -373,3 +373,38 @@ TEST_CASE("--precision f16: an overflowing step is skipped; a resumed run keeps 
   // A checkpoint without "data_gen" is refused by name.
   CHECK_THROWS_WITH_AS(restore_checkpoint_extra(b, Metadata{}), doctest::Contains("'data_gen'"), ValueError);
 }
+
+TEST_CASE("--quantize int8 / int4: a trained GPT's held-out loss within issue 26's bounds; inference only") {
+  Corpus corpus = make_corpus(paragraph(), 0.1, 33);
+  const int64_t V = corpus.vocab.size();
+  const std::vector<Batch> val = sequential_windows(corpus.val, 64, 32);
+  Config c;
+  c.context = 32, c.d_model = 64, c.heads = 2, c.layers = 2, c.batch = 16, c.steps = 150, c.warmup = 10;
+  c.lr = 3e-3, c.seed = 3;
+  c = llama_style(c);
+  Run run(c, V);
+  for (int64_t i = 0; i < c.steps; ++i) train_step(run, corpus.train);
+  const double f32_loss = evaluate(run.model, val);
+  const std::string path = std::string(AG_TMP_DIR) + "/test_lm_quantize.safetensors";
+  nn::save(*run.model, path);
+  for (const std::string format : {"int8", "int4"}) {
+    CAPTURE(format);
+    Run q(c, V);
+    nn::load(*q.model, path);
+    const std::pair<int64_t, int64_t> counts = quantize_for_inference(q.model, format);
+    const int64_t done = counts.first, kept = counts.second;
+    const int64_t linears = done + kept;
+    CHECK(done > 0);
+    // int4: SwiGLU's w2 (in_features 176 at d_model 64, not a multiple of 32) stays f32.
+    CHECK(kept == (format == "int4" ? c.layers : 0));
+    const double loss = evaluate(q.model, val);
+    MESSAGE(format << ": held-out " << loss << " against f32 " << f32_loss << " (" << done << " of " << linears
+                   << " Linears quantized)");
+    CHECK(std::abs(loss - f32_loss) < (format == "int8" ? 0.01 : 0.06));
+    // Inference only: a gradient through a quantized layer is refused by name.
+    Tensor out = q.model(val.front().x);
+    CHECK_THROWS_WITH_AS(out.sum().backward(), doctest::Contains("quantized modules are inference-only"),
+                         AutogradError);
+  }
+  CHECK_THROWS_AS(quantize_for_inference(run.model, "int3"), ValueError);
+}
