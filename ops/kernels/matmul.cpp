@@ -62,7 +62,9 @@ Tensor half_gemv(const Tensor& a, const Tensor& b) {
   if (K == 0 || N == 0 || b.strides()[0] != 1 || b.strides()[1] != K || a.numel() == 0 || a.shape()[a.dim() - 1] != K)
     return {};  // (a mismatch reaches the path that names it)
   const int64_t rows = a.numel() / K;
-  if (rows > kHalfGemvMaxRows) return {};
+  // A weight under 2^18 elements (512 KB in 16 bits) stays in cache, where widening it
+  // for sgemm is as fast: the GPT of workload 8 (128 x 384) decoded 9% slower this way.
+  if (rows > kHalfGemvMaxRows || N * K < (int64_t{1} << 18)) return {};
   const Tensor x = convert(a, DType::f32);  // (rows, K) contiguous: a few rows
   Tensor y = empty(Shape{rows, N}, DType::f32, "matmul");
   const float* px = x.data<float>();

@@ -40,7 +40,9 @@ bool matches_rounded_f32(const Tensor& a, const Tensor& b, DType d, const std::s
   if (got.shape() != ref.shape() || ref.numel() == 0) return got.shape() == ref.shape();
   const double ulp = d == DType::bf16 ? std::ldexp(1.0, -7) : std::ldexp(1.0, -10);
   const double k_dim = a.dim() >= 2 ? static_cast<double>(a.size(-1)) : static_cast<double>(a.numel());
-  Tensor tol = abs(ref) * ulp + matmul(abs(a), abs(b)) * (k_dim * std::ldexp(1.0, -23)) + 1e-30;
+  // f16's subnormals (under 2^-14) are spaced 2^-24 apart: half that is the rounding there.
+  const double floor = d == DType::f16 ? std::ldexp(1.0, -25) : 1e-30;
+  Tensor tol = abs(ref) * ulp + matmul(abs(a), abs(b)) * (k_dim * std::ldexp(1.0, -23)) + floor;
   Tensor over = abs(got.to(DType::f32) - ref) - tol;
   const double worst = over.max().item<double>();
   CHECK_MESSAGE(worst <= 0, what, ": worst excess over tolerance ", worst);
@@ -110,15 +112,17 @@ TEST_CASE("bf16 matmul: every engine gives the same shape errors") {
 }
 
 TEST_CASE("decoding's x @ W^T in bf16 / f16: the rows read the 16-bit weights, same bits at every level") {
-  // Up to kHalfGemvMaxRows rows by a transposed contiguous (N, K) weight take
-  // kernels/half_gemv.h; K across the 16-lane body and tails, N odd, batched rows.
+  // Up to kHalfGemvMaxRows rows by a transposed contiguous (N, K) weight of 2^18 elements
+  // or more take kernels/half_gemv.h; K across the 16-lane body and tails, N odd, batched
+  // rows; a smaller weight takes the conversion (checked by the first test case).
   manual_seed(26);
   const k::SimdLevel saved = k::simd_level();
   for (DType d : {DType::bf16, DType::f16}) {
     for (int64_t K : {1, 15, 16, 17, 100, 513}) {
       for (const Shape& xs : {Shape{1, K}, Shape{3, K}, Shape{2, 4, K}, Shape{9, K}}) {
         const std::string what = std::string(name(d)) + " x " + detail::cat(xs) + " @ W^T, K " + std::to_string(K);
-        Tensor x = operand(xs), w = operand({37, K});
+        const int64_t N = ((int64_t{1} << 18) + K - 1) / K | 1;  // the rows' size floor, odd
+        Tensor x = operand(xs), w = operand({N, K});
         CHECK(matches_rounded_f32(x, w.t(), d, what));  // automatic: the rows when 8 or fewer
         // Every level gives the same bits (one summation order, half_gemv.h).
         std::vector<float> first;
@@ -138,7 +142,7 @@ TEST_CASE("decoding's x @ W^T in bf16 / f16: the rows read the 16-bit weights, s
           const std::vector<float> wv = wh.to(DType::f32).to_vector<float>();
           std::vector<float> want;
           for (int64_t i = 0; i < rows; ++i)
-            for (int64_t n = 0; n < 37; ++n) {
+            for (int64_t n = 0; n < N; ++n) {
               float p[16] = {};
               for (int64_t j = 0; j < K; ++j)
                 p[j % 16] = std::fma(xv[size_t(i * K + j)], wv[size_t(n * K + j)], p[j % 16]);
