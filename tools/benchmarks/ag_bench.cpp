@@ -38,6 +38,8 @@
 //  14  the same at batch 32
 //  15  memory bandwidth: memcpy of 256 MB f32 split over --threads threads;
 //      info.gb_per_s (read + written) per repetition, the roofline of workload 13
+//  13, 14 with --quantize int8|int4: every Linear's weight quantized by ag::quant::quantize_
+//      (weight-only; int4 in groups of 32; nn/QUANTIZATION.md)
 //  8, 9, 12, 13, 14 with --dtype bf16|f16: the model's weights converted by
 //      Module::to(dtype), so the activations and the KV cache are in that dtype too
 //
@@ -222,7 +224,7 @@ lm::GPT make_llama() {
 }
 
 // Workloads 13 and 14 (issue 26): a model big enough that reading its weights dominates
-// a decode step: LLaMA-style, E 1024, 16 heads of 64, 12 layers, SwiGLU 2816, no biases,
+// a decode step: LLaMA-style, E 1024, 16 heads of 64, 12 layers, SwiGLU 2736, no biases,
 // 151M parameters (604 MB in f32), random weights.
 lm::GPT make_llama_150m() {
   manual_seed(1);
@@ -265,7 +267,18 @@ Timings bandwidth(const Args& a) {
 // recompute: also time decoding without the cache (not for the 150M model: minutes).
 Timings gpt_decoding(const Args& a, lm::GPT model, int64_t B, bool recompute_too = true) {
   model->eval();
-  model->to(dtype_named(a.dtype));  // --dtype: weights, activations and KV cache
+  model->to(dtype_named(a.dtype));      // --dtype: weights, activations and KV cache
+  int64_t quantized = 0, kept_f32 = 0;  // --quantize (workloads 13, 14): the Linears' weights
+  if (a.quantize != "none") {
+    const quant::QuantConfig qc = a.quantize == "int8" ? quant::int8_weight_only() : quant::int4_weight_only(32);
+    // int4: a Linear whose in_features 32 does not divide (SwiGLU's w2 reads 2736) stays f32.
+    quantized = quant::quantize_(model, qc, [&](nn::Module& m, const std::string&) {
+      const auto* lin = m.as<nn::LinearImpl>();
+      const bool ok = lin != nullptr && (qc.group_size == 0 || lin->options.in_features() % qc.group_size == 0);
+      kept_f32 += lin != nullptr && !ok;
+      return ok;
+    });
+  }
   const int64_t steps = kContext - 1;
   auto next_of = [](const Tensor& logits) {  // (B, n, V) -> (B, 1): argmax of the last row
     return argmax(logits.select(1, logits.size(1) - 1), -1, true);
@@ -308,13 +321,17 @@ Timings gpt_decoding(const Args& a, lm::GPT model, int64_t B, bool recompute_too
             {"cache_tokens_equal_no_cache", static_cast<double>(equal) / static_cast<double>(tw.size())},
             {"parameters", model->num_parameters()},
             {"dtype", a.dtype},
+            {"quantize", a.quantize},
+            {"linears_quantized", quantized},
+            {"linears_kept_f32", kept_f32},
             {"cache_bytes_per_token", kv_bytes},
             {"cache_bytes_allocated", kv_allocated}};
   if (a.dtype == "f32" && recompute_too) t.info["cache_equals_no_cache"] = tw == tn;
   if (!recompute_too) t.info.erase("cache_tokens_equal_no_cache");
   t.info["weight_bytes"] = [&] {
     int64_t b = 0;
-    for (const Tensor& p : model->parameters()) b += p.numel() * static_cast<int64_t>(itemsize(p.dtype()));
+    for (const auto& [name, p] : model->state_dict())  // quantized codes and scales are buffers
+      b += p.numel() * static_cast<int64_t>(itemsize(p.dtype()));
     return b;
   }();
   return t;

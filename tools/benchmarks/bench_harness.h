@@ -29,13 +29,15 @@ struct Args {
   // workloads 8, 9, 12, 13, 14 (ag_bench only): the GPT's weights, and so its KV cache, in
   // this dtype
   std::string dtype = "f32";
+  // workloads 13, 14 (ag_bench only): the Linear weights quantized by ag::quant::quantize_
+  std::string quantize = "none";
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << kProgram << ": " << why << "\nusage: " << kProgram
             << " --workload N (1-15; 13-15: ag_bench only) --threads T --reps R --warmup W"
                " [--L L --B B --E E --heads H --causal 0|1] [--checkpoint 0|1]"
-               " [--autocast bf16|f16|none] [--dtype f32|bf16|f16]\n";
+               " [--autocast bf16|f16|none] [--dtype f32|bf16|f16] [--quantize none|int8|int4]\n";
   std::exit(2);
 }
 
@@ -51,7 +53,8 @@ Args parse(int argc, char** argv) {
                                       {"--heads", &a.heads},
                                       {"--causal", &a.causal},
                                       {"--checkpoint", &a.checkpoint}};
-  std::map<std::string, std::string*> words = {{"--autocast", &a.autocast}, {"--dtype", &a.dtype}};
+  std::map<std::string, std::string*> words = {
+      {"--autocast", &a.autocast}, {"--dtype", &a.dtype}, {"--quantize", &a.quantize}};
   for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
     if (k == "-h" || k == "--help") usage("runs one benchmark workload and prints one JSON line");
@@ -79,6 +82,10 @@ Args parse(int argc, char** argv) {
       ((a.workload != 8 && a.workload != 9 && a.workload != 12 && a.workload != 13 && a.workload != 14) ||
        std::string(kProgram) != "ag_bench"))
     usage("--dtype (the GPT's weights and KV cache) is ag_bench's, for workloads 8, 9, 12, 13 and 14 only");
+  if (a.quantize != "none" && a.quantize != "int8" && a.quantize != "int4")
+    usage("--quantize takes none, int8 or int4, got " + a.quantize);
+  if (a.quantize != "none" && a.workload != 13 && a.workload != 14)
+    usage("--quantize (weight-only Linear layers) is ag_bench's, for workloads 13 and 14 only");
   if (a.threads < 1 || a.reps < 1 || a.warmup < 0) usage("need --threads >= 1, --reps >= 1, --warmup >= 0");
   if (a.L < 1 || a.B < 1 || a.heads < 1 || a.E % a.heads != 0) usage("need L, B >= 1 and heads dividing E");
   return a;
