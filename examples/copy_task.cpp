@@ -147,10 +147,7 @@ int main(int argc, char** argv) {
       const auto gen = extra.find("data_gen");  // .at() would leak std::out_of_range
       AG_CHECK(gen != extra.end(), ValueError, "--resume: ", ckpt, " has no 'data_gen' metadata entry");
       run.data_gen.set_state(gen->second);
-      Metadata scaler_state;  // f16: the loss scale continues (PyTorch's keys under "grad_scaler.")
-      for (const auto& [key, value] : extra)
-        if (key.rfind("grad_scaler.", 0) == 0) scaler_state[key.substr(12)] = value;
-      if (!scaler_state.empty()) run.scaler.load_state_dict(scaler_state);
+      examples::load_scaler_state(run.scaler, extra);  // f16: the loss scale continues
       log().info("resumed from {} at step {}", ckpt, run.sched.last_step());
     }
     log().info(
@@ -188,7 +185,7 @@ int main(int argc, char** argv) {
       if (checkpoint_every > 0 && (s.step % checkpoint_every == 0 || s.step == c.steps)) {
         if (writes_checkpoint) {
           Metadata extra{{"data_gen", run.data_gen.state()}};
-          for (const auto& [key, value] : run.scaler.state_dict()) extra["grad_scaler." + key] = value;
+          examples::save_scaler_state(run.scaler, extra);
           save_checkpoint(ckpt, *run.model, &run.opt, &run.sched, extra);
         }
         dist::barrier();

@@ -30,4 +30,18 @@ inline ag::amp::GradScaler scaler_for(ag::DType precision) {
   return ag::amp::GradScaler(ag::amp::GradScalerOptions().enabled(precision == ag::DType::f16));
 }
 
+// The scaler's state in a checkpoint's extra metadata, PyTorch's keys under
+// "grad_scaler." (nothing for a disabled scaler), and back; a checkpoint without them
+// (another precision) leaves the scaler as it is.
+inline void save_scaler_state(const ag::amp::GradScaler& scaler, ag::Metadata& extra) {
+  for (const auto& [key, value] : scaler.state_dict()) extra["grad_scaler." + key] = value;
+}
+inline void load_scaler_state(ag::amp::GradScaler& scaler, const ag::Metadata& extra) {
+  const std::string prefix = "grad_scaler.";
+  ag::Metadata state;
+  for (const auto& [key, value] : extra)
+    if (key.rfind(prefix, 0) == 0) state[key.substr(prefix.size())] = value;
+  if (!state.empty()) scaler.load_state_dict(state);
+}
+
 }  // namespace examples

@@ -26,6 +26,8 @@
 
 #include <optional>
 #include <ostream>
+#include <string>
+#include <utility>
 
 namespace lm {
 
@@ -118,5 +120,10 @@ class GPTImpl : public nn::Module {
   Tensor final_norm(const Tensor& x) { return ln_f.is_empty() ? rms_f(x) : ln_f(x); }
 };
 AG_MODULE(GPT);
+
+// --quantize: weight-only "int8" or "int4" (groups of 32) for every Linear of the model
+// (ag::quant::quantize_), in place; with int4 a Linear whose in_features 32 does not
+// divide (SwiGLU's w2 at d_model 128: 344) stays f32. Returns {quantized, kept f32}.
+std::pair<int64_t, int64_t> quantize_for_inference(GPT& model, const std::string& format);
 
 }  // namespace lm

@@ -33,7 +33,7 @@ Run::Run(const Config& c, int64_t vocab)
 
 Metadata checkpoint_extra(const Run& run) {
   Metadata extra{{"data_gen", run.data_gen.state()}};
-  for (const auto& [key, value] : run.scaler.state_dict()) extra["grad_scaler." + key] = value;
+  examples::save_scaler_state(run.scaler, extra);
   return extra;
 }
 
@@ -41,11 +41,7 @@ void restore_checkpoint_extra(Run& run, const Metadata& extra) {
   const auto gen = extra.find("data_gen");  // .at() would leak std::out_of_range
   AG_CHECK(gen != extra.end(), ValueError, "lm: the checkpoint has no 'data_gen' metadata entry");
   run.data_gen.set_state(gen->second);
-  const std::string prefix = "grad_scaler.";
-  Metadata scaler_state;
-  for (const auto& [key, value] : extra)
-    if (key.rfind(prefix, 0) == 0) scaler_state[key.substr(prefix.size())] = value;
-  if (!scaler_state.empty()) run.scaler.load_state_dict(scaler_state);
+  examples::load_scaler_state(run.scaler, extra);
 }
 
 StepStats train_step(Run& r, const std::vector<int64_t>& train_ids) {
@@ -76,19 +72,6 @@ StepStats train_step(Run& r, const std::vector<int64_t>& train_ids) {
   r.sched.step();
   return {
       r.sched.last_step(), loss_sum / static_cast<double>(c.accum), lr, norm, c.accum * c.batch * c.context, !stepped};
-}
-
-std::pair<int64_t, int64_t> quantize_for_inference(GPT& model, const std::string& format) {
-  AG_CHECK(format == "int8" || format == "int4", ValueError, "lm: --quantize takes int8 or int4, got '", format, "'");
-  const quant::QuantConfig qc = format == "int8" ? quant::int8_weight_only() : quant::int4_weight_only(32);
-  int64_t kept = 0;
-  const int64_t done = quant::quantize_(model, qc, [&](nn::Module& m, const std::string&) {
-    const auto* lin = m.as<nn::LinearImpl>();
-    const bool ok = lin != nullptr && (qc.group_size == 0 || lin->options.in_features() % qc.group_size == 0);
-    kept += lin != nullptr && !ok;
-    return ok;
-  });
-  return {done, kept};
 }
 
 double evaluate(GPT& model, const std::vector<Batch>& batches, DType precision) {

@@ -80,11 +80,6 @@ struct StepStats {
 // One optimizer step over config.accum micro-batches of random training windows.
 StepStats train_step(Run& r, const std::vector<int64_t>& train_ids);
 
-// --quantize: weight-only "int8" or "int4" (groups of 32) for every Linear of the model
-// (ag::quant::quantize_), in place; with int4 a Linear whose in_features 32 does not
-// divide (SwiGLU's w2 at d_model 128: 344) stays f32. Returns {quantized, kept f32}.
-std::pair<int64_t, int64_t> quantize_for_inference(GPT& model, const std::string& format);
-
 // Mean cross-entropy (nats per character) over the batches, in eval mode, no graph,
 // the forward in `precision` (autocast for bf16 / f16).
 double evaluate(GPT& model, const std::vector<Batch>& batches, DType precision = DType::f32);

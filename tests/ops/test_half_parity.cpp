@@ -17,6 +17,7 @@
 #include <string>
 
 #include "half_ulps.h"
+#include "tensor_checks.h"
 #include "test_util.h"
 
 using namespace ag;
@@ -111,19 +112,6 @@ TEST_CASE("half parity: attention, step by step as torch 1.13 and fused, against
   }
 }
 
-namespace {
-
-// The same values, NaN where NaN (16-bit values widen to f32 exactly).
-bool same_values(const Tensor& a, const Tensor& b) {
-  const std::vector<float> x = a.to(DType::f32).to_vector<float>(), y = b.to(DType::f32).to_vector<float>();
-  if (x.size() != y.size()) return false;
-  for (std::size_t i = 0; i < x.size(); ++i)
-    if (!(x[i] == y[i] || (std::isnan(x[i]) && std::isnan(y[i])))) return false;
-  return true;
-}
-
-}  // namespace
-
 TEST_CASE("gelu in bf16 / f16: L1-sized f32 chunks give the bits of widening the whole tensor") {
   // 1300 elements: two whole 512-element chunks and a tail, on a strided (transposed)
   // input too; values over the range where gelu bends, and its special values.
@@ -139,14 +127,14 @@ TEST_CASE("gelu in bf16 / f16: L1-sized f32 chunks give the bits of widening the
         Tensor y = gelu(x, mode);
         CHECK(y.dtype() == half);
         Tensor want = gelu(x.to(DType::f32), mode).to(half);
-        CHECK(same_values(y, want));
+        CHECK(tc::diff(y, want) == "");  // the same values, NaN where NaN
         // Backward: g * gelu'(x) in f32, rounded once.
         Tensor xg = x.detach().requires_grad_();
         Tensor g = (randn(x.shape(), DType::f32, &gen)).to(half);
         gelu(xg, mode).backward(g);
         Tensor x32 = x.to(DType::f32).detach().requires_grad_();
         gelu(x32, mode).backward(g.to(DType::f32));
-        CHECK(same_values(xg.grad(), x32.grad().to(half)));
+        CHECK(tc::diff(xg.grad(), x32.grad().to(half)) == "");
       }
     }
   }

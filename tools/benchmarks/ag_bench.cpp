@@ -62,6 +62,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "../../examples/copy/trainer.h"
@@ -269,16 +270,7 @@ Timings gpt_decoding(const Args& a, lm::GPT model, int64_t B, bool recompute_too
   model->eval();
   model->to(dtype_named(a.dtype));      // --dtype: weights, activations and KV cache
   int64_t quantized = 0, kept_f32 = 0;  // --quantize (workloads 13, 14): the Linears' weights
-  if (a.quantize != "none") {
-    const quant::QuantConfig qc = a.quantize == "int8" ? quant::int8_weight_only() : quant::int4_weight_only(32);
-    // int4: a Linear whose in_features 32 does not divide (SwiGLU's w2 reads 2736) stays f32.
-    quantized = quant::quantize_(model, qc, [&](nn::Module& m, const std::string&) {
-      const auto* lin = m.as<nn::LinearImpl>();
-      const bool ok = lin != nullptr && (qc.group_size == 0 || lin->options.in_features() % qc.group_size == 0);
-      kept_f32 += lin != nullptr && !ok;
-      return ok;
-    });
-  }
+  if (a.quantize != "none") std::tie(quantized, kept_f32) = lm::quantize_for_inference(model, a.quantize);
   const int64_t steps = kContext - 1;
   auto next_of = [](const Tensor& logits) {  // (B, n, V) -> (B, 1): argmax of the last row
     return argmax(logits.select(1, logits.size(1) - 1), -1, true);
@@ -310,15 +302,10 @@ Timings gpt_decoding(const Args& a, lm::GPT model, int64_t B, bool recompute_too
   // Greedy tokens of the two paths. In f32 they agree; in bf16 / f16 the two paths round
   // differently and an untrained model's near-tied logits may then pick other tokens, so
   // the fraction of equal positions is reported instead of the f32 check.
-  if (!recompute_too) without = with;  // nothing to compare
-  const auto tw = with.to_vector<int64_t>(), tn = without.to_vector<int64_t>();
-  int64_t equal = 0;
-  for (std::size_t i = 0; i < tw.size() && i < tn.size(); ++i) equal += tw[i] == tn[i];
   t.info = {{"batch", B},
             {"steps", steps},
             {"tokens", B * steps},
             {"context", kContext},
-            {"cache_tokens_equal_no_cache", static_cast<double>(equal) / static_cast<double>(tw.size())},
             {"parameters", model->num_parameters()},
             {"dtype", a.dtype},
             {"quantize", a.quantize},
@@ -326,8 +313,13 @@ Timings gpt_decoding(const Args& a, lm::GPT model, int64_t B, bool recompute_too
             {"linears_kept_f32", kept_f32},
             {"cache_bytes_per_token", kv_bytes},
             {"cache_bytes_allocated", kv_allocated}};
-  if (a.dtype == "f32" && recompute_too) t.info["cache_equals_no_cache"] = tw == tn;
-  if (!recompute_too) t.info.erase("cache_tokens_equal_no_cache");
+  if (recompute_too) {
+    const auto tw = with.to_vector<int64_t>(), tn = without.to_vector<int64_t>();
+    int64_t equal = 0;
+    for (std::size_t i = 0; i < tw.size() && i < tn.size(); ++i) equal += tw[i] == tn[i];
+    t.info["cache_tokens_equal_no_cache"] = static_cast<double>(equal) / static_cast<double>(tw.size());
+    if (a.dtype == "f32") t.info["cache_equals_no_cache"] = tw == tn;
+  }
   t.info["weight_bytes"] = [&] {
     int64_t b = 0;
     for (const auto& [name, p] : model->state_dict())  // quantized codes and scales are buffers

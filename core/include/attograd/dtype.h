@@ -154,8 +154,9 @@ namespace detail {
 }  // namespace detail
 
 /// Calls `f.template operator()<T>()` with the C++ type of `t`:
-/// `dispatch(t, "exp", [&]<class T>() { ... });`. The kernels do not compute on bf16/f16
-/// yet: those are a DTypeError naming op (conversions and fills handle them directly).
+/// `dispatch(t, "exp", [&]<class T>() { ... });`. bf16/f16 are a DTypeError naming op here:
+/// kernels take them before dispatching (widened to f32, or their own 16-bit path), and
+/// conversions and fills handle them directly.
 template <class F>
 decltype(auto) dispatch_all(DType t, const char* op, F&& f) {
   switch (t) {
@@ -173,7 +174,7 @@ decltype(auto) dispatch_all(DType t, const char* op, F&& f) {
 }
 
 /// Calls f with a float or double tag for an f32/f64 dtype; DTypeError naming op otherwise
-/// (bf16/f16 too, until the op computes on them).
+/// (bf16/f16 too: the kernels take those before dispatching, as dispatch_all says).
 template <class F>
 decltype(auto) dispatch_float(DType t, const char* op, F&& f) {
   switch (t) {
