@@ -30,3 +30,18 @@ TEST_CASE("a tiny Transformer learns the copy task end to end") {
   CHECK(allclose(run.model->greedy_decode(src, c.len - 1, 1, false).to(DType::f64),
                  run.model->greedy_decode(src, c.len - 1, 1, true).to(DType::f64)));
 }
+
+TEST_CASE("--precision f16 with --tp is refused by name; bf16 with --tp and f16 alone are accepted") {
+  Config c;
+  c.steps = 1;
+  c.tensor_parallel = true;
+  c.precision = DType::f16;
+  CHECK_THROWS_WITH_AS(Run{c}, doctest::Contains("copy_task: --precision f16 with --tp needs a GradScaler"),
+                       ValueError);
+  c.precision = DType::bf16;
+  CHECK_NOTHROW(Run{c});
+  c.tensor_parallel = false;
+  c.precision = DType::f16;
+  Run r(c);
+  CHECK(r.scaler.is_enabled());
+}

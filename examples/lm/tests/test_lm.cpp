@@ -406,5 +406,8 @@ TEST_CASE("--quantize int8 / int4: a trained GPT's held-out loss within issue 26
     CHECK_THROWS_WITH_AS(out.sum().backward(), doctest::Contains("quantized modules are inference-only"),
                          AutogradError);
   }
-  CHECK_THROWS_AS(quantize_for_inference(run.model, "int3"), ValueError);
+  CHECK_THROWS_WITH_AS(quantize_for_inference(run.model, "int3"),
+                       doctest::Contains("lm: --quantize takes int8 or int4, got 'int3'"), ValueError);
+  CHECK_THROWS_WITH_AS(examples::precision_from_name("f8"),
+                       doctest::Contains("--precision must be f32, bf16 or f16, got 'f8'"), ValueError);
 }
