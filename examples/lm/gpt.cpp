@@ -174,17 +174,9 @@ void GPTImpl::pretty_print(std::ostream& os) const {
      << ", tie=" << (options.tie() ? "true" : "false") << ", dropout=" << options.dropout() << ')';
 }
 
-std::pair<int64_t, int64_t> quantize_for_inference(GPT& model, const std::string& format) {
+int64_t quantize_for_inference(GPT& model, const std::string& format) {
   AG_CHECK(format == "int8" || format == "int4", ValueError, "lm: --quantize takes int8 or int4, got '", format, "'");
-  const quant::QuantConfig qc = format == "int8" ? quant::int8_weight_only() : quant::int4_weight_only(32);
-  int64_t kept = 0;
-  const int64_t done = quant::quantize_(model, qc, [&](nn::Module& m, const std::string&) {
-    const auto* lin = m.as<nn::LinearImpl>();
-    const bool ok = lin != nullptr && (qc.group_size == 0 || lin->options.in_features() % qc.group_size == 0);
-    kept += lin != nullptr && !ok;
-    return ok;
-  });
-  return {done, kept};
+  return quant::quantize_(model, format == "int8" ? quant::int8_weight_only() : quant::int4_weight_only(32));
 }
 
 }  // namespace lm

@@ -121,9 +121,9 @@ class GPTImpl : public nn::Module {
 };
 AG_MODULE(GPT);
 
-// --quantize: weight-only "int8" or "int4" (groups of 32) for every Linear of the model
-// (ag::quant::quantize_), in place; with int4 a Linear whose in_features 32 does not
-// divide (SwiGLU's w2 at d_model 128: 344) stays f32. Returns {quantized, kept f32}.
-std::pair<int64_t, int64_t> quantize_for_inference(GPT& model, const std::string& format);
+// --quantize: weight-only "int8" or "int4" (groups of 32; a last partial group, as
+// SwiGLU's w2 at d_model 128 has with in_features 344, is zero-padded) for every Linear of
+// the model (ag::quant::quantize_), in place. Returns how many Linears were quantized.
+int64_t quantize_for_inference(GPT& model, const std::string& format);
 
 }  // namespace lm

@@ -293,7 +293,7 @@ int main(int argc, char** argv) {
     if (quantize != "none") {
       // Weight-only quantization of the trained model: the same held-out windows and the
       // same prompt and sampling seed, against the f32 figures above.
-      const auto [done, kept] = quantize_for_inference(run.model, quantize);
+      const int64_t done = quantize_for_inference(run.model, quantize);
       const double q_val = evaluate(run.model, val, c.precision);
       double q_tps = 0;
       if (max_new_tokens > 0) {
@@ -303,17 +303,14 @@ int main(int argc, char** argv) {
         q_tps = static_cast<double>(max_new_tokens) / std::max(seconds_since(tg), 1e-9);
       }
       std::cout << "\n"
-                << quantize << " weights (" << done << " Linear layers quantized, " << kept
-                << " kept f32): held-out loss " << plot::fmt(q_val, 4) << " nats/char (f32 " << plot::fmt(val_loss, 4)
-                << ", " << (q_val >= val_loss ? "+" : "") << plot::fmt(q_val - val_loss, 4) << ")";
+                << quantize << " weights (" << done << " Linear layers quantized): held-out loss "
+                << plot::fmt(q_val, 4) << " nats/char (f32 " << plot::fmt(val_loss, 4) << ", "
+                << (q_val >= val_loss ? "+" : "") << plot::fmt(q_val - val_loss, 4) << ")";
       if (max_new_tokens > 0)
         std::cout << ", generation " << plot::fmt(q_tps, 1) << " tokens/s (f32 " << plot::fmt(gen_tps, 1) << ")";
       std::cout << "\n";
-      metrics["quantized"] = {{"format", quantize},
-                              {"layers_quantized", done},
-                              {"layers_kept_f32", kept},
-                              {"val_loss_nats", q_val},
-                              {"generate_tokens_per_s", q_tps}};
+      metrics["quantized"] = {
+          {"format", quantize}, {"layers_quantized", done}, {"val_loss_nats", q_val}, {"generate_tokens_per_s", q_tps}};
       std::ofstream(out + "/metrics.json") << metrics.dump(2) << "\n";
       nn::save(*run.model, out + "/model-" + quantize + ".safetensors");
       std::cout << "  quantized model: " << out << "/model-" << quantize << ".safetensors\n";

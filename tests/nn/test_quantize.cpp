@@ -46,7 +46,7 @@ void check_within_bound(const Tensor& x, const nn::Linear& f32, const nn::Linear
     for (int64_t n = 0; n < N; ++n) {
       double bound = 0, mag = 0;
       for (int64_t k = 0; k < K; ++k) {
-        const double s = scale[size_t(G ? n * (K / G) + k / G : n)];
+        const double s = scale[size_t(G ? n * ((K + G - 1) / G) + k / G : n)];
         bound += std::fabs(xs[size_t(m * K + k)]) * s / 2;
         mag += std::fabs(xs[size_t(m * K + k)]);
       }
@@ -163,27 +163,68 @@ TEST_CASE("quantize_: typed members keep working; filter by name; state-dict nam
   CHECK(os.str() == "Linear(in_features=64, out_features=96, bias=true, quantized=int8_weight_only)");
 }
 
-TEST_CASE("quantize_: int4 errors name the layer and its shapes") {
-  Net net;
-  // fc1 (96, 64), fc2 (64, 96) and head (10, 64): 96 is not a multiple of 64
-  try {
-    quant::quantize_(net, quant::int4_weight_only(64));
-    FAIL("no error");
-  } catch (const ValueError& e) {
-    CHECK(std::string(e.what()) ==
-          "quantize_: fc2: quantize_weight: weight shape (64, 96): in_features 96 is not a multiple of group_size 64 "
-          "(int4_weight_only quantizes groups of group_size along in_features)");
+TEST_CASE("quantize_: int4 with a partial last group pads it with zero weights") {
+  // fc2 (64, 96) in groups of 64: one whole group and 32 columns, padded to 128.
+  manual_seed(5);
+  Net f32, net;
+  {
+    NoGradGuard ng;
+    const auto from = f32->named_parameters(), to = net->named_parameters();
+    for (std::size_t i = 0; i < from.size(); ++i) Tensor(to[i].second).copy_(from[i].second);
   }
+  CHECK(quant::quantize_(net, quant::int4_weight_only(64)) == 3);
+  const quant::QuantizedWeight& q = net->fc2->qweight;
+  CHECK(q.in_features() == 96);
+  CHECK(q.pad == 32);
+  CHECK(q.data.shape() == Shape{64, 64});
+  CHECK(q.scale.shape() == Shape{64, 2});
+  // The padded half of the last group holds q = 0 (nibble 8, both nibbles: 0x88): in the
+  // last group's 32 bytes, the low nibbles are its first 32 columns (real), the high
+  // nibbles its last 32 (padding).
+  const std::vector<int64_t> codes = q.data.to_vector<int64_t>();
+  int bad = 0;
+  for (int64_t n = 0; n < 64; ++n)
+    for (int64_t b = 32; b < 64; ++b) bad += (codes[size_t(n * 64 + b)] >> 4) != 8;
+  CHECK(bad == 0);
+  // The scale of the last group is that of its 32 real columns alone.
+  const std::vector<float> w = f32->fc2->weight.to_vector<float>(), sc = q.scale.to_vector<float>();
+  for (int64_t n : {0, 17, 63}) {
+    float mx = 0;
+    for (int64_t k = 64; k < 96; ++k) mx = std::max(mx, std::fabs(w[size_t(n * 96 + k)]));
+    CHECK(sc[size_t(n * 2 + 1)] == doctest::Approx(mx / 7).epsilon(1e-6));
+  }
+  CHECK(quant::dequantize(q).shape() == Shape{64, 96});
+  const Tensor x = randn({5, 96});
+  check_within_bound(x, f32->fc2, net->fc2);
+  // Decode rows (GEMV) and prefill rows (tiles) agree with the dequantized product.
+  for (int64_t rows : {1, 5, 40}) {
+    CAPTURE(rows);
+    const Tensor xr = randn({rows, 96});
+    const Tensor want = matmul(xr, quant::dequantize(q).t()) + net->fc2->bias;
+    CHECK(max(abs(net->fc2(xr) - want)).item<double>() < 1e-4);
+  }
+}
+
+TEST_CASE("quantize_: int4 errors name what is wrong") {
   CHECK_THROWS_AS(quant::int4_weight_only(48), ValueError);
-  CHECK_THROWS_AS(quant::quantize_weight(randn({4, 8}), quant::Format::int4_weight_only, 16), ValueError);
+  CHECK_THROWS_WITH_AS(quant::quantize_weight(randn({4, 8}), quant::Format::int4_weight_only, 16),
+                       "quantize_weight: int4_weight_only group_size must be 32 or 64, got 16", ValueError);
   Tensor w = randn({2, 4});
   w.data<float>()[3] = NAN;
   CHECK_THROWS_AS(quant::quantize_weight(w, quant::Format::int8_weight_only), ValueError);
+  // Codes whose pad does not fill whole groups are refused by the product.
+  quant::QuantizedWeight q = quant::quantize_weight(randn({4, 40}), quant::Format::int4_weight_only, 32);
+  CHECK(q.pad == 24);
+  q.pad = 40;  // K 24 in codes for 64 columns: a whole group of padding
+  CHECK_THROWS_WITH_AS(quant::weight_only_linear(randn({1, 24}), q), doctest::Contains("do not fill whole groups"),
+                       ValueError);
 }
 
 TEST_CASE("quantize_: safetensors round trip into a model built without the f32 weights, bit for bit") {
-  for (const quant::QuantConfig& cfg : {quant::int8_weight_only(), quant::int4_weight_only(32)}) {
+  for (const quant::QuantConfig& cfg :
+       {quant::int8_weight_only(), quant::int4_weight_only(32), quant::int4_weight_only(64)}) {
     CAPTURE(quant::to_string(cfg.format));
+    CAPTURE(cfg.group_size);
     manual_seed(7);
     Net a;
     quant::quantize_(a, cfg);
@@ -195,7 +236,9 @@ TEST_CASE("quantize_: safetensors round trip into a model built without the f32 
     REQUIRE(file.contains(codes));
     CHECK(file.at(codes).dtype() == (int4 ? DType::u8 : DType::i8));
     CHECK(file.at(codes).shape() == (int4 ? Shape{96, 32} : Shape{96, 64}));
-    CHECK(file.at("fc1.weight_scale").shape() == (int4 ? Shape{96, 2} : Shape{96}));
+    CHECK(file.at("fc1.weight_scale").shape() == (int4 ? Shape{96, 64 / cfg.group_size} : Shape{96}));
+    // fc2's in_features 96: three groups of 32, or two of 64 with the last half padded.
+    if (int4) CHECK(file.at("fc2.weight_int4").shape() == Shape{64, cfg.group_size == 32 ? 48 : 64});
 
     manual_seed(8);  // other random f32 weights, never a's
     Net b;

@@ -268,9 +268,9 @@ Timings bandwidth(const Args& a) {
 // recompute: also time decoding without the cache (not for the 150M model: minutes).
 Timings gpt_decoding(const Args& a, lm::GPT model, int64_t B, bool recompute_too = true) {
   model->eval();
-  model->to(dtype_named(a.dtype));      // --dtype: weights, activations and KV cache
-  int64_t quantized = 0, kept_f32 = 0;  // --quantize (workloads 13, 14): the Linears' weights
-  if (a.quantize != "none") std::tie(quantized, kept_f32) = lm::quantize_for_inference(model, a.quantize);
+  model->to(dtype_named(a.dtype));  // --dtype: weights, activations and KV cache
+  int64_t quantized = 0;            // --quantize (workloads 13, 14): the Linears' weights
+  if (a.quantize != "none") quantized = lm::quantize_for_inference(model, a.quantize);
   const int64_t steps = kContext - 1;
   auto next_of = [](const Tensor& logits) {  // (B, n, V) -> (B, 1): argmax of the last row
     return argmax(logits.select(1, logits.size(1) - 1), -1, true);
@@ -310,7 +310,6 @@ Timings gpt_decoding(const Args& a, lm::GPT model, int64_t B, bool recompute_too
             {"dtype", a.dtype},
             {"quantize", a.quantize},
             {"linears_quantized", quantized},
-            {"linears_kept_f32", kept_f32},
             {"cache_bytes_per_token", kv_bytes},
             {"cache_bytes_allocated", kv_allocated}};
   if (recompute_too) {

@@ -25,24 +25,27 @@ std::string to_string(Format f);
 
 /// A quantized weight W (N = out, K = in), symmetric: w ~= q * scale.
 ///   int8: data (N, K) i8, q in [-127, 127]; scale (N) f32 = max|w[n, :]| / 127.
-///   int4: data (N, K / 2) u8 (nibble q + 8, low nibbles the first half of each group);
-///         scale (N, K / G) f32 = max|w| / 7 over each group, q in [-7, 7].
+///   int4: data (N, Kp / 2) u8 (nibble q + 8, low nibbles the first half of each group);
+///         scale (N, Kp / G) f32 = max|w| / 7 over each group, q in [-7, 7]. Kp is K
+///         rounded up to a multiple of G: when G does not divide K, the last group is
+///         filled with Kp - K zero weights (q = 0), and the input is zero-padded to match.
 struct QuantizedWeight {
   Format format = Format::int8_weight_only;  ///< int8 or int4
   int64_t group_size = 0;                    ///< G for int4 (32 or 64); 0 for int8
   Tensor data;                               ///< the packed codes (see above)
   Tensor scale;                              ///< f32 scales (see above)
+  int64_t pad = 0;                           ///< int4: Kp - K, the zero columns that fill the last group
 
   bool defined() const { return data.defined(); }        ///< false for a default-constructed one
   int64_t out_features() const { return data.size(0); }  ///< N
   int64_t in_features() const {                          ///< K
-    return format == Format::int4_weight_only ? data.size(1) * 2 : data.size(1);
+    return format == Format::int4_weight_only ? data.size(1) * 2 - pad : data.size(1);
   }
 };
 
 /// Quantizes w (N, K) (any float dtype, converted to f32): round half to even, clamped.
-/// ValueError for a non-finite weight, an int4 group size other than 32 or 64, or K not a
-/// multiple of it (naming both); ShapeError for w not 2-D. Never records a graph.
+/// ValueError for a non-finite weight or an int4 group size other than 32 or 64;
+/// ShapeError for w not 2-D. Never records a graph.
 QuantizedWeight quantize_weight(const Tensor& w, Format format, int64_t group_size = 0);
 
 /// The f32 weight (N, K) that w stands for: q * scale, element by element.

@@ -41,9 +41,9 @@ using FilterFn = std::function<bool(nn::Module&, const std::string&)>;
 /// Quantizes, in place, every nn::Linear in `model` (itself included, name "") that
 /// filter_fn selects (all of them without one). Each keeps its type, so the parents'
 /// typed members keep working; forward then runs weight_only_linear and backward through
-/// it throws. Linears already quantized are left alone. ValueError (naming the layer and
-/// its shape) for an in_features the int4 group size does not divide. Returns how many
-/// Linears were quantized.
+/// it throws. Linears already quantized are left alone. With int4, an in_features the
+/// group size does not divide gets a zero-padded last group (attograd/quant.h). Returns
+/// how many Linears were quantized.
 int64_t quantize_(nn::Module& model, const QuantConfig& config, const FilterFn& filter_fn = {});
 /// The same on a module holder: quantize_(model, int8_weight_only()).
 template <class Impl>
