@@ -256,6 +256,16 @@ void backward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, in
   }
 }
 
+// Slices per thread so that a part holds at least kParallelGrain multiply-adds (a forward
+// slice costs about L * S * (d + dv), a backward task `times` that): a decode step's
+// slices (L = 1, S <= context) are each well under a microsecond, and handing 4 of them
+// to a second thread cost more than it saved (workload 8 decoded slower at 2 threads
+// than at 1).
+int64_t slice_grain(int64_t L, int64_t S, int64_t d, int64_t dv, int64_t times = 1) {
+  const int64_t work = std::max<int64_t>(1, L * S * (d + dv) * times);
+  return std::max<int64_t>(1, kParallelGrain / work);
+}
+
 // Batch slice b's element offset for a tensor with batch strides `st` over `batch`.
 int64_t batch_offset(int64_t b, const Shape& batch, const Strides& st) {
   int64_t off = 0;
@@ -336,7 +346,7 @@ FlashForward flash_attention_forward(const Tensor& q_in, const Tensor& k_in, con
   dispatch_float(q.dtype(), "flash_attention", [&]<class T>() {
     T* out = r.out.data<T>();
     T* lse = r.lse.data<T>();
-    detail::parallel_for(n, 1, [&](int64_t b0, int64_t b1) {
+    detail::parallel_for(n, slice_grain(L, S, d, dv), [&](int64_t b0, int64_t b1) {
       Scratch<T> sc;
       for (int64_t b = b0; b < b1; ++b)
         forward_slice(slice_at<T>(b, q, k, v, mask, batch, kv_batch, heads, mst, cfg), cfg, L, S, d, dv,
@@ -374,7 +384,7 @@ FlashGrads flash_attention_backward(const Tensor& q_in, const Tensor& k_in, cons
     const T* pl = lse.data<T>();
     const T* pd = dout.data<T>();
     T *gq = g.dq.data<T>(), *gk = g.dk.data<T>(), *gv = g.dv.data<T>();
-    detail::parallel_for(n_kv, 1, [&](int64_t k0, int64_t k1) {
+    detail::parallel_for(n_kv, slice_grain(L, S, d, dv, 2 * heads.group), [&](int64_t k0, int64_t k1) {
       Scratch<T> sc;
       for (int64_t kb = k0; kb < k1; ++kb) {
         T *dk = gk + kb * S * d, *dvv = gv + kb * S * dv;
