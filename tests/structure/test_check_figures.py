@@ -3,10 +3,10 @@
 
     /usr/bin/python3 tests/structure/test_check_figures.py [-v]
 
-Each case writes a small tree (a results file and a README with markers) to a temporary
-folder and runs the checker on it; the last cases tamper with a copy of this tree's
-own marked documents (every *.md with a marker: README.md and the examples' READMEs),
-so a real quoted figure changed by hand must fail.
+Each case writes a small tree (results files and a README with markers) to a temporary
+folder and runs the checker on it; the last case checks this tree's marked documents
+(every *.md the checker lists: README.md and the examples' READMEs) and then a copy of
+each with its first figure changed, which must fail with exactly that one figure.
 """
 import json
 import os
@@ -125,22 +125,20 @@ class CheckFigures(unittest.TestCase):
             with open(os.path.join(ROOT, rel)) as f:
                 text = f.read()
             starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
-            m = next(filter(None, (re.compile(r"<!-- fig:[^>]*-->\**(\d)").match(text, text.index("<!-- fig:", starts[n - 1]))
-                                   for n in lines[rel])), None)
+            number = re.compile(r"<!-- fig:[^>]*-->\**(\d)")
+            for n in lines[rel]:  # the first listed marker followed by a digit
+                m = number.match(text, text.index("<!-- fig:", starts[n - 1]))
+                if m:
+                    break
             self.assertIsNotNone(m, f"{rel}: no marked number to tamper with")
             tampered = text[:m.start(1)] + str((int(m.group(1)) + 1) % 10) + text[m.end(1):]
-            copy = os.path.join(self.root, "tree")
-            shutil.rmtree(copy, ignore_errors=True)
-            os.makedirs(os.path.dirname(os.path.join(copy, rel)), exist_ok=True)
-            with open(os.path.join(copy, rel), "w") as f:
+            # The tampered copy sits outside the tree; its markers still read the tree's files.
+            copy = os.path.join(self.root, os.path.basename(rel))
+            with open(copy, "w") as f:
                 f.write(tampered)
-            for example in os.listdir(os.path.join(ROOT, "examples")):  # every examples/<name>/results
-                results = os.path.join("examples", example, "results")
-                if os.path.isdir(os.path.join(ROOT, results)):
-                    shutil.copytree(os.path.join(ROOT, results), os.path.join(copy, results))
-            rc, out = self.run_on(None, root=copy, files=[rel])
+            rc, out = self.run_on(None, root=ROOT, files=[copy])
             self.assertEqual(rc, 1, f"{rel}: a tampered figure passed:\n{out}")
-            self.assertIn("disagree with their results files", out)
+            self.assertRegex(out, r"quotes '.*' where .* gives '.*'\ncheck_figures: 1 of \d+ quoted figures disagree")
 
 
 if __name__ == "__main__":
