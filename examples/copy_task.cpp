@@ -60,6 +60,8 @@ void draw_attention(const std::string& path, Seq2Seq& model, const Batch& b, con
 
 int main(int argc, char** argv) {
   dist::InitGuard world(&argc, &argv);  // a world of one without mpirun
+  std::string command = argv[0];        // for metrics.json: the run that wrote it
+  for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
   Config c;
   std::string task = "copy", out = "runs/copy", preset, precision = "f32";
   int threads = 1;
@@ -245,6 +247,12 @@ int main(int argc, char** argv) {
                               {"eval_sequences", c.eval},
                               {"steps", c.steps},
                               {"train_seconds", train_secs},
+                              {"eval_seconds", eval_secs},
+                              {"parallel", ddp                 ? "ddp"
+                                           : c.tensor_parallel ? "tp"
+                                                               : "none"},
+                              {"world_size", dist::world_size()},
+                              {"command", command},
                               {"final_loss", loss_y.empty() ? 0.0 : loss_y.back()},
                               {"precision", precision},
                               {"grad_scaler_skipped_steps", skipped},

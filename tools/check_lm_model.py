@@ -179,6 +179,12 @@ def main():
     print(f"{run}: {sum(p.numel() for p in model.parameters())} parameters, sizes {sizes}, {arch}")
     print(f"logits {tuple(ours.shape)}: max |attograd - PyTorch| = {diff:.3e} (tolerance {tol:g})")
     print(f"PyTorch's loss on the window's own next characters: {loss:.4f} nats/char")
+    # The figures for examples/lm/README.md (copied to examples/lm/results/torch-check.json).
+    with open(f"{run}/torch_check.json", "w") as f:
+        json.dump({"max_abs_logit_difference": diff, "tolerance": tol, "torch_loss_nats": loss,
+                   "torch_version": torch.__version__, "command": " ".join(sys.argv)}, f, indent=2)
+        f.write("\n")
+    print(f"wrote {run}/torch_check.json")
     if not diff <= tol:
         print("MISMATCH")
         sys.exit(1)

@@ -38,6 +38,8 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string command = argv[0];  // for metrics.json: the run that wrote it
+  for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
   Config c;
   SamplingOptions so;
   std::vector<std::string> data = default_text_files();
@@ -204,7 +206,8 @@ int main(int argc, char** argv) {
     }
 
     std::cout << "\nheld-out loss " << plot::fmt(val_loss, 4) << " nats/char = " << plot::fmt(bpc, 4)
-              << " bits/char (bigram baseline " << plot::fmt(bigram, 4) << " nats/char)\n"
+              << " bits/char (bigram baseline " << plot::fmt(bigram, 4)
+              << " nats/char = " << plot::fmt(bigram / std::log(2.0), 4) << " bits/char)\n"
               << "training: " << run.sched.last_step() << " steps, " << plot::fmt(train_secs, 1) << " s in this run, "
               << plot::fmt(train_tps, 0) << " tokens/s, precision " << precision;
     if (c.precision == DType::f16)
@@ -241,6 +244,7 @@ int main(int argc, char** argv) {
     nlohmann::json metrics = {{"val_loss_nats", val_loss},
                               {"val_bits_per_char", bpc},
                               {"bigram_val_loss_nats", bigram},
+                              {"bigram_val_bits_per_char", bigram / std::log(2.0)},
                               {"final_train_loss_smoothed", smooth},
                               {"steps", run.sched.last_step()},
                               {"train_seconds", train_secs},
@@ -255,6 +259,7 @@ int main(int argc, char** argv) {
                               {"train_chars", corpus.train.size()},
                               {"val_chars", corpus.val.size()},
                               {"data", data},
+                              {"command", command},
                               {"eval_curve", {{"steps", val_curve.xs}, {"loss", val_curve.ys}}},
                               {"sample",
                                {{"prompt", prompt},
