@@ -121,7 +121,8 @@ class GPTImpl : public nn::Module {
 };
 AG_MODULE(GPT);
 
-// --quantize: weight-only "int8" or "int4" (groups of 32) for every Linear of the model
+// --quantize: weight-only "int8" or "int4" (groups of 32), or "dynamic-int8" (int8 weights
+// and activations quantized per row at run time) for every Linear of the model
 // (ag::quant::quantize_), in place; with int4 a Linear whose in_features 32 does not
 // divide (SwiGLU's w2 at d_model 128: 344) stays f32. Returns {quantized, kept f32}.
 std::pair<int64_t, int64_t> quantize_for_inference(GPT& model, const std::string& format);
