@@ -41,10 +41,11 @@ bool set_s8_vnni(bool on);
 
 // Products of more than kS8GemvMaxRows rows go to oneDNN's int8 matmul where the library
 // has it and the CPU has VNNI (its brgemm kernels, VNNI or AMX, sum exactly in int32, and
-// beat these blocks 3-9x there: nn/QUANTIZATION.md), then are scaled as the reference
-// does, so the bits do not change. set_s8_dnnl(false) keeps them on s8_gemm (tests);
-// returns the previous setting.
-inline constexpr int64_t kS8GemvMaxRows = 8;
+// beat these blocks 1.3x at 4 rows to 4.5x at 32 there: nn/QUANTIZATION.md), then are
+// scaled as the reference does, so the bits do not change. Up to 3 rows the blocks are as
+// fast or faster (the product is bound by reading the weight, and oneDNN adds its per-call
+// setup). set_s8_dnnl(false) keeps every M on s8_gemm (tests); returns the previous setting.
+inline constexpr int64_t kS8GemvMaxRows = 3;
 bool set_s8_dnnl(bool on);
 // acc (M, N), rows ldc apart, = xq (M, K) @ q[n0.., :]^T exactly in int32 through oneDNN;
 // false when it declines (no oneDNN, no VNNI/AMX kernel, an error). matmul_dnnl.cpp.
