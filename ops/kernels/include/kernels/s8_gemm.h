@@ -41,7 +41,7 @@ bool set_s8_vnni(bool on);
 
 // Products of more than kS8GemvMaxRows rows go to oneDNN's int8 matmul where the library
 // has it and the CPU has VNNI (its brgemm kernels, VNNI or AMX, sum exactly in int32, and
-// beat these blocks 1.3x at 4 rows to 4.5x at 32 there: nn/QUANTIZATION.md), then are
+// beat these blocks 1.3x at 4 rows to 4.3x at 32 there: nn/QUANTIZATION.md), then are
 // scaled as the reference does, so the bits do not change. Up to 3 rows the blocks are as
 // fast or faster (the product is bound by reading the weight, and oneDNN adds its per-call
 // setup). set_s8_dnnl(false) keeps every M on s8_gemm (tests); returns the previous setting.
