@@ -31,7 +31,10 @@ void LinearImpl::reset_parameters() {
 }
 
 Tensor LinearImpl::forward(const Tensor& x) {
-  return is_quantized() ? quant::weight_only_linear(x, qweight, bias, "Linear") : linear(x, weight, bias);
+  if (!is_quantized()) return linear(x, weight, bias);
+  return qweight.format == quant::Format::int8_dynamic_activation_int8_weight
+             ? quant::int8_dynamic_linear(x, qweight, bias, "Linear")
+             : quant::weight_only_linear(x, qweight, bias, "Linear");
 }
 
 void LinearImpl::set_quantized_weight(quant::QuantizedWeight q) {

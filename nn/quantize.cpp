@@ -10,6 +10,8 @@ namespace ag::quant {
 
 QuantConfig int8_weight_only() { return {Format::int8_weight_only, 0}; }
 
+QuantConfig int8_dynamic_activation_int8_weight() { return {Format::int8_dynamic_activation_int8_weight, 0}; }
+
 QuantConfig int4_weight_only(int64_t group_size) {
   AG_CHECK(group_size == 32 || group_size == 64, ValueError, "int4_weight_only: group_size must be 32 or 64, got ",
            group_size);

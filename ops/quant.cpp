@@ -1,5 +1,5 @@
-// Weight-only quantized weights and their linear product (attograd/quant.h); the kernels
-// are in ops/kernels/quant.cpp and isa/quant_rows.cpp. Shapes: N out, K in, G group.
+// Quantized weights and their linear products (attograd/quant.h); the kernels are in
+// ops/kernels/quant.cpp, s8_gemm.cpp and isa/. Shapes: N out, K in, G group, M rows of x.
 #include "attograd/quant.h"
 
 #include <cmath>
@@ -9,30 +9,42 @@
 #include "attograd/ops/shape.h"
 #include "attograd/tape.h"
 #include "kernels/quant_rows.h"
+#include "kernels/s8_gemm.h"
 
 namespace ag::quant {
 
-std::string to_string(Format f) { return f == Format::int4_weight_only ? "int4_weight_only" : "int8_weight_only"; }
+std::string to_string(Format f) {
+  switch (f) {
+    case Format::int8_weight_only: return "int8_weight_only";
+    case Format::int4_weight_only: return "int4_weight_only";
+    case Format::int8_dynamic_activation_int8_weight: return "int8_dynamic_activation_int8_weight";
+  }
+  return "unknown";
+}
 
 namespace {
-void check_format(Format format, int64_t group_size, const char* op) {
+void check_format(Format format, int64_t group_size, int64_t N, int64_t K, const char* op) {
+  if (format == Format::int8_dynamic_activation_int8_weight)
+    AG_CHECK(K <= kernels::kS8MaxK, ValueError, op, ": weight shape (", N, ", ", K, "): in_features ", K,
+             " is larger than ", kernels::kS8MaxK,
+             " (int8_dynamic_activation_int8_weight sums 127 * 127 * in_features in int32)");
   if (format != Format::int4_weight_only) return;
   AG_CHECK(group_size == 32 || group_size == 64, ValueError, op, ": int4_weight_only group_size must be 32 or 64, got ",
            group_size);
 }
 
-// K rounded up to whole groups (int4); K itself for int8.
+// K rounded up to whole groups (int4); K itself for the int8 formats.
 int64_t packed_k(const QuantizedWeight& q, int64_t K) {
   return q.format == Format::int4_weight_only ? (K + q.group_size - 1) / q.group_size * q.group_size : K;
 }
 }  // namespace
 
 QuantizedWeight empty_quantized_weight(int64_t N, int64_t K, Format format, int64_t group_size) {
-  check_format(format, group_size, "empty_quantized_weight");
+  check_format(format, group_size, N, K, "empty_quantized_weight");
   AG_CHECK(N >= 0 && K >= 0, ShapeError, "empty_quantized_weight: negative shape (", N, ", ", K, ")");
   QuantizedWeight q;
   q.format = format;
-  if (format == Format::int8_weight_only) {
+  if (format != Format::int4_weight_only) {  // both int8 formats
     q.data = zeros({N, K}, DType::i8);
     q.scale = zeros({N}, DType::f32);
   } else {
@@ -49,14 +61,14 @@ QuantizedWeight quantize_weight(const Tensor& w_in, Format format, int64_t group
   AG_CHECK(w_in.dim() == 2, ShapeError, "quantize_weight: weight must be 2-D (out, in), got shape ", w_in.shape());
   AG_CHECK(w_in.is_floating_point(), DTypeError, "quantize_weight: weight must be floating, got ", w_in.dtype());
   const int64_t N = w_in.size(0), K = w_in.size(1);
-  check_format(format, group_size, "quantize_weight");
+  check_format(format, group_size, N, K, "quantize_weight");
   Tensor w = w_in.detach().to(DType::f32).contiguous();  // (N, K)
   const float* wp = w.data<float>();
   for (int64_t i = 0; i < N * K; ++i)
     AG_CHECK(std::isfinite(wp[i]), ValueError, "quantize_weight: weight of shape ", w.shape(),
              " holds a non-finite value (", wp[i], " at flat index ", i, ")");
   QuantizedWeight q = empty_quantized_weight(N, K, format, group_size);
-  if (format == Format::int8_weight_only) {
+  if (format != Format::int4_weight_only) {
     kernels::quantize_q8(q.data.data<int8_t>(), q.scale.data<float>(), wp, N, K);
   } else {
     // (N, Kp): zeros after K change no group's max, and quantize to q = 0.
@@ -71,15 +83,16 @@ Tensor dequantize(const QuantizedWeight& q) {
   const int64_t N = q.out_features(), K = q.in_features(), Kp = packed_k(q, K);
   Tensor out = empty({N, Kp}, DType::f32);
   const Tensor data = q.data.contiguous(), scale = q.scale.to(DType::f32).contiguous();
-  if (q.format == Format::int8_weight_only)
+  if (q.format != Format::int4_weight_only)
     kernels::q8_dequant_rows(out.data<float>(), data.data<int8_t>(), scale.data<float>(), K, 0, N);
   else
     kernels::q4_dequant_rows(out.data<float>(), data.data<uint8_t>(), scale.data<float>(), Kp, q.group_size, 0, N);
   return Kp == K ? out : out.narrow(1, 0, K).contiguous();
 }
 
-Tensor weight_only_linear(const Tensor& x_in, const QuantizedWeight& q, const Tensor& bias_in, const std::string& who) {
-  const char* op = who.c_str();
+namespace {
+// The checks both products share; returns M. x (..., K), bias (N) or undefined.
+int64_t check_linear(const Tensor& x_in, const QuantizedWeight& q, const Tensor& bias_in, const char* op) {
   AG_CHECK(q.defined(), ValueError, op, ": the quantized weight is undefined");
   const int64_t N = q.out_features(), K = q.in_features(), Kp = packed_k(q, K);
   const bool int4 = q.format == Format::int4_weight_only;
@@ -97,26 +110,57 @@ Tensor weight_only_linear(const Tensor& x_in, const QuantizedWeight& q, const Te
   if (bias_in.defined())
     AG_CHECK(bias_in.dim() == 1 && bias_in.size(0) == N, ShapeError, op, ": bias shape ", bias_in.shape(),
              " does not match the quantized weight (", N, ", ", K, ")");
+  return K == 0 ? 0 : x_in.numel() / K;
+}
 
+// y (..., N) from x (..., K) in f32 through `kernel(y, x, bias)`, converted back to x's
+// dtype, with the inference-only node. int4 with a padded last group: x (M, Kp), its
+// zero columns meeting the zero weights.
+template <class Kernel>
+Tensor run_linear(const Tensor& x_in, const QuantizedWeight& q, const Tensor& bias_in, const std::string& who,
+                  const char* node, Kernel kernel) {
   Tensor x = x_in.detach().to(DType::f32).contiguous();  // (M, K) rows
-  if (Kp != K) x = pad(x, {0, Kp - K}).contiguous();     // (M, Kp): the zero columns meet zero weights
+  if (q.pad > 0) x = pad(x, {0, q.pad}).contiguous();
   const Tensor bias = bias_in.defined() ? bias_in.detach().to(DType::f32).contiguous() : Tensor{};
-  const Tensor data = q.data.contiguous(), scale = q.scale.to(DType::f32).contiguous();  // f32 unless module.to()
-  const int64_t M = Kp == 0 ? 0 : x.numel() / Kp;
   Shape out_shape = x.shape();
-  out_shape[out_shape.size() - 1] = N;
+  out_shape[out_shape.size() - 1] = q.out_features();
   Tensor y = empty(out_shape, DType::f32);  // (..., N)
-  const float* b = bias.defined() ? bias.data<float>() : nullptr;
-  if (int4)
-    kernels::q4_linear(y.data<float>(), x.data<float>(), M, N, Kp, q.group_size, data.data<uint8_t>(),
-                       scale.data<float>(), b);
-  else
-    kernels::q8_linear(y.data<float>(), x.data<float>(), M, N, K, data.data<int8_t>(), scale.data<float>(), b);
+  kernel(y.data<float>(), x.data<float>(), bias.defined() ? bias.data<float>() : nullptr);
   if (x_in.dtype() != DType::f32) y = y.to(x_in.dtype());
   // Inference only: a node whose backward refuses, so a forward under grad mode still runs
   // (upstream embeddings may require grad) and only backward through it fails.
-  return record("weight_only_linear", y, {x_in, bias_in}, [name = who](const Tensor&, NeedsGrad) -> Grads {
+  return record(node, y, {x_in, bias_in}, [name = who](const Tensor&, NeedsGrad) -> Grads {
     throw AutogradError(name + ": quantized modules are inference-only; backward is not supported");
+  });
+}
+}  // namespace
+
+Tensor weight_only_linear(const Tensor& x_in, const QuantizedWeight& q, const Tensor& bias_in, const std::string& who) {
+  const char* op = who.c_str();
+  AG_CHECK(!q.defined() || q.format != Format::int8_dynamic_activation_int8_weight, ValueError, op,
+           ": weight_only_linear takes a weight-only format, got int8_dynamic_activation_int8_weight (use "
+           "int8_dynamic_linear)");
+  const int64_t M = check_linear(x_in, q, bias_in, op), N = q.out_features(), K = q.in_features();
+  const Tensor data = q.data.contiguous(), scale = q.scale.to(DType::f32).contiguous();  // f32 unless module.to()
+  return run_linear(x_in, q, bias_in, who, "weight_only_linear", [&](float* y, const float* x, const float* b) {
+    if (q.format == Format::int4_weight_only)
+      kernels::q4_linear(y, x, M, N, K + q.pad, q.group_size, data.data<uint8_t>(), scale.data<float>(), b);
+    else
+      kernels::q8_linear(y, x, M, N, K, data.data<int8_t>(), scale.data<float>(), b);
+  });
+}
+
+Tensor int8_dynamic_linear(const Tensor& x_in, const QuantizedWeight& q, const Tensor& bias_in,
+                           const std::string& who) {
+  const char* op = who.c_str();
+  AG_CHECK(!q.defined() || q.format == Format::int8_dynamic_activation_int8_weight, ValueError, op,
+           ": int8_dynamic_linear takes an int8_dynamic_activation_int8_weight weight, got ", to_string(q.format));
+  const int64_t M = check_linear(x_in, q, bias_in, op), N = q.out_features(), K = q.in_features();
+  AG_CHECK(K <= kernels::kS8MaxK, ValueError, op, ": in_features ", K, " is larger than ", kernels::kS8MaxK,
+           " (int8_dynamic_activation_int8_weight sums 127 * 127 * in_features in int32)");
+  const Tensor data = q.data.contiguous(), scale = q.scale.to(DType::f32).contiguous();
+  return run_linear(x_in, q, bias_in, who, "int8_dynamic_linear", [&](float* y, const float* x, const float* b) {
+    kernels::s8_linear(y, x, M, N, K, data.data<int8_t>(), scale.data<float>(), b);
   });
 }
 

@@ -175,8 +175,11 @@ void GPTImpl::pretty_print(std::ostream& os) const {
 }
 
 int64_t quantize_for_inference(GPT& model, const std::string& format) {
-  AG_CHECK(format == "int8" || format == "int4", ValueError, "lm: --quantize takes int8 or int4, got '", format, "'");
-  return quant::quantize_(model, format == "int8" ? quant::int8_weight_only() : quant::int4_weight_only(32));
+  AG_CHECK(format == "int8" || format == "int4" || format == "dynamic-int8", ValueError,
+           "lm: --quantize takes int8, int4 or dynamic-int8, got '", format, "'");
+  return quant::quantize_(model, format == "int8"   ? quant::int8_weight_only()
+                                 : format == "int4" ? quant::int4_weight_only(32)
+                                                    : quant::int8_dynamic_activation_int8_weight());
 }
 
 }  // namespace lm

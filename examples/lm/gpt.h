@@ -122,8 +122,9 @@ class GPTImpl : public nn::Module {
 AG_MODULE(GPT);
 
 // --quantize: weight-only "int8" or "int4" (groups of 32; a last partial group, as
-// SwiGLU's w2 at d_model 128 has with in_features 344, is zero-padded) for every Linear of
-// the model (ag::quant::quantize_), in place. Returns how many Linears were quantized.
+// SwiGLU's w2 at d_model 128 has with in_features 344, is zero-padded), or "dynamic-int8"
+// (int8 weights and activations quantized per row at run time) for every Linear of the
+// model (ag::quant::quantize_), in place. Returns how many Linears were quantized.
 int64_t quantize_for_inference(GPT& model, const std::string& format);
 
 }  // namespace lm

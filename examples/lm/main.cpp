@@ -77,8 +77,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"f32", "bf16", "f16"}));
   app.add_option("--quantize", quantize,
                  "after training: quantize the Linear layers (ag::quant::quantize_, nn/QUANTIZATION.md), then "
-                 "evaluate and generate again: int8 or int4 (weight-only, groups of 32)")
-      ->check(CLI::IsMember({"none", "int8", "int4"}));
+                 "evaluate and generate again: int8 or int4 (weight-only, groups of 32), or dynamic-int8 (int8 "
+                 "weights and activations quantized per row at run time)")
+      ->check(CLI::IsMember({"none", "int8", "int4", "dynamic-int8"}));
   app.add_option("--layers", c.layers, "Transformer blocks")->check(CLI::PositiveNumber);
   app.add_option("--dropout", c.dropout, "dropout probability")->check(CLI::Range(0.0, 0.99));
   app.add_option("--batch", c.batch, "windows per micro-batch")->check(CLI::PositiveNumber);
@@ -296,7 +297,7 @@ int main(int argc, char** argv) {
     std::cout << "  picture: " << out << "/loss.png\n  model:   " << out
               << "/model.safetensors (metrics.json, eval.safetensors beside it)\n";
     if (quantize != "none") {
-      // Weight-only quantization of the trained model: the same held-out windows and the
+      // Quantization of the trained model: the same held-out windows and the
       // same prompt and sampling seed, against the f32 figures above.
       const int64_t done = quantize_for_inference(run.model, quantize);
       const double q_val = evaluate(run.model, val, c.precision);

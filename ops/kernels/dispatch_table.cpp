@@ -18,6 +18,7 @@
 #include "kernels/half_gemv.h"
 #include "kernels/layer_norm_rows.h"
 #include "kernels/quant_rows.h"
+#include "kernels/s8_gemm.h"
 #include "kernels/sum_rows.h"
 
 namespace ag::kernels {
@@ -53,6 +54,7 @@ namespace ag::kernels {
   STUB(quant_rows, q4_gemv) \
   STUB(quant_rows, q8_dequant_rows) \
   STUB(quant_rows, q4_dequant_rows) \
+  STUB(s8_gemm, s8_gemm) \
   STUB(sum_rows, sum_row) \
   STUB(sum_rows, accumulate_row)
 

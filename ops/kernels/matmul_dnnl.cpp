@@ -4,6 +4,8 @@
 // figures of tools/benchmarks/README.md include that cost).
 #include "kernels/matmul_dnnl.h"
 
+#include "kernels/s8_gemm.h"
+
 #include <algorithm>
 #include <atomic>
 #include <string>
@@ -25,6 +27,7 @@ bool have_dnnl() { return ATTOGRAD_HAVE_DNNL != 0; }
 
 #if !ATTOGRAD_HAVE_DNNL
 Tensor matmul_dnnl(const Tensor&, const Tensor&) { return {}; }
+bool s8_matmul_dnnl(int32_t*, int64_t, const int8_t*, int64_t, int64_t, const int8_t*, int64_t) { return false; }
 #else
 namespace {
 
@@ -150,6 +153,29 @@ Tensor matmul_dnnl(const Tensor& a_in, const Tensor& b_in) {
     return {};  // no kernel for this CPU or layout: the caller converts to f32
   }
   return out;
+}
+
+// Dynamic int8 (s8_gemm.h): acc (M, N) row stride ldc = xq (M, K) @ q (N, K)^T in exact int32,
+// q read in place as a column-major (K, N) operand.
+bool s8_matmul_dnnl(int32_t* acc, int64_t ldc, const int8_t* xq, int64_t M, int64_t K, const int8_t* q, int64_t N) {
+  OneThread one;  // as matmul_dnnl: each call on its own thread
+  try {
+    static const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    thread_local dnnl::stream strm(eng);
+    const memory::desc amd({M, K}, memory::data_type::s8, memory::dims{K, 1}),
+        bmd({K, N}, memory::data_type::s8, memory::dims{1, K}),
+        cmd({M, N}, memory::data_type::s32, memory::dims{ldc, 1});
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(amd, bmd, cmd), eng);
+    // only oneDNN's VNNI / AMX kernels: exact int32 sums (no int16 saturation), and fast
+    if (std::string(pd.impl_info_str()).find("brg") == std::string::npos) return false;
+    dnnl::matmul prim(pd);
+    memory am(amd, eng, const_cast<int8_t*>(xq)), bm(bmd, eng, const_cast<int8_t*>(q)), cm(cmd, eng, acc);
+    prim.execute(strm, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+    strm.wait();
+  } catch (const dnnl::error&) {
+    return false;  // no kernel for this CPU: the caller runs s8_gemm
+  }
+  return true;
 }
 #endif
 

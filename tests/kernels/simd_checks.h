@@ -89,6 +89,7 @@ inline const std::map<std::string_view, std::string_view> kHeaderChecks{
     {"half_gemv", "test_simd_elementwise"},
     {"layer_norm_rows", "test_simd_norm_optim"},
     {"quant_rows", "test_simd_quant"},
+    {"s8_gemm", "test_simd_quant"},
     {"sum_rows", "test_simd_norm_optim"},
 };
 

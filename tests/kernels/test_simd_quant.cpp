@@ -8,12 +8,15 @@
 
 #include <attograd/attograd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "kernels/quant_rows.h"
+#include "kernels/s8_gemm.h"
 #include "simd_checks.h"
 
 using namespace ag;
@@ -155,11 +158,70 @@ void check_dequant(bool int4) {
   }
 }
 
+// ---- dynamic int8 (kernels/s8_gemm.h): integer sums, so every level gives the reference's bits ----
+std::vector<int8_t> codes(int64_t n, uint64_t seed) {
+  Generator g(seed);
+  std::vector<int8_t> v(static_cast<std::size_t>(n));
+  for (auto& c : v) c = static_cast<int8_t>(std::lround(std::clamp(g.normal() * 60.0, -127.0, 127.0)));
+  return v;
+}
+
+// s8_gemm at `level` against the reference, bit for bit, over [0, n0) and [n0, N).
+void check_s8_once(K level, int64_t M, int64_t N, int64_t Kd, const std::vector<int8_t>& xq,
+                   const std::vector<int8_t>& q, bool with_bias, uint64_t seed) {
+  CAPTURE(M);
+  CAPTURE(N);
+  CAPTURE(Kd);
+  CAPTURE(with_bias);
+  const std::vector<float> xs = normals(M, seed), ws = normals(N, seed + 1), b = normals(N, seed + 2);
+  const float* bias = with_bias ? b.data() : nullptr;
+  std::vector<float> y(size_t(M * N), 7.f), ref(size_t(M * N), -7.f);
+  const int64_t n0 = N / 2;
+  for (const auto& r : {std::pair{int64_t{0}, n0}, std::pair{n0, N}}) {
+    kernels::s8_gemm.get(level)(y.data(), N, xq.data(), xs.data(), Kd, M, Kd, q.data(), ws.data(), bias, r.first,
+                                r.second);
+    kernels::quant_ref::s8_gemm(ref.data(), N, xq.data(), xs.data(), Kd, M, Kd, q.data(), ws.data(), bias, r.first,
+                                r.second);
+  }
+  CHECK(std::memcmp(y.data(), ref.data(), y.size() * sizeof(float)) == 0);
+}
+
+// Every level, and at avx512 both the VNNI (when the CPU has it) and the vpmaddwd forms:
+// M 1..9 and 13, 33 (decode and blocked), N not a multiple of 4, K tails around 16/32/64,
+// codes at the extremes up to kS8MaxK (the u8 offset wraps the lanes of int32).
+void check_s8_gemm() {
+  struct VnniGuard {
+    bool saved = kernels::s8_vnni();
+    ~VnniGuard() { kernels::set_s8_vnni(saved); }
+  } guard;
+  for (K level : kernels::available_simd_levels())
+    for (bool vnni : {false, true}) {
+      if (vnni && (level != K::avx512 || !kernels::s8_vnni_supported())) continue;
+      kernels::set_s8_vnni(vnni);
+      CAPTURE(kernels::to_string(level));
+      CAPTURE(vnni);
+      uint64_t seed = 500;
+      for (int64_t M : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 33})
+        for (int64_t N : {1, 4, 6, 13})
+          for (int64_t Kd : {1, 15, 16, 17, 33, 64, 65, 100, 257}) {
+            const std::vector<int8_t> xq = codes(M * Kd, ++seed), q = codes(N * Kd, ++seed);
+            check_s8_once(level, M, N, Kd, xq, q, (M + N + Kd) % 2 == 0, ++seed);
+          }
+      for (int8_t xv : {int8_t{-127}, int8_t{127}}) {  // |sum| = 127 * 127 * kS8MaxK < 2^31
+        const int64_t M = 2, N = 5, Kd = kernels::kS8MaxK;
+        const std::vector<int8_t> xq(size_t(M * Kd), xv), q(size_t(N * Kd), int8_t{-127});
+        check_s8_once(level, M, N, Kd, xq, q, true, ++seed);
+      }
+    }
+  if (!kernels::s8_vnni_supported()) CHECK_THROWS_AS(kernels::set_s8_vnni(true), ValueError);
+}
+
 const std::vector<StubCheck> kChecks{
     {"q8_gemv", [] { check_gemv(false); }},
     {"q4_gemv", [] { check_gemv(true); }},
     {"q8_dequant_rows", [] { check_dequant(false); }},
     {"q4_dequant_rows", [] { check_dequant(true); }},
+    {"s8_gemm", check_s8_gemm},
 };
 
 }  // namespace
@@ -246,4 +308,50 @@ TEST_CASE("simd quant: the whole product (GEMV for M <= 8, dequantize + sgemm ab
           check_close(y, ref, x, w, b.data(), M);
         }
   }
+}
+
+TEST_CASE("simd quant: activation rows to int8 (round half to even, zero and non-finite rows)") {
+  // max |x| = 127 -> scale 1: 2.5 -> 2, 3.5 -> 4, -0.5 -> 0, 126.5 -> 126
+  const std::vector<float> x{127.f, 2.5f, 3.5f, -0.5f, 126.5f, -127.f, 0.f,    0.f,   0.f, 0.f, 0.f, 0.f,
+                             1.f,   NAN,  2.f,  0.f,   0.f,    0.f,    -254.f, 127.f, 0.f, 0.f, 0.f, 0.f};
+  std::vector<int8_t> q(24, 99);
+  std::vector<float> s(4);
+  kernels::quantize_rows_s8(q.data(), s.data(), x.data(), 4, 6);
+  CHECK(s[0] == 1.f);
+  CHECK(std::vector<int8_t>(q.begin(), q.begin() + 6) == std::vector<int8_t>{127, 2, 4, 0, 126, -127});
+  CHECK(s[1] == 0.f);  // all zeros: scale 0, codes 0
+  CHECK(std::vector<int8_t>(q.begin() + 6, q.begin() + 12) == std::vector<int8_t>(6, 0));
+  CHECK(std::isnan(s[2]));  // a NaN in the row: its outputs become NaN
+  CHECK(s[3] == 2.f);       // -254 -> -127, 127 -> 63.5 -> 64 (half to even)
+  CHECK(std::vector<int8_t>(q.begin() + 18, q.begin() + 20) == std::vector<int8_t>{-127, 64});
+}
+
+TEST_CASE("simd quant: dynamic int8 product (quantized rows, blocks over the pool, oneDNN) at every level") {
+  LevelGuard guard;
+  struct DnnlGuard {
+    bool saved = kernels::set_s8_dnnl(true);
+    ~DnnlGuard() { kernels::set_s8_dnnl(saved); }
+  } dnnl_guard;
+  for (K level : kernels::available_simd_levels())
+    for (bool dnnl : {true, false}) {  // M > 3: oneDNN's int8 matmul where it runs, then the blocks
+      kernels::set_simd_level(level);
+      kernels::set_s8_dnnl(dnnl);
+      CAPTURE(kernels::to_string(level));
+      CAPTURE(dnnl);
+      for (int64_t M : {1, 3, 4, 8, 40})
+        for (int64_t N : {1, 13, 300}) {
+          const int64_t Kd = 77;
+          CAPTURE(M);
+          CAPTURE(N);
+          const QW w(N, Kd, 0, uint64_t(M * 1000 + N));
+          const std::vector<float> x = normals(M * Kd, 5), b = normals(N, 6);
+          std::vector<int8_t> xq(size_t(M * Kd));
+          std::vector<float> xs(static_cast<std::size_t>(M)), y(size_t(M * N)), ref(size_t(M * N));
+          kernels::s8_linear(y.data(), x.data(), M, N, Kd, w.q8.data(), w.scale.data(), b.data());
+          kernels::quantize_rows_s8(xq.data(), xs.data(), x.data(), M, Kd);
+          kernels::quant_ref::s8_gemm(ref.data(), N, xq.data(), xs.data(), Kd, M, Kd, w.q8.data(), w.scale.data(),
+                                      b.data(), 0, N);
+          CHECK(std::memcmp(y.data(), ref.data(), y.size() * sizeof(float)) == 0);
+        }
+    }
 }

@@ -1,4 +1,5 @@
-// Weight-only quantized Linear (attograd/quant.h, attograd/nn/quantize.h): a quantized
+// Quantized Linear (attograd/quant.h, attograd/nn/quantize.h; weight-only int8 / int4 and
+// dynamic int8): a quantized
 // Linear against the f32 one within the format's bound, bf16/f16 inputs, inference-only
 // backward, ag::quant::quantize_ over a module tree (typed members, filter, errors) and
 // the safetensors round trip into a model built without the f32 weights. The kernels at
@@ -33,8 +34,12 @@ struct NetImpl : nn::Module {
 AG_MODULE(Net);
 
 // The format's bound on |y_q - y_f32| for one output: sum_k |x_k| * scale(n, k) / 2 (each
-// weight is off by at most half its scale), plus f32 summation slack.
+// weight is off by at most half its scale), plus f32 summation slack. Dynamic int8 also
+// rounds x[m, k] within xs / 2 (xs = max|x[m, :]| / 127): x^ w^ - x w = x^ (w^ - w) + (x^ - x) w,
+// so each term adds (|x_k| + xs / 2) * scale(n) / 2 + xs / 2 * |w[n, k]|.
 void check_within_bound(const Tensor& x, const nn::Linear& f32, const nn::Linear& q) {
+  const bool dynamic = q->qweight.format == quant::Format::int8_dynamic_activation_int8_weight;
+  const std::vector<float> wf = f32->weight.to_vector<float>();
   const Tensor y = q(x), y_ref = f32(x);
   const int64_t K = x.size(-1), N = y.size(-1), M = x.numel() / K;
   const std::vector<float> xs = x.to_vector<float>(), ys = y.to_vector<float>(), rs = y_ref.to_vector<float>();
@@ -44,10 +49,12 @@ void check_within_bound(const Tensor& x, const nn::Linear& f32, const nn::Linear
   int bad = 0;
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
-      double bound = 0, mag = 0;
+      double bound = 0, mag = 0, xmax = 0;
+      for (int64_t k = 0; k < K; ++k) xmax = std::max(xmax, double(std::fabs(xs[size_t(m * K + k)])));
+      const double xh = dynamic ? xmax / 127 / 2 : 0;  // half an activation step
       for (int64_t k = 0; k < K; ++k) {
         const double s = scale[size_t(G ? n * ((K + G - 1) / G) + k / G : n)];
-        bound += std::fabs(xs[size_t(m * K + k)]) * s / 2;
+        bound += (std::fabs(xs[size_t(m * K + k)]) + xh) * s / 2 + xh * std::fabs(wf[size_t(n * K + k)]);
         mag += std::fabs(xs[size_t(m * K + k)]);
       }
       const double d = std::fabs(double(ys[size_t(m * N + n)]) - rs[size_t(m * N + n)]);
@@ -58,10 +65,10 @@ void check_within_bound(const Tensor& x, const nn::Linear& f32, const nn::Linear
 
 }  // namespace
 
-TEST_CASE("quantized Linear: int8 and int4 against the f32 Linear within the format's bound") {
+TEST_CASE("quantized Linear: int8, int4 and dynamic int8 against the f32 Linear within the format's bound") {
   manual_seed(3);
-  for (const quant::QuantConfig& cfg :
-       {quant::int8_weight_only(), quant::int4_weight_only(32), quant::int4_weight_only(64)}) {
+  for (const quant::QuantConfig& cfg : {quant::int8_weight_only(), quant::int4_weight_only(32),
+                                        quant::int4_weight_only(64), quant::int8_dynamic_activation_int8_weight()}) {
     CAPTURE(quant::to_string(cfg.format));
     CAPTURE(cfg.group_size);
     nn::Linear f32(128, 37);  // N odd
@@ -113,21 +120,63 @@ TEST_CASE("quantized Linear: bf16 / f16 / f64 inputs compute in f32 and return x
 
 TEST_CASE("quantized Linear: inference only, backward throws naming the module") {
   manual_seed(5);
-  nn::Linear q(32, 4);
-  quant::quantize_(q, quant::int4_weight_only(32));
-  CHECK(q->parameters().empty());  // weight and bias became buffers: nothing to train
-  const Tensor x = randn({2, 32}).requires_grad_();
-  const Tensor y = q(x);  // forward runs under grad mode (e.g. below a trainable embedding)
-  CHECK(y.requires_grad());
-  try {
-    y.sum().backward();
-    FAIL("backward through a quantized Linear did not throw");
-  } catch (const AutogradError& e) {
-    CHECK(std::string(e.what()).find("Linear: quantized modules are inference-only; backward is not supported") !=
-          std::string::npos);
+  for (const quant::QuantConfig& cfg : {quant::int4_weight_only(32), quant::int8_dynamic_activation_int8_weight()}) {
+    CAPTURE(quant::to_string(cfg.format));
+    nn::Linear q(32, 4);
+    quant::quantize_(q, cfg);
+    CHECK(q->parameters().empty());  // weight and bias became buffers: nothing to train
+    const Tensor x = randn({2, 32}).requires_grad_();
+    const Tensor y = q(x);  // forward runs under grad mode (e.g. below a trainable embedding)
+    CHECK(y.requires_grad());
+    try {
+      y.sum().backward();
+      FAIL("backward through a quantized Linear did not throw");
+    } catch (const AutogradError& e) {
+      CHECK(std::string(e.what()).find("Linear: quantized modules are inference-only; backward is not supported") !=
+            std::string::npos);
+    }
+    NoGradGuard ng;
+    CHECK_FALSE(q(x).requires_grad());
   }
-  NoGradGuard ng;
-  CHECK_FALSE(q(x).requires_grad());
+}
+
+TEST_CASE("dynamic int8: activations quantized per row, weights as int8_weight_only's; errors") {
+  manual_seed(10);
+  nn::Linear w8(96, 21), dyn(96, 21);
+  {
+    NoGradGuard ng;
+    dyn->weight.copy_(w8->weight);
+    dyn->bias.copy_(w8->bias);
+  }
+  quant::quantize_(w8, quant::int8_weight_only());
+  quant::quantize_(dyn, quant::int8_dynamic_activation_int8_weight());
+  // the same int8 codes and scales: only the activations differ
+  CHECK(w8->qweight.data.to_vector<int64_t>() == dyn->qweight.data.to_vector<int64_t>());
+  CHECK(w8->qweight.scale.to_vector<float>() == dyn->qweight.scale.to_vector<float>());
+  // x whose rows are already on the int8 grid of their own scale (max 127 * s): the
+  // activation rounding is exact, so dynamic int8 equals weight-only int8 up to f32 sums
+  Tensor x = randint(-127, 128, {5, 96}).to(DType::f32);
+  for (int64_t m = 0; m < 5; ++m) x.data<float>()[m * 96] = 127.f;  // every row's scale 1
+  const Tensor y8 = w8(x), yd = dyn(x);
+  CHECK(allclose(yd, y8, 1e-5, 1e-3));
+  // an all-zero row gives the bias; a NaN in a row gives NaN outputs for that row only
+  Tensor z = zeros({3, 96});
+  z.data<float>()[96 + 7] = NAN;
+  z.data<float>()[2 * 96] = 1.f;
+  const std::vector<float> yz = dyn(z).to_vector<float>(), b = dyn->bias.to_vector<float>();
+  CHECK(std::vector<float>(yz.begin(), yz.begin() + 21) == b);
+  CHECK(std::isnan(yz[21]));
+  CHECK(std::isfinite(yz[42]));
+  std::ostringstream os;
+  os << *dyn;
+  CHECK(os.str() ==
+        "Linear(in_features=96, out_features=21, bias=true, quantized=int8_dynamic_activation_int8_weight)");
+  // the int32 sums bound in_features; the formats' ops refuse each other's weights
+  nn::Linear big(nn::LinearOptions(131073, 1).bias(false));
+  CHECK_THROWS_WITH_AS(quant::quantize_(big, quant::int8_dynamic_activation_int8_weight()),
+                       doctest::Contains("in_features 131073 is larger than 131072"), ValueError);
+  CHECK_THROWS_AS(quant::weight_only_linear(x, dyn->qweight), ValueError);
+  CHECK_THROWS_AS(quant::int8_dynamic_linear(x, w8->qweight), ValueError);
 }
 
 TEST_CASE("quantize_: typed members keep working; filter by name; state-dict names") {
@@ -221,8 +270,8 @@ TEST_CASE("quantize_: int4 errors name what is wrong") {
 }
 
 TEST_CASE("quantize_: safetensors round trip into a model built without the f32 weights, bit for bit") {
-  for (const quant::QuantConfig& cfg :
-       {quant::int8_weight_only(), quant::int4_weight_only(32), quant::int4_weight_only(64)}) {
+  for (const quant::QuantConfig& cfg : {quant::int8_weight_only(), quant::int4_weight_only(32),
+                                        quant::int4_weight_only(64), quant::int8_dynamic_activation_int8_weight()}) {
     CAPTURE(quant::to_string(cfg.format));
     CAPTURE(cfg.group_size);
     manual_seed(7);

@@ -38,8 +38,9 @@
 //  14  the same at batch 32
 //  15  memory bandwidth: memcpy of 256 MB f32 split over --threads threads;
 //      info.gb_per_s (read + written) per repetition, the roofline of workload 13
-//  13, 14 with --quantize int8|int4: every Linear's weight quantized by ag::quant::quantize_
-//      (weight-only; int4 in groups of 32; nn/QUANTIZATION.md)
+//  13, 14 with --quantize int8|int4|dynamic-int8: every Linear quantized by
+//      ag::quant::quantize_ (weight-only int8, int4 in groups of 32, or dynamic int8: int8
+//      weights and activations quantized per row at run time; nn/QUANTIZATION.md)
 //  8, 9, 12, 13, 14 with --dtype bf16|f16: the model's weights converted by
 //      Module::to(dtype), so the activations and the KV cache are in that dtype too
 //

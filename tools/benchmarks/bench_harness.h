@@ -29,7 +29,7 @@ struct Args {
   // workloads 8, 9, 12, 13, 14 (ag_bench only): the GPT's weights, and so its KV cache, in
   // this dtype
   std::string dtype = "f32";
-  // workloads 13, 14 (ag_bench only): the Linear weights quantized by ag::quant::quantize_
+  // workloads 13, 14 (ag_bench only): the Linear layers quantized by ag::quant::quantize_
   std::string quantize = "none";
 };
 
@@ -37,7 +37,7 @@ struct Args {
   std::cerr << kProgram << ": " << why << "\nusage: " << kProgram
             << " --workload N (1-15; 13-15: ag_bench only) --threads T --reps R --warmup W"
                " [--L L --B B --E E --heads H --causal 0|1] [--checkpoint 0|1]"
-               " [--autocast bf16|f16|none] [--dtype f32|bf16|f16] [--quantize none|int8|int4]\n";
+               " [--autocast bf16|f16|none] [--dtype f32|bf16|f16] [--quantize none|int8|int4|dynamic-int8]\n";
   std::exit(2);
 }
 
@@ -82,10 +82,10 @@ Args parse(int argc, char** argv) {
       ((a.workload != 8 && a.workload != 9 && a.workload != 12 && a.workload != 13 && a.workload != 14) ||
        std::string(kProgram) != "ag_bench"))
     usage("--dtype (the GPT's weights and KV cache) is ag_bench's, for workloads 8, 9, 12, 13 and 14 only");
-  if (a.quantize != "none" && a.quantize != "int8" && a.quantize != "int4")
-    usage("--quantize takes none, int8 or int4, got " + a.quantize);
+  if (a.quantize != "none" && a.quantize != "int8" && a.quantize != "int4" && a.quantize != "dynamic-int8")
+    usage("--quantize takes none, int8, int4 or dynamic-int8, got " + a.quantize);
   if (a.quantize != "none" && a.workload != 13 && a.workload != 14)
-    usage("--quantize (weight-only Linear layers) is ag_bench's, for workloads 13 and 14 only");
+    usage("--quantize (quantized Linear layers) is ag_bench's, for workloads 13 and 14 only");
   if (a.threads < 1 || a.reps < 1 || a.warmup < 0) usage("need --threads >= 1, --reps >= 1, --warmup >= 0");
   if (a.L < 1 || a.B < 1 || a.heads < 1 || a.E % a.heads != 0) usage("need L, B >= 1 and heads dividing E");
   return a;

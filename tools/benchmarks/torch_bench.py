@@ -3,6 +3,7 @@
 and the same one-line JSON output.
 
     /usr/bin/python3 tools/benchmarks/torch_bench.py --workload N --threads T --reps R --warmup W
+        [--quantize none|dynamic-int8]
 
 Workloads (float32, same shapes and model as ag_bench):
   1  copy-task training step, d_model 64, 4 heads, d_ff 256, 2+2 layers, batch 80, length 10
@@ -28,6 +29,15 @@ Workloads (float32, same shapes and model as ag_bench):
  12  greedy decoding at batch 32 with a LLaMA-style GPT (RMSNorm and rotary positions by
      hand, GQA 8 heads / 2 kv heads, SwiGLU, no biases): vocab 65, context 64, width 128,
      4 blocks; one start token, 63 new tokens, recomputing the prefix for every token
+ 13  greedy decoding at batch 1 with the 151M LLaMA of ag_bench's workload 13 (issue 26):
+     width 1024, 16 heads of 64 (no GQA), 12 blocks, SwiGLU 2736, RMSNorm, rotary, no
+     biases, vocab 65, context 64, random weights; one start token, 63 new tokens with a
+     KV cache (written by hand: keys and values concatenated per layer, as
+     nn::DecoderKVCache grows them)
+ 14  the same at batch 32
+ 13, 14 with --quantize dynamic-int8: torch.quantization.quantize_dynamic(model,
+     {nn.Linear}, dtype=torch.qint8) (fbgemm: u8 activations per tensor with a zero point,
+     int8 weights per tensor, reduce_range)
 
 Threads: OMP_NUM_THREADS and OPENBLAS_NUM_THREADS are set to T before torch is imported
 (this Debian build calls OpenBLAS, whose pool torch.set_num_threads does not size), then
@@ -48,13 +58,17 @@ import time
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--workload", type=int, required=True, choices=range(1, 13))
+    p.add_argument("--workload", type=int, required=True, choices=range(1, 15))
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--warmup", type=int, default=1)
     for k, v in (("L", 256), ("B", 16), ("E", 256), ("heads", 8), ("causal", 0)):  # workload 10
         p.add_argument(f"--{k}", type=int, default=v)
-    return p.parse_args()
+    p.add_argument("--quantize", default="none", choices=("none", "dynamic-int8"))  # workloads 13, 14
+    a = p.parse_args()
+    if a.quantize != "none" and a.workload not in (13, 14):
+        p.error("--quantize (torch.quantization.quantize_dynamic) is for workloads 13 and 14 only")
+    return a
 
 
 ARGS = parse_args()
@@ -412,6 +426,55 @@ def llama_decoding(B):
     return times, extra, dict(info, parameters=sum(p.numel() for p in model.parameters()))
 
 
+def llama_step(model, ids, caches, pos):
+    """One cached decoding step: ids (B, 1) at position pos -> logits (B, V). caches[i] holds
+    block i's keys and values (B, h, pos, d), or None; it gains this position's."""
+    x = model.tok_emb(ids)  # (B, 1, E)
+    cos, sin = model.cos[pos:pos + 1], model.sin[pos:pos + 1]  # (1, d)
+    for i, b in enumerate(model.blocks):
+        a = b.attn
+        B, T, E = x.shape
+        split = lambda t, n: t.reshape(B, T, n, a.d).transpose(1, 2)  # (B, n, 1, d)
+        y = b.ln_1(x)
+        q, k, v = split(a.q_proj(y), a.h), split(a.k_proj(y), a.g), split(a.v_proj(y), a.g)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        if caches[i] is not None:
+            k, v = torch.cat([caches[i][0], k], 2), torch.cat([caches[i][1], v], 2)  # (B, g, pos + 1, d)
+        caches[i] = (k, v)
+        rep = a.h // a.g
+        k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
+        att = (q @ k.transpose(-1, -2) * a.d ** -0.5).softmax(-1) @ v  # (B, h, 1, d)
+        h = x + a.out_proj(att.transpose(1, 2).reshape(B, T, E))
+        z = b.ln_2(h)
+        x = h + b.w2(F.silu(b.w1(z)) * b.w3(z))
+    return model.head(model.ln_f(x))[:, -1]  # (B, V)
+
+
+def llama_150m_decoding(B):
+    torch.manual_seed(1)
+    model = Llama(GPT_VOCAB, CONTEXT, 1024, 16, 16, 12).eval()
+    params = sum(p.numel() for p in model.parameters())
+    if ARGS.quantize == "dynamic-int8":
+        model = torch.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
+    steps = CONTEXT - 1
+
+    @torch.no_grad()
+    def decode():
+        caches = [None] * len(model.blocks)
+        ids = torch.ones(B, 1, dtype=torch.long)  # (B, 1) start tokens
+        out, nxt = [ids], llama_step(model, ids, caches, 0).argmax(-1, keepdim=True)
+        for i in range(steps):
+            out.append(nxt)
+            if i + 1 < steps:
+                nxt = llama_step(model, nxt, caches, i + 1).argmax(-1, keepdim=True)
+        return torch.cat(out, 1)  # (B, context)
+
+    times, extra = run_reps(decode)
+    return times, extra, {"batch": B, "steps": steps, "tokens": B * steps, "context": CONTEXT,
+                          "parameters": params, "quantize": ARGS.quantize,
+                          "quantized_engine": torch.backends.quantized.engine}
+
+
 def main():
     torch.set_num_threads(ARGS.threads)
     rss_before = current_rss_kb()
@@ -436,8 +499,10 @@ def main():
         times, extra, info = mha(ARGS.B, ARGS.L, ARGS.E, ARGS.heads, bool(ARGS.causal))
     elif w == 11:
         times, extra, info = gqa(16, 256, 256, 8, 2)
-    else:
+    elif w == 12:
         times, extra, info = llama_decoding(32)
+    else:
+        times, extra, info = llama_150m_decoding(1 if w == 13 else 32)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     info["torch_version"] = torch.__version__
     print(json.dumps({"framework": "pytorch", "workload": w, "threads": ARGS.threads, "reps": ARGS.reps,

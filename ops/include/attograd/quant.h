@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// Weight-only quantized weights and their linear product, for inference (torchao's
-/// int8_weight_only / int4_weight_only). Formats, layout and error bounds:
+/// Quantized weights and their linear product, for inference (torchao's int8_weight_only,
+/// int4_weight_only and int8_dynamic_activation_int8_weight). Formats, layout and error bounds:
 /// nn/QUANTIZATION.md. The modules and ag::quant::quantize_ are in attograd/nn/quantize.h.
 ///
 /// Not op-table ops: they are not differentiable (weight_only_linear records a node whose
@@ -18,13 +18,16 @@ namespace ag::quant {
 enum class Format {
   int8_weight_only,  ///< int8 (N, K), one f32 scale per output row
   int4_weight_only,  ///< 4-bit, two per byte (N, K / 2) u8, one f32 scale per group of K
+  /// int8 weights stored as int8_weight_only's; activations quantized per row at run time
+  /// and multiplied in int8 x int8 -> int32 (int8_dynamic_linear)
+  int8_dynamic_activation_int8_weight,
 };
 
-/// "int8_weight_only" / "int4_weight_only".
+/// "int8_weight_only" / "int4_weight_only" / "int8_dynamic_activation_int8_weight".
 std::string to_string(Format f);
 
 /// A quantized weight W (N = out, K = in), symmetric: w ~= q * scale.
-///   int8: data (N, K) i8, q in [-127, 127]; scale (N) f32 = max|w[n, :]| / 127.
+///   int8 (both int8 formats): data (N, K) i8, q in [-127, 127]; scale (N) f32 = max|w[n, :]| / 127.
 ///   int4: data (N, Kp / 2) u8 (nibble q + 8, low nibbles the first half of each group);
 ///         scale (N, Kp / G) f32 = max|w| / 7 over each group, q in [-7, 7]. Kp is K
 ///         rounded up to a multiple of G: when G does not divide K, the last group is
@@ -44,8 +47,9 @@ struct QuantizedWeight {
 };
 
 /// Quantizes w (N, K) (any float dtype, converted to f32): round half to even, clamped.
-/// ValueError for a non-finite weight or an int4 group size other than 32 or 64;
-/// ShapeError for w not 2-D. Never records a graph.
+/// ValueError for a non-finite weight, an int4 group size other than 32 or 64, or (for
+/// int8_dynamic_activation_int8_weight) K over kernels' int32 limit of 131072; ShapeError
+/// for w not 2-D. Never records a graph.
 QuantizedWeight quantize_weight(const Tensor& w, Format format, int64_t group_size = 0);
 
 /// The f32 weight (N, K) that w stands for: q * scale, element by element.
@@ -60,8 +64,18 @@ QuantizedWeight empty_quantized_weight(int64_t out_features, int64_t in_features
 /// f64 inputs are converted, the result has x's dtype). `who` names the caller in errors
 /// ("Linear"). Inference only: when x or bias requires grad under grad mode, the result
 /// records a node whose backward throws AutogradError "<who>: quantized modules are
-/// inference-only; backward is not supported".
+/// inference-only; backward is not supported". A dynamic int8 weight is a ValueError
+/// (int8_dynamic_linear runs it).
 auto weight_only_linear(const Tensor& x, const QuantizedWeight& w, const Tensor& bias = {},
                         const std::string& who = "weight_only_linear") -> Tensor;
+
+/// Dynamic int8 (PyTorch's quantize_dynamic, torchao's int8_dynamic_activation_int8_weight):
+/// each row of x (..., K) is quantized at run time to int8 (symmetric, scale max|row| / 127,
+/// round half to even), multiplied by the int8 weight with exact int32 sums and scaled back:
+/// y[m, n] = float(sum_k xq[m, k] q[n, k]) * xs[m] * scale[n] (+ bias[n]). w must be in that
+/// format (ValueError otherwise); K at most 131072 (the int32 sums, ValueError); dtypes,
+/// shapes and the inference-only node as weight_only_linear.
+auto int8_dynamic_linear(const Tensor& x, const QuantizedWeight& w, const Tensor& bias = {},
+                         const std::string& who = "int8_dynamic_linear") -> Tensor;
 
 }  // namespace ag::quant

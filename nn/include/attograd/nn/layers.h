@@ -40,7 +40,8 @@ class LinearImpl : public Module {
   /// "weight_int8" (i8) or "weight_int4" (u8) and "weight_scale" (f32) buffers, and the
   /// bias as a buffer (nn/QUANTIZATION.md). ShapeError when q's shape is not (out, in).
   void set_quantized_weight(quant::QuantizedWeight q);
-  /// Whether set_quantized_weight was called (forward then runs quant::weight_only_linear).
+  /// Whether set_quantized_weight was called (forward then runs quant::weight_only_linear,
+  /// or quant::int8_dynamic_linear for that format).
   bool is_quantized() const { return qweight.defined(); }
 
   /// The options it was built with (pretty_print shows them).
