@@ -207,6 +207,9 @@ std::vector<std::pair<int64_t, int64_t>> similar_pairs(const std::vector<std::st
       for (int64_t j : index[order[k]]) {
         if (seen[static_cast<std::size_t>(j)] == static_cast<int64_t>(i)) continue;
         seen[static_cast<std::size_t>(j)] = static_cast<int64_t>(i);
+        // Length filter: Jaccard <= min(|a|, |b|) / max(|a|, |b|).
+        const auto m = static_cast<double>(sets[static_cast<std::size_t>(j)].size());
+        if (std::min(m, n) < threshold * std::max(m, n) - 1e-9) continue;
         if (jaccard(sets[static_cast<std::size_t>(j)], sets[i]) >= threshold - 1e-12)
           out.emplace_back(j, static_cast<int64_t>(i));
       }
@@ -253,22 +256,24 @@ std::vector<Neighbour> nearest_neighbours(const std::vector<std::string>& querie
 std::vector<int64_t> cluster_pairs(const std::vector<Pair>& pairs, double threshold) {
   Clusters uf;
   std::unordered_map<std::string, int64_t> node;  // normalized text -> union-find node
-  auto node_of = [&](const std::string& key) {
+  std::vector<std::string> keys;                  // node -> its normalized text
+  auto node_of = [&](std::string key) {
     auto [it, fresh] = node.try_emplace(key, 0);
-    if (fresh) it->second = uf.add();
+    if (fresh) it->second = uf.add(), keys.push_back(std::move(key));
     return it->second;
   };
   std::vector<int64_t> of(pairs.size());
-  std::vector<std::string> keys, sources;
+  std::vector<std::string> sources;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
-    keys.push_back(normalize_source(pairs[i].source));
     sources.push_back(pairs[i].source);
-    of[i] = node_of(keys.back());
+    of[i] = node_of(normalize_source(pairs[i].source));
     if (!pairs[i].entry.empty()) uf.join(of[i], node_of(normalize_source(pairs[i].entry)));
   }
-  for (const auto* texts : {&keys, &sources})
-    for (const auto& [a, b] : similar_pairs(*texts, threshold))
-      uf.join(of[static_cast<std::size_t>(a)], of[static_cast<std::size_t>(b)]);
+  // Near-duplicates among the distinct normalized texts (equal ones share a node already),
+  // then among the sources as they are.
+  for (const auto& [a, b] : similar_pairs(keys, threshold)) uf.join(a, b);
+  for (const auto& [a, b] : similar_pairs(sources, threshold))
+    uf.join(of[static_cast<std::size_t>(a)], of[static_cast<std::size_t>(b)]);
   std::unordered_map<int64_t, int64_t> id;  // root -> cluster id, in order of first appearance
   std::vector<int64_t> out;
   for (std::size_t i = 0; i < pairs.size(); ++i)
