@@ -168,9 +168,9 @@ namespace {
 
 // line_chart and log_log_chart: see plot.h.
 void draw_lines(const std::string& path, const std::string& title, const std::vector<Series>& series,
-                const std::string& xlabel, const std::string& ylabel, bool log_x) {
+                const std::string& xlabel, const std::string& ylabel, bool log_x, bool linear_y = false) {
   double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
-  bool logy = true;
+  bool logy = !linear_y;
   for (const Series& s : series) {
     AG_CHECK(s.xs.size() == s.ys.size(), ValueError, "line_chart: series '", s.name, "' has ", s.xs.size(), " xs but ",
              s.ys.size(), " ys (", path, ")");
@@ -275,6 +275,11 @@ void line_chart(const std::string& path, const std::string& title, const std::ve
 void log_log_chart(const std::string& path, const std::string& title, const std::vector<Series>& series,
                    const std::string& xlabel, const std::string& ylabel) {
   draw_lines(path, title, series, xlabel, ylabel, true);
+}
+
+void linear_chart(const std::string& path, const std::string& title, const std::vector<Series>& series,
+                  const std::string& xlabel, const std::string& ylabel) {
+  draw_lines(path, title, series, xlabel, ylabel, false, true);
 }
 
 void line_chart(const std::string& path, const std::string& title, const std::vector<double>& xs,

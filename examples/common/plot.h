@@ -39,6 +39,11 @@ void line_chart(const std::string& path, const std::string& title, const std::ve
 void log_log_chart(const std::string& path, const std::string& title, const std::vector<Series>& series,
                    const std::string& xlabel, const std::string& ylabel);
 
+// line_chart with a linear y axis whatever the values (scores such as BLEU, which a log
+// axis would squeeze at the top).
+void linear_chart(const std::string& path, const std::string& title, const std::vector<Series>& series,
+                  const std::string& xlabel, const std::string& ylabel);
+
 // A line chart of ys against xs.
 void line_chart(const std::string& path, const std::string& title, const std::vector<double>& xs,
                 const std::vector<double>& ys, const std::string& xlabel, const std::string& ylabel);

@@ -26,6 +26,8 @@
 // as msgunfmt writes them for a name this table does not know; "I" stays "I".
 #include "catalog.h"
 
+#include "split.h"
+
 #include <attograd/error.h>
 #include <attograd/log.h>
 
@@ -323,9 +325,9 @@ Catalogs load_pairs(const std::string& lang, const std::vector<std::string>& pac
     count.entries = static_cast<int64_t>(cat.entries.size());
     const std::size_t before = out.pairs.size();
     for (const auto& e : cat.entries) {
-      out.pairs.push_back(Pair{text(e.msgid), text(e.msgstrs[0]), package, false});
+      out.pairs.push_back(Pair{text(e.msgid), text(e.msgstrs[0]), package, false, text(e.msgid)});
       if (!e.msgid_plural.empty() && e.msgstrs.size() >= 2)
-        out.pairs.push_back(Pair{text(e.msgid_plural), text(e.msgstrs[1]), package, true});
+        out.pairs.push_back(Pair{text(e.msgid_plural), text(e.msgstrs[1]), package, true, text(e.msgid)});
     }
     count.pairs = static_cast<int64_t>(out.pairs.size() - before);
     ag::log().info("translate data: {:<26} {:>6} messages {:>6} pairs", package, count.entries, count.pairs);
@@ -412,7 +414,7 @@ std::vector<Pair> clean_pairs(const std::vector<Pair>& pairs, const CleanOptions
   st.input = static_cast<int64_t>(pairs.size());
   std::vector<Pair> out;
   for (const auto& p : pairs) {
-    Pair q{normalize_whitespace(p.source), normalize_whitespace(p.target), p.package, p.plural};
+    Pair q{normalize_whitespace(p.source), normalize_whitespace(p.target), p.package, p.plural, p.entry};
     if (o.strip_accelerators) q.source = strip_accelerator(q.source), q.target = strip_accelerator(q.target);
     const int64_t ls = utf8_length(q.source), lt = utf8_length(q.target);
     const auto longer = static_cast<double>(std::max(ls, lt)), shorter = static_cast<double>(std::min(ls, lt));
@@ -479,7 +481,7 @@ Splits split_pairs(const std::vector<Pair>& pairs, const SplitOptions& o) {
 // ---- the whole pipeline ------------------------------------------------------------
 
 Corpus build_corpus(const std::string& lang, const std::vector<std::string>& packages, const std::string& root,
-                    const CleanOptions& clean, const SplitOptions& split) {
+                    const CleanOptions& clean, const SplitOptions& split, double similarity) {
   Catalogs cats = load_pairs(lang, packages, root);
   Corpus c;
   c.packages = std::move(cats.packages);
@@ -492,7 +494,7 @@ Corpus build_corpus(const std::string& lang, const std::vector<std::string>& pac
   for (const auto& p : unique) ++kept[p.package];
   for (const auto& pc : c.packages)
     if (pc.status == "ok") c.kept_per_package.emplace_back(pc.package, kept[pc.package]);
-  c.splits = split_pairs(unique, split);
+  c.splits = split_by_cluster(unique, split, similarity, &c.split);
   const auto& s = c.clean;
   int64_t used = 0;
   for (const auto& pc : c.packages) used += pc.status == "ok";
@@ -506,8 +508,19 @@ Corpus build_corpus(const std::string& lang, const std::vector<std::string>& pac
   std::string per_package;
   for (const auto& [package, n] : c.kept_per_package) per_package += " " + package + " " + std::to_string(n);
   ag::log().info("translate data: kept per package (first translation of each text):{}", per_package);
-  ag::log().info("translate data: {} unique English texts: train {}, validation {}, test {}", c.unique,
-                 c.splits.train.size(), c.splits.validation.size(), c.splits.test.size());
+  const SplitStats& st = c.split;
+  ag::log().info(
+      "translate data: {} unique English texts in {} clusters (normalized text, plural entries, 3-gram Jaccard >= {}; "
+      "largest {}): train {} ({} clusters), validation {} ({}), test {} ({})",
+      c.unique, st.clusters[0] + st.clusters[1] + st.clusters[2], st.threshold, st.largest_cluster, st.messages[0],
+      st.clusters[0], st.messages[1], st.clusters[1], st.messages[2], st.clusters[2]);
+  ag::log().info(
+      "translate data: test -> train nearest neighbour: largest similarity {:.3f}, {} test sources >= {}, {} with "
+      "the same normalized text in train",
+      st.max_test_train_similarity, st.test_near_train, st.threshold, st.test_with_train_normalized_twin);
+  std::string deciles;
+  for (int k = 0; k < 10; ++k) deciles += " " + std::to_string(st.test_nearest_histogram[k]);
+  ag::log().info("translate data: test sources by nearest training similarity, 0-0.1 ... 0.9-1:{}", deciles);
   return c;
 }
 

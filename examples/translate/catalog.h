@@ -64,9 +64,20 @@ std::vector<std::string> default_packages();  // the names of default_catalogs()
 // One translation pair. A message with a plural form gives two pairs: msgid -> msgstr[0]
 // and msgid_plural -> msgstr[1] (plural = true); see CleanOptions::plural_pairs.
 struct Pair {
+  Pair() = default;
+  Pair(std::string source_, std::string target_, std::string package_ = "", bool plural_ = false,
+       std::string entry_ = "")
+      : source(std::move(source_)),
+        target(std::move(target_)),
+        package(std::move(package_)),
+        plural(plural_),
+        entry(std::move(entry_)) {}
   std::string source, target;  // UTF-8
   std::string package;
   bool plural = false;
+  // The catalog entry's msgid (its singular): a plural pair's English differs from it, and
+  // split_by_cluster keeps the two in one cluster. "" for a pair made by hand: the source.
+  std::string entry;
 };
 
 struct PackageCount {
@@ -158,6 +169,20 @@ Split split_of(std::string_view source, const SplitOptions& options = {});
 struct Splits {
   std::vector<Pair> train, validation, test;
 };
+
+// The figures of split_by_cluster (split.h).
+struct SplitStats {
+  double threshold = 0.9;
+  int64_t messages[3] = {0, 0, 0};  // by Split: train, validation, test
+  int64_t clusters[3] = {0, 0, 0};
+  int64_t largest_cluster = 0;                  // messages in the largest cluster
+  double max_test_train_similarity = 0.0;       // over test sources, the nearest training source's
+  int64_t test_near_train = 0;                  // test sources with a training source >= threshold
+  int64_t test_with_train_normalized_twin = 0;  // test sources whose normalized text is in train
+  // Test sources by their nearest training source's similarity: [k] counts [k/10, (k+1)/10).
+  int64_t test_nearest_histogram[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+};
+
 Splits split_pairs(const std::vector<Pair>& pairs, const SplitOptions& options = {});
 
 // ---- the whole pipeline ------------------------------------------------------------
@@ -167,11 +192,13 @@ struct Corpus {
   std::vector<PackageCount> packages;
   std::vector<std::pair<std::string, int64_t>> kept_per_package;  // after clean + dedup
   CleanStats clean;
+  SplitStats split;
   int64_t raw = 0, cleaned = 0, unique = 0;
 };
-// load_pairs -> clean_pairs -> dedup_by_source -> split_pairs, logging the counts.
+// load_pairs -> clean_pairs -> dedup_by_source -> split_by_cluster (split.h, near-duplicate
+// threshold `similarity`), logging the counts.
 Corpus build_corpus(const std::string& lang = "fr", const std::vector<std::string>& packages = default_packages(),
                     const std::string& root = "/usr/share/locale", const CleanOptions& clean = {},
-                    const SplitOptions& split = {});
+                    const SplitOptions& split = {}, double similarity = 0.9);
 
 }  // namespace translate

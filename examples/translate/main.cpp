@@ -2,8 +2,8 @@
 // messages into French, from the gettext catalogs Debian installs (/usr/share/locale),
 // and reports BLEU and chrF on a held-out test split.
 //
-//   build/examples/translate                        # defaults: 15 minutes of training on 2 cores
-//   build/examples/translate --minutes 2 --out runs/translate-quick
+//   build/examples/translate                        # defaults: 600 steps, ~15 minutes on 2 cores
+//   build/examples/translate --steps 100 --out runs/translate-quick
 //   build/examples/translate --out runs/translate --translate "cannot open file %s"
 //
 // Writes to --out: subword.model (SentencePiece, trained on the training split),
@@ -65,11 +65,13 @@ int main(int argc, char** argv) {
   bool resume = false;
   CLI::App app{"Trains an English -> French Transformer on the machine's gettext catalogs"};
   app.option_defaults()->always_capture_default();
-  app.footer("Example: attograd-translate --minutes 5 --beam 1 --out runs/translate-5min");
+  app.footer("Example: attograd-translate --steps 200 --beam 1 --out runs/translate-200");
   app.add_option("--lang", lang, "target language: the catalogs under /usr/share/locale/<lang>");
   app.add_option("--out", out, "output folder");
-  app.add_option("--minutes", c.minutes, "training time budget (0: --steps decides)")->check(CLI::NonNegativeNumber);
-  app.add_option("--steps", c.steps, "optimizer steps (0: the time budget decides)")->check(CLI::NonNegativeNumber);
+  app.add_option("--steps", c.steps, "optimizer steps in all, --resume continues up to it (0: no step bound)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--minutes", c.minutes, "also stop after this many minutes of training (0: no time limit)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--vocab", c.vocab, "subword vocabulary size (SentencePiece unigram, joint)")
       ->check(CLI::Range(100, 64000));
   app.add_option("--d-model", c.d_model, "model width")->check(CLI::PositiveNumber);
@@ -125,9 +127,12 @@ int main(int argc, char** argv) {
     log().info("pairs: {} train, {} validation, {} test (English -> {})", train.size(), val.size(), test.size(), lang);
 
     Run run(c, sw.vocab_size());
+    History h;
     if (resume) {
       Metadata extra = load_checkpoint(ckpt, *run.model, &run.opt, &run.sched);
       run.epoch = std::stoll(extra.at("epoch")), run.cursor = std::stoll(extra.at("cursor"));
+      // Checkpoints from before the history was kept have none: the totals start here.
+      if (auto it = extra.find("history"); it != extra.end()) h = History::from_json(it->second);
       if (run.cursor > 0) run.batches = bucket_batches(train, c.max_tokens, c.seed, run.epoch);
       log().info("resumed from {} at step {}", ckpt, run.sched.last_step());
     }
@@ -141,22 +146,37 @@ int main(int argc, char** argv) {
       r.resize(val_subset.size());
       return r;
     }();
-    History h;
     auto t0 = Clock::now();
     int64_t tokens = 0;
     const int64_t first = run.sched.last_step();
+    const double seconds_before = h.seconds;
+    // --steps 0: no step bound; --minutes 0: no time limit; both 0: no training at all
+    // (evaluate the checkpoint of --resume).
     auto done = [&] {
-      const int64_t s = run.sched.last_step();
-      return c.steps > 0 ? s >= c.steps : since(t0) >= c.minutes * 60;
+      return (c.steps > 0 && run.sched.last_step() >= c.steps) || (c.minutes > 0 && since(t0) >= c.minutes * 60) ||
+             (c.steps == 0 && c.minutes == 0);
+    };
+    // The history as of now, for checkpoints and the report: this process's time added.
+    auto history_now = [&] {
+      History now = h;
+      now.seconds = seconds_before + since(t0);
+      now.process_seconds.push_back(since(t0));
+      return now;
+    };
+    auto checkpoint = [&] {
+      save_checkpoint(ckpt, *run.model, &run.opt, &run.sched,
+                      {{"epoch", std::to_string(run.epoch)},
+                       {"cursor", std::to_string(run.cursor)},
+                       {"history", history_now().to_json()}});
     };
     while (!done()) {
       StepStats s = train_step(run, train);
-      tokens += s.tokens;
+      tokens += s.tokens, h.tokens += s.tokens;
       h.step.push_back(static_cast<double>(s.step)), h.loss.push_back(s.loss);
       const double secs = since(t0);
-      const double left = c.steps > 0
-                              ? secs / static_cast<double>(s.step - first) * static_cast<double>(c.steps - s.step)
-                              : c.minutes * 60 - secs;
+      double left = c.steps > 0 ? secs / static_cast<double>(s.step - first) * static_cast<double>(c.steps - s.step)
+                                : c.minutes * 60 - secs;
+      if (c.minutes > 0) left = std::min(left, c.minutes * 60 - secs);
       if (s.step % 25 == 0)
         log().info("step {} loss {:.3f} lr {:.2e} |g| {:.2f} {:.0f} tok/s ETA {:.0f}s epoch {}", s.step, s.loss, s.lr,
                    s.grad_norm, static_cast<double>(tokens) / secs, std::max(0.0, left), run.epoch);
@@ -168,15 +188,18 @@ int main(int argc, char** argv) {
         log().info("step {} validation loss {:.3f}, BLEU {:.2f} (greedy, {} sentences)", s.step, vl, vb,
                    val_subset.size());
       }
-      if (s.step % checkpoint_every == 0)
-        save_checkpoint(ckpt, *run.model, &run.opt, &run.sched,
-                        {{"epoch", std::to_string(run.epoch)}, {"cursor", std::to_string(run.cursor)}});
+      if (s.step % checkpoint_every == 0) checkpoint();
     }
-    const double train_secs = since(t0);
-    save_checkpoint(ckpt, *run.model, &run.opt, &run.sched,
-                    {{"epoch", std::to_string(run.epoch)}, {"cursor", std::to_string(run.cursor)}});
+    checkpoint();
+    h = history_now();
+    log().info("trained {} steps in this process ({:.1f} minutes); {} steps in {:.1f} minutes in all",
+               run.sched.last_step() - first, since(t0) / 60, run.sched.last_step(), h.seconds / 60);
     nn::save(*run.model, out + "/model.safetensors");
-    report(out, run, sw, sp.test, test, h, ReportOptions{beam, alpha, train_secs, tokens, lang, &corpus});
+    ReportOptions ro;
+    ro.beam = beam, ro.length_penalty = alpha, ro.lang = lang, ro.corpus = &corpus, ro.threads = threads;
+    ro.validation.assign(sp.validation.begin(), sp.validation.begin() + static_cast<std::ptrdiff_t>(val_subset.size()));
+    for (int i = 0; i < argc; ++i) ro.command += (i ? " " : "") + std::string(i ? argv[i] : "translate");
+    report(out, run, sw, sp.test, test, h, ro);
   } catch (const std::exception& e) {
     std::cerr << "translate: " << e.what() << "\n";
     return 1;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -69,12 +70,20 @@ TEST_CASE("line_chart writes an 800 x 500 PNG and no temporary file") {
   plot::line_chart((d / "one.png").string(), "Loss", one.xs, one.ys, "step", "loss");
   // Negative ys: a linear y axis.
   plot::line_chart((d / "linear.png").string(), "Signed", {0, 1, 2}, {-1.0, 0.5, 2.0}, "x", "y");
-  for (const char* name : {"two.png", "one.png", "linear.png"}) {
+  // Positive ys drawn on a linear axis all the same (BLEU): not the log picture.
+  plot::linear_chart((d / "bleu.png").string(), "Loss", {curve("train", 1.0), curve("held-out", 1.2, {214, 39, 40})},
+                     "step", "nats/char");
+  for (const char* name : {"two.png", "one.png", "linear.png", "bleu.png"}) {
     PngSize s = png_size(d / name);
     CHECK(s.w == 800);
     CHECK(s.h == 500);
   }
-  CHECK(names_in(d).size() == 3);  // no .tmp beside them
+  auto bytes = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  CHECK(bytes(d / "bleu.png") != bytes(d / "two.png"));
+  CHECK(names_in(d).size() == 4);  // no .tmp beside them
 }
 
 TEST_CASE("line_chart: a single point, and NaN points left out of the line") {

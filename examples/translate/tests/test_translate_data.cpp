@@ -442,7 +442,12 @@ TEST_CASE("the machine's French catalogs give more than 10,000 pairs") {
   // Each part near its fraction (2%, 2%, 96%): within a quarter of it.
   CHECK(std::abs(static_cast<double>(c.splits.test.size()) / static_cast<double>(c.unique) - 0.02) < 0.005);
   CHECK(std::abs(static_cast<double>(c.splits.validation.size()) / static_cast<double>(c.unique) - 0.02) < 0.005);
-  for (const auto& p : c.splits.test) CHECK(split_of(p.source) == Split::test);
+  // Clustered: no test source has a training source within the grouping threshold, nor
+  // one with the same normalized text (split_by_cluster measures both).
+  CHECK(c.split.test_near_train == 0);
+  CHECK(c.split.max_test_train_similarity < c.split.threshold);
+  CHECK(c.split.test_with_train_normalized_twin == 0);
+  CHECK(c.split.messages[2] == static_cast<int64_t>(c.splits.test.size()));
   MESSAGE("pairs: raw ", c.raw, ", cleaned ", c.cleaned, ", unique ", c.unique, "; train ", c.splits.train.size(),
           ", validation ", c.splits.validation.size(), ", test ", c.splits.test.size());
 }

@@ -1,9 +1,13 @@
 // The translate example's model (examples/translate/model.h): tied embeddings, cached
 // greedy decoding equal to full recomputation, and a tiny model that learns a toy
-// "translation" (each word mapped to another, order kept) from padded batches.
+// "translation" (each word mapped to another, order kept) from padded batches; the
+// training history kept in the checkpoint.
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "translate/batching.h"
+#include "translate/history.h"
 #include "translate/model.h"
 
 using namespace translate;
@@ -107,4 +111,29 @@ TEST_CASE("Translator: a tiny model learns a toy word mapping from padded batche
   }
   MESSAGE("toy translation: " << exact << " of 50 exact");
   CHECK(exact >= 40);
+}
+
+TEST_CASE("History: the whole run's figures survive the checkpoint (--resume)") {
+  History h;
+  h.step = {1, 2, 3}, h.loss = {7.5, 6.25, 5.125};
+  h.val_step = {2}, h.val_loss = {6.5}, h.val_bleu = {1.25};
+  h.seconds = 12.5, h.tokens = 9000, h.process_seconds = {10.0, 2.5};
+  manual_seed(1);
+  Translator m(TranslatorOptions(20).d_model(16).heads(2).layers(1).d_ff(32));
+  const std::string path = std::string(AG_TMP_DIR) + "/translate_history.safetensors";
+  save_checkpoint(path, *m, nullptr, nullptr, {{"epoch", "0"}, {"cursor", "0"}, {"history", h.to_json()}});
+  const Metadata extra = load_checkpoint(path, *m);
+  const History back = History::from_json(extra.at("history"));
+  CHECK(back.step == h.step);
+  CHECK(back.loss == h.loss);
+  CHECK(back.val_step == h.val_step);
+  CHECK(back.val_loss == h.val_loss);
+  CHECK(back.val_bleu == h.val_bleu);
+  CHECK(back.seconds == h.seconds);
+  CHECK(back.tokens == h.tokens);
+  CHECK(back.process_seconds == h.process_seconds);
+  CHECK_THROWS_AS(History::from_json("{\"step\": [1]}"), ValueError);
+  CHECK_THROWS_AS(History::from_json("not json"), ValueError);
+  h.loss.pop_back();
+  CHECK_THROWS_AS(History::from_json(h.to_json()), ValueError);
 }
