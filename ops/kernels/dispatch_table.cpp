@@ -15,7 +15,7 @@
 #include "kernels/dropout_rows.h"
 #include "kernels/elementwise_rows.h"
 #include "kernels/gelu_rows.h"
-#include "kernels/half_gemv.h"
+#include "kernels/gemv.h"
 #include "kernels/layer_norm_rows.h"
 #include "kernels/quant_rows.h"
 #include "kernels/s8_gemm.h"
@@ -47,7 +47,8 @@ namespace ag::kernels {
   FLOAT_STUB(elementwise_rows, where_row) \
   STUB(gelu_rows, gelu_row) \
   STUB(gelu_rows, gelu_backward_row) \
-  STUB(half_gemv, half_gemv_rows) \
+  STUB(gemv, half_gemv_rows) \
+  STUB(gemv, f32_gemv_rows) \
   FLOAT_STUB(layer_norm_rows, layer_norm_rows) \
   FLOAT_STUB(layer_norm_rows, layer_norm_backward_rows) \
   STUB(quant_rows, q8_gemv) \

@@ -8,7 +8,7 @@
 #include "gemm.h"
 #include "kernels/kernels.h"
 #include "kernels/half.h"
-#include "kernels/half_gemv.h"
+#include "kernels/gemv.h"
 #include "kernels/matmul_dnnl.h"
 
 namespace ag::kernels {
@@ -51,8 +51,8 @@ Tensor widen(const Tensor& t) {
   return tt.is_contiguous() ? convert(tt, DType::f32).transpose(-1, -2) : as_f32(t);
 }
 
-// Decoding's x (..., M, K) @ W^T with W (N, K) contiguous, at most kHalfGemvMaxRows rows
-// in all, both in one 16-bit dtype: half_gemv.h's rows read the weights as they are
+// Decoding's x (..., M, K) @ W^T with W (N, K) contiguous, at most kGemvMaxRows rows
+// in all, both in one 16-bit dtype: gemv.h's rows read the weights as they are
 // (the conversion path widened all of W to f32 on every call), threads over N, f32 sums
 // rounded once. Undefined when the product is not of that form.
 Tensor half_gemv(const Tensor& a, const Tensor& b) {
@@ -64,7 +64,7 @@ Tensor half_gemv(const Tensor& a, const Tensor& b) {
   const int64_t rows = a.numel() / K;
   // A weight under 2^18 elements (512 KB in 16 bits) stays in cache, where widening it
   // for sgemm is as fast: the GPT of workload 8 (128 x 384) decoded 9% slower this way.
-  if (rows > kHalfGemvMaxRows || N * K < (int64_t{1} << 18)) return {};
+  if (rows > kGemvMaxRows || N * K < (int64_t{1} << 18)) return {};
   const Tensor x = convert(a, DType::f32);  // (rows, K) contiguous: a few rows
   Tensor y = empty(Shape{rows, N}, DType::f32, "matmul");
   const float* px = x.data<float>();
@@ -79,11 +79,38 @@ Tensor half_gemv(const Tensor& a, const Tensor& b) {
   return convert(y, b.dtype()).reshape(out_shape);
 }
 
+// Decoding's x (..., M, K) @ W^T in f32, W (N, K) contiguous, at most kGemvMaxRows rows
+// in all: gemv.h's rows, threads over N (sgemm runs such a product on one thread; the
+// weights of workload 8 then stream from L3 at 1 thread, and split over two cores each
+// core keeps its half in its own L2). Undefined when the product is not of that form.
+Tensor f32_gemv(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != DType::f32 || b.dtype() != DType::f32 || b.dim() != 2 || a.dim() < 2) return {};
+  const int64_t K = b.shape()[0], N = b.shape()[1];
+  if (K == 0 || N == 0 || b.strides()[0] != 1 || b.strides()[1] != K || a.numel() == 0 || a.shape()[a.dim() - 1] != K)
+    return {};
+  const int64_t rows = a.numel() / K;
+  if (rows > kGemvMaxRows) return {};
+  const Tensor x = a.is_contiguous() ? a : contiguous(a);  // (rows, K)
+  Shape out_shape = a.shape();
+  out_shape[out_shape.size() - 1] = N;
+  Tensor y = empty(out_shape, DType::f32, "matmul");
+  const float* px = x.data<float>();
+  const float* pw = b.data<float>();
+  float* py = y.data<float>();
+  auto fn = f32_gemv_rows.get();
+  // A part of at least 2^15 weights (128 KB): below that the hand-off costs more than
+  // the part's own time.
+  detail::parallel_for(N, std::max<int64_t>(1, 32768 / K),
+                       [&](int64_t n0, int64_t n1) { fn(py, N, px, K, pw, K, rows, n0, n1); });
+  return y;
+}
+
 }  // namespace
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+  if (Tensor r = f32_gemv(a_in, b_in); r.defined()) return r;
   if (is_half(a_in) || is_half(b_in)) {
-    // A few rows by a transposed weight: half_gemv.h. bf16 on CPUs with AMX: oneDNN
+    // A few rows by a transposed weight: gemv.h. bf16 on CPUs with AMX: oneDNN
     // (kernels/matmul_dnnl.h says why); otherwise, and for f16, f32 around sgemm,
     // rounded once. Empty products take the f32 path's shortcuts.
     if (Tensor r = half_gemv(a_in, b_in); r.defined()) return r;

@@ -86,7 +86,7 @@ inline const std::map<std::string_view, std::string_view> kHeaderChecks{
     {"dropout_rows", "test_simd"},
     {"elementwise_rows", "test_simd_elementwise"},
     {"gelu_rows", "test_simd_elementwise"},
-    {"half_gemv", "test_simd_elementwise"},
+    {"gemv", "test_simd_elementwise"},
     {"layer_norm_rows", "test_simd_norm_optim"},
     {"quant_rows", "test_simd_quant"},
     {"s8_gemm", "test_simd_quant"},

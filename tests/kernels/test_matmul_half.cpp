@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kernels/dispatch.h"
-#include "kernels/half_gemv.h"
+#include "kernels/gemv.h"
 #include "kernels/matmul_dnnl.h"
 
 using namespace ag;
@@ -112,8 +112,8 @@ TEST_CASE("bf16 matmul: every engine gives the same shape errors") {
 }
 
 TEST_CASE("decoding's x @ W^T in bf16 / f16: the rows read the 16-bit weights, same bits at every level") {
-  // Up to kHalfGemvMaxRows rows by a transposed contiguous (N, K) weight of 2^18 elements
-  // or more take kernels/half_gemv.h; K across the 16-lane body and tails, N odd, batched
+  // Up to kGemvMaxRows rows by a transposed contiguous (N, K) weight of 2^18 elements
+  // or more take kernels/gemv.h; K across the 16-lane body and tails, N odd, batched
   // rows; a smaller weight takes the conversion (checked by the first test case).
   manual_seed(26);
   const k::SimdLevel saved = k::simd_level();
@@ -124,7 +124,7 @@ TEST_CASE("decoding's x @ W^T in bf16 / f16: the rows read the 16-bit weights, s
         const int64_t N = ((int64_t{1} << 18) + K - 1) / K | 1;  // the rows' size floor, odd
         Tensor x = operand(xs), w = operand({N, K});
         CHECK(matches_rounded_f32(x, w.t(), d, what));  // automatic: the rows when 8 or fewer
-        // Every level gives the same bits (one summation order, half_gemv.h).
+        // Every level gives the same bits (one summation order, gemv.h).
         std::vector<float> first;
         for (k::SimdLevel level : k::available_simd_levels()) {
           k::set_simd_level(level);
@@ -134,9 +134,9 @@ TEST_CASE("decoding's x @ W^T in bf16 / f16: the rows read the 16-bit weights, s
         }
         k::set_simd_level(saved);
         // Those bits are the rows' own (the path is taken when 8 or fewer rows), which
-        // are the order half_gemv.h fixes: fused multiply-adds into p[k mod 16], pairwise.
+        // are the order gemv.h fixes: fused multiply-adds into p[k mod 16], pairwise.
         const int64_t rows = x.numel() / K;
-        if (rows <= k::kHalfGemvMaxRows) {
+        if (rows <= k::kGemvMaxRows) {
           const Tensor wh = w.to(d);
           const std::vector<float> xv = x.to(d).to(DType::f32).to_vector<float>();
           const std::vector<float> wv = wh.to(DType::f32).to_vector<float>();

@@ -1,4 +1,4 @@
-// The dispatched elementwise rows (elementwise_rows.h, gelu_rows.h, half_gemv.h; one StubCheck per
+// The dispatched elementwise rows (elementwise_rows.h, gelu_rows.h, gemv.h; one StubCheck per
 // registered stub, simd_checks.h) at every level this CPU has, and the ops on them:
 // arithmetic and where must equal IEEE's scalar answer bit for bit (body and tail,
 // broadcast rows, special values); the fused GELU forward and backward must equal the
@@ -22,7 +22,7 @@
 #include "kernels/convert_rows.h"
 #include "kernels/elementwise_rows.h"
 #include "kernels/gelu_rows.h"
-#include "kernels/half_gemv.h"
+#include "kernels/gemv.h"
 #include "simd_checks.h"
 #include "tensor_checks.h"
 #include "test_util.h"
@@ -229,38 +229,46 @@ void check_from_half_row() {
   }
 }
 
-// half_gemv_rows: m rows (1..8) by a window [n0, n1) of the bf16 / f16 weight rows,
-// against the documented order (16 fused partial sums by k mod 16, then pairwise), bit
-// for bit at every level; conversion_inputs' specials give inf and NaN products too.
-template <bool BF>
-void check_half_gemv_rows() {
+// half_gemv_rows / f32_gemv_rows: m rows (1..8) by a window [n0, n1) of the weight rows
+// (W: 1 bf16, 2 f16, 0 f32), against the documented order (16 fused partial sums by
+// k mod 16, then pairwise), bit for bit at every level; conversion_inputs' specials give
+// inf and NaN products too.
+template <int W>
+void check_gemv_rows() {
   for (int64_t k : {1, 7, 16, 17, 33, 100}) {
-    const int64_t rows = 8, n = 5, ldx = k + 3, ldy = n + 2;
+    const int64_t rows = 8, n = 13, ldx = k + 3, ldy = n + 2;
     std::vector<float> x(static_cast<std::size_t>(rows * ldx));
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = float(int(i * 37 % 17) - 8) / 4.0f;
     const std::vector<float> wf = conversion_inputs(n * k, 11);
-    std::vector<uint16_t> w(wf.size());
-    for (std::size_t i = 0; i < w.size(); ++i) w[i] = BF ? BFloat16(wf[i] / 1e30f).x : Half(wf[i] / 1e30f).x;
-    for (int64_t m : {1, 3, 8}) {
+    std::vector<uint16_t> w16(wf.size());
+    std::vector<float> w32(wf.size());
+    for (std::size_t i = 0; i < wf.size(); ++i) {
+      w16[i] = W == 1 ? BFloat16(wf[i] / 1e30f).x : Half(wf[i] / 1e30f).x;
+      w32[i] = wf[i] / 1e30f;
+    }
+    auto weight = [&](std::size_t i) {
+      return W == 0 ? w32[i] : W == 1 ? float(BFloat16::from_bits(w16[i])) : float(Half::from_bits(w16[i]));
+    };
+    for (int64_t m : {1, 2, 3, 5, 8}) {
       CAPTURE(k);
       CAPTURE(m);
       std::vector<float> want(static_cast<std::size_t>(rows * ldy), -7.f);
       for (int64_t i = 0; i < m; ++i)
-        for (int64_t c = 1; c < 4; ++c) {
+        for (int64_t c = 1; c < 12; ++c) {  // 11 columns: the 8-, 4- and 2-row blocks and a single
           float p[16] = {};
-          for (int64_t j = 0; j < k; ++j) {
-            const uint16_t h = w[size_t(c * k + j)];
-            const float wv = BF ? float(BFloat16::from_bits(h)) : float(Half::from_bits(h));
-            p[j % 16] = std::fma(x[size_t(i * ldx + j)], wv, p[j % 16]);
-          }
+          for (int64_t j = 0; j < k; ++j)
+            p[j % 16] = std::fma(x[size_t(i * ldx + j)], weight(size_t(c * k + j)), p[j % 16]);
           for (int step = 8; step >= 1; step /= 2)
             for (int j = 0; j < step; ++j) p[j] = p[j] + p[j + step];
           want[size_t(i * ldy + c)] = p[0];
         }
       for (K level : kernels::available_simd_levels()) {
         CAPTURE(kernels::to_string(level));
-        std::vector<float> out(want.size(), -7.f);  // untouched outside rows < m, cols 1..3
-        kernels::half_gemv_rows.get(level)(out.data(), ldy, x.data(), ldx, w.data(), k, m, 1, 4, BF);
+        std::vector<float> out(want.size(), -7.f);  // untouched outside rows < m, cols 1..11
+        if constexpr (W == 0)
+          kernels::f32_gemv_rows.get(level)(out.data(), ldy, x.data(), ldx, w32.data(), k, m, 1, 12);
+        else
+          kernels::half_gemv_rows.get(level)(out.data(), ldy, x.data(), ldx, w16.data(), k, m, 1, 12, W == 1);
         int bad = 0;
         for (std::size_t i = 0; i < out.size(); ++i)
           bad += !(std::bit_cast<uint32_t>(out[i]) == std::bit_cast<uint32_t>(want[i]) ||
@@ -282,7 +290,8 @@ const std::vector<StubCheck> kChecks{
     {"f32_to_f16_row", check_to_half_row<false>},
     {"bf16_to_f32_row", check_from_half_row<true>},
     {"f16_to_f32_row", check_from_half_row<false>},
-    {"half_gemv_rows", [] { check_half_gemv_rows<true>(), check_half_gemv_rows<false>(); }},
+    {"half_gemv_rows", [] { check_gemv_rows<1>(), check_gemv_rows<2>(); }},
+    {"f32_gemv_rows", check_gemv_rows<0>},
 };
 
 }  // namespace

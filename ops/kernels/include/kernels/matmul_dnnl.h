@@ -16,8 +16,8 @@ Tensor matmul_dnnl(const Tensor& a, const Tensor& b);
 // Which engine bf16 matmul uses: automatic (oneDNN on CPUs with AMX for products of at
 // least 16 rows and 2^18 multiply-adds, the conversion elsewhere), or forced either way (tests, benchmarks). Forcing oneDNN on a CPU without
 // bf16 kernels still falls back. Returns the previous setting.
-// Automatic also sends products of at most kHalfGemvMaxRows rows by a transposed
-// contiguous weight (x @ W^T) of 2^18 elements or more to half_gemv.h's rows; `convert`
+// Automatic also sends products of at most kGemvMaxRows rows by a transposed
+// contiguous weight (x @ W^T) of 2^18 elements or more to gemv.h's rows; `convert`
 // forces the conversion.
 enum class HalfGemm { automatic, dnnl, convert };
 HalfGemm set_half_gemm(HalfGemm e);
