@@ -3,7 +3,7 @@
 // input as a buffer of exactly `size` bytes). An accepted catalog's strings are all
 // read once so that a string pointing past the input is caught, and must not add up to
 // more bytes than the input (a decompression bomb).
-#include "catalog.h"
+#include "mo.h"
 
 #include "fuzz_util.h"
 

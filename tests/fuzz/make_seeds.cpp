@@ -27,7 +27,7 @@ void write_file(const fs::path& path, const std::string& bytes) {
   if (!out) throw ag::IOError("make_seeds: cannot write " + path.string());
 }
 
-// ---- .mo files (GNU gettext; the layout is described in examples/translate/catalog.cpp)
+// ---- .mo files (GNU gettext; the layout is described in examples/translate/mo.cpp)
 
 // (msgid, msgstr) pairs, sorted by msgid as msgfmt writes them; no hash table.
 std::string make_mo(std::vector<std::pair<std::string, std::string>> msgs, bool big_endian) {
