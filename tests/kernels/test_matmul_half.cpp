@@ -112,49 +112,51 @@ TEST_CASE("bf16 matmul: every engine gives the same shape errors") {
 }
 
 TEST_CASE("decoding's x @ W^T in bf16 / f16: the rows read the 16-bit weights, same bits at every level") {
-  // Up to kGemvMaxRows rows by a transposed contiguous (N, K) weight of 2^18 elements
-  // or more take kernels/gemv.h; K across the 16-lane body and tails, N odd, batched
-  // rows; a smaller weight takes the conversion (checked by the first test case).
+  // Up to kGemvMaxRows rows by a transposed contiguous (N, K) weight, of any size, take
+  // kernels/gemv.h; K across the 16-lane body and tails, N odd (a weight of 2^18 elements
+  // or more, and one of 7 rows), batched rows.
   manual_seed(26);
   const k::SimdLevel saved = k::simd_level();
   for (DType d : {DType::bf16, DType::f16}) {
     for (int64_t K : {1, 15, 16, 17, 100, 513}) {
       for (const Shape& xs : {Shape{1, K}, Shape{3, K}, Shape{2, 4, K}, Shape{9, K}}) {
-        const std::string what = std::string(name(d)) + " x " + detail::cat(xs) + " @ W^T, K " + std::to_string(K);
-        const int64_t N = ((int64_t{1} << 18) + K - 1) / K | 1;  // the rows' size floor, odd
-        Tensor x = operand(xs), w = operand({N, K});
-        CHECK(matches_rounded_f32(x, w.t(), d, what));  // automatic: the rows when 8 or fewer
-        // Every level gives the same bits (one summation order, gemv.h).
-        std::vector<float> first;
-        for (k::SimdLevel level : k::available_simd_levels()) {
-          k::set_simd_level(level);
-          const std::vector<float> got = matmul(x.to(d), w.to(d).t()).to(DType::f32).to_vector<float>();
-          if (first.empty()) first = got;
-          CHECK_MESSAGE(got == first, what, ": level ", static_cast<int>(level), " differs");
-        }
-        k::set_simd_level(saved);
-        // Those bits are the rows' own (the path is taken when 8 or fewer rows), which
-        // are the order gemv.h fixes: fused multiply-adds into p[k mod 16], pairwise.
-        const int64_t rows = x.numel() / K;
-        if (rows <= k::kGemvMaxRows) {
-          const Tensor wh = w.to(d);
-          const std::vector<float> xv = x.to(d).to(DType::f32).to_vector<float>();
-          const std::vector<float> wv = wh.to(DType::f32).to_vector<float>();
-          std::vector<float> want;
-          for (int64_t i = 0; i < rows; ++i)
-            for (int64_t n = 0; n < N; ++n) {
-              float p[16] = {};
-              for (int64_t j = 0; j < K; ++j)
-                p[j % 16] = std::fma(xv[size_t(i * K + j)], wv[size_t(n * K + j)], p[j % 16]);
-              for (int step = 8; step >= 1; step /= 2)
-                for (int j = 0; j < step; ++j) p[j] = p[j] + p[j + step];
-              want.push_back(p[0]);
-            }
-          const std::vector<float> want_h = Tensor::from_vector(want, Shape{static_cast<int64_t>(want.size())})
-                                                .to(d)
-                                                .to(DType::f32)
-                                                .to_vector<float>();
-          CHECK_MESSAGE(first == want_h, what, ": not the rows' summation order");
+        for (int64_t N : {int64_t{7}, ((int64_t{1} << 18) + K - 1) / K | 1}) {
+          const std::string what = std::string(name(d)) + " x " + detail::cat(xs) + " @ W^T, K " + std::to_string(K) +
+                                   ", N " + std::to_string(N);
+          Tensor x = operand(xs), w = operand({N, K});
+          CHECK(matches_rounded_f32(x, w.t(), d, what));  // automatic: the rows when 8 or fewer
+          // Every level gives the same bits (one summation order, gemv.h).
+          std::vector<float> first;
+          for (k::SimdLevel level : k::available_simd_levels()) {
+            k::set_simd_level(level);
+            const std::vector<float> got = matmul(x.to(d), w.to(d).t()).to(DType::f32).to_vector<float>();
+            if (first.empty()) first = got;
+            CHECK_MESSAGE(got == first, what, ": level ", static_cast<int>(level), " differs");
+          }
+          k::set_simd_level(saved);
+          // Those bits are the rows' own (the path is taken when 8 or fewer rows), which
+          // are the order gemv.h fixes: fused multiply-adds into p[k mod 16], pairwise.
+          const int64_t rows = x.numel() / K;
+          if (rows <= k::kGemvMaxRows) {
+            const Tensor wh = w.to(d);
+            const std::vector<float> xv = x.to(d).to(DType::f32).to_vector<float>();
+            const std::vector<float> wv = wh.to(DType::f32).to_vector<float>();
+            std::vector<float> want;
+            for (int64_t i = 0; i < rows; ++i)
+              for (int64_t n = 0; n < N; ++n) {
+                float p[16] = {};
+                for (int64_t j = 0; j < K; ++j)
+                  p[j % 16] = std::fma(xv[size_t(i * K + j)], wv[size_t(n * K + j)], p[j % 16]);
+                for (int step = 8; step >= 1; step /= 2)
+                  for (int j = 0; j < step; ++j) p[j] = p[j] + p[j + step];
+                want.push_back(p[0]);
+              }
+            const std::vector<float> want_h = Tensor::from_vector(want, Shape{static_cast<int64_t>(want.size())})
+                                                  .to(d)
+                                                  .to(DType::f32)
+                                                  .to_vector<float>();
+            CHECK_MESSAGE(first == want_h, what, ": not the rows' summation order");
+          }
         }
       }
     }

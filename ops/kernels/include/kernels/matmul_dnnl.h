@@ -17,7 +17,7 @@ Tensor matmul_dnnl(const Tensor& a, const Tensor& b);
 // least 16 rows and 2^18 multiply-adds, the conversion elsewhere), or forced either way (tests, benchmarks). Forcing oneDNN on a CPU without
 // bf16 kernels still falls back. Returns the previous setting.
 // Automatic also sends products of at most kGemvMaxRows rows by a transposed
-// contiguous weight (x @ W^T) of 2^18 elements or more to gemv.h's rows; `convert`
+// contiguous weight (x @ W^T), of any size, to gemv.h's rows; `convert`
 // forces the conversion.
 enum class HalfGemm { automatic, dnnl, convert };
 HalfGemm set_half_gemm(HalfGemm e);
