@@ -84,7 +84,7 @@ std::vector<Shape4> gemv_shapes(bool int4) {
   std::vector<Shape4> out;
   const std::vector<int64_t> ks8{1, 7, 8, 15, 16, 17, 33, 100, 257};
   const std::vector<std::pair<int64_t, int64_t>> kg4{{32, 32}, {96, 32}, {64, 64}, {192, 64}};
-  for (int64_t M : {1, 3, 8, 17})
+  for (int64_t M : {1, 2, 3, 8, 17})
     for (int64_t N : {1, 5, 13}) {
       if (int4)
         for (const auto& p : kg4) out.push_back({M, N, p.first, p.second});
