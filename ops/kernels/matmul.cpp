@@ -6,6 +6,7 @@
 
 #include "attograd/detail/parallel.h"
 #include "gemm.h"
+#include "kernels/strided.h"
 #include "kernels/kernels.h"
 #include "kernels/half.h"
 #include "kernels/gemv.h"
@@ -51,70 +52,51 @@ Tensor widen(const Tensor& t) {
   return tt.is_contiguous() ? convert(tt, DType::f32).transpose(-1, -2) : as_f32(t);
 }
 
-// Decoding's x (..., M, K) @ W^T with W (N, K) contiguous, at most kGemvMaxRows rows
-// in all, both in one 16-bit dtype: gemv.h's rows read the weights as they are
-// (the conversion path widened all of W to f32 on every call), threads over N, f32 sums
-// rounded once. Undefined when the product is not of that form.
-Tensor half_gemv(const Tensor& a, const Tensor& b) {
-  if (half_gemm() != HalfGemm::automatic || b.dim() != 2 || a.dim() < 2 || !is_half(b) || a.dtype() != b.dtype())
-    return {};
+// Decoding's x (..., M, K) @ W^T with W (N, K) contiguous, at most kGemvMaxRows rows in
+// all, x and W of one dtype: gemv.h's rows, N split over the threads, f32 sums (rounded
+// once for 16-bit). f32: sgemm runs such a product on one thread, and workload 8's
+// weights then stream from L3; split over two cores, each keeps its half in its own L2.
+// 16-bit: the rows read the weights as they are, of every size (the conversion path
+// widened all of W to f32 on every call; since the rows take 8/4/2 weight rows at once,
+// workload 8's 128 x 384 weights decode 1.4x faster this way too). Undefined when the
+// product is not of that form (a shape mismatch reaches the path that names it).
+Tensor gemv(const Tensor& a, const Tensor& b) {
+  const bool half = is_half(b);
+  if (b.dim() != 2 || a.dim() < 2 || a.dtype() != b.dtype() || !(half || b.dtype() == DType::f32)) return {};
+  if (half && half_gemm() != HalfGemm::automatic) return {};
   const int64_t K = b.shape()[0], N = b.shape()[1];
   if (K == 0 || N == 0 || b.strides()[0] != 1 || b.strides()[1] != K || a.numel() == 0 || a.shape()[a.dim() - 1] != K)
-    return {};  // (a mismatch reaches the path that names it)
+    return {};
   const int64_t rows = a.numel() / K;
-  // Every weight size: since the rows take 8/4/2 weight rows at once (494555b), workload
-  // 8's small weights (128 x 384) decode faster this way too (1.4x the conversion path);
-  // before that a threshold of 2^18 elements kept them on the conversion.
   if (rows > kGemvMaxRows) return {};
-  const Tensor x = convert(a, DType::f32);  // (rows, K) contiguous: a few rows
+  const Tensor x = half ? convert(a, DType::f32) : a.is_contiguous() ? a : contiguous(a);  // (rows, K)
   Tensor y = empty(Shape{rows, N}, DType::f32, "matmul");
   const float* px = x.data<float>();
-  const auto* pw = static_cast<const uint16_t*>(b.raw_data());
   float* py = y.data<float>();
   const bool bf16 = b.dtype() == DType::bf16;
-  auto fn = half_gemv_rows.get();
-  detail::parallel_for(N, std::max<int64_t>(1, 16384 / K),
-                       [&](int64_t n0, int64_t n1) { fn(py, N, px, K, pw, K, rows, n0, n1, bf16); });
+  auto half_fn = half_gemv_rows.get();
+  auto f32_fn = f32_gemv_rows.get();
+  // Parts of at least kParallelGrain weights: below that the hand-off costs more than the
+  // part's own time. The split never changes a sum, so neither does the thread count.
+  detail::parallel_for(N, std::max<int64_t>(1, kParallelGrain / K), [&](int64_t n0, int64_t n1) {
+    if (half)
+      half_fn(py, N, px, K, static_cast<const uint16_t*>(b.raw_data()), K, rows, n0, n1, bf16);
+    else
+      f32_fn(py, N, px, K, b.data<float>(), K, rows, n0, n1);
+  });
   Shape out_shape = a.shape();
   out_shape[out_shape.size() - 1] = N;
-  return convert(y, b.dtype()).reshape(out_shape);
-}
-
-// Decoding's x (..., M, K) @ W^T in f32, W (N, K) contiguous, at most kGemvMaxRows rows
-// in all: gemv.h's rows, threads over N (sgemm runs such a product on one thread; the
-// weights of workload 8 then stream from L3 at 1 thread, and split over two cores each
-// core keeps its half in its own L2). Undefined when the product is not of that form.
-Tensor f32_gemv(const Tensor& a, const Tensor& b) {
-  if (a.dtype() != DType::f32 || b.dtype() != DType::f32 || b.dim() != 2 || a.dim() < 2) return {};
-  const int64_t K = b.shape()[0], N = b.shape()[1];
-  if (K == 0 || N == 0 || b.strides()[0] != 1 || b.strides()[1] != K || a.numel() == 0 || a.shape()[a.dim() - 1] != K)
-    return {};
-  const int64_t rows = a.numel() / K;
-  if (rows > kGemvMaxRows) return {};
-  const Tensor x = a.is_contiguous() ? a : contiguous(a);  // (rows, K)
-  Shape out_shape = a.shape();
-  out_shape[out_shape.size() - 1] = N;
-  Tensor y = empty(out_shape, DType::f32, "matmul");
-  const float* px = x.data<float>();
-  const float* pw = b.data<float>();
-  float* py = y.data<float>();
-  auto fn = f32_gemv_rows.get();
-  // A part of at least 2^15 weights (128 KB): below that the hand-off costs more than
-  // the part's own time.
-  detail::parallel_for(N, std::max<int64_t>(1, 32768 / K),
-                       [&](int64_t n0, int64_t n1) { fn(py, N, px, K, pw, K, rows, n0, n1); });
-  return y;
+  return (half ? convert(y, b.dtype()) : y).reshape(out_shape);
 }
 
 }  // namespace
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
-  if (Tensor r = f32_gemv(a_in, b_in); r.defined()) return r;
+  if (Tensor r = gemv(a_in, b_in); r.defined()) return r;
   if (is_half(a_in) || is_half(b_in)) {
-    // A few rows by a transposed weight: gemv.h. bf16 on CPUs with AMX: oneDNN
+    // (A few rows by a transposed weight took gemv above.) bf16 on CPUs with AMX: oneDNN
     // (kernels/matmul_dnnl.h says why); otherwise, and for f16, f32 around sgemm,
     // rounded once. Empty products take the f32 path's shortcuts.
-    if (Tensor r = half_gemv(a_in, b_in); r.defined()) return r;
     if (a_in.numel() > 0 && b_in.numel() > 0)
       if (Tensor r = matmul_dnnl(a_in, b_in); r.defined()) return r;
     return to_half(matmul(widen(a_in), widen(b_in)), a_in.dtype());

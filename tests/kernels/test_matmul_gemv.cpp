@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gemv_reference.h"
 #include "kernels/dispatch.h"
 #include "kernels/gemv.h"
 
@@ -28,21 +29,6 @@ struct Restore {
     set_num_threads(threads);
   }
 };
-
-// y (rows, N) in gemv.h's summation order from x (rows, K) and W (N, K), all contiguous.
-std::vector<float> in_gemv_order(const std::vector<float>& x, const std::vector<float>& w, int64_t rows, int64_t N,
-                                 int64_t K) {
-  std::vector<float> y;
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t n = 0; n < N; ++n) {
-      float p[16] = {};
-      for (int64_t j = 0; j < K; ++j) p[j % 16] = std::fma(x[size_t(i * K + j)], w[size_t(n * K + j)], p[j % 16]);
-      for (int step = 8; step >= 1; step /= 2)
-        for (int j = 0; j < step; ++j) p[j] = p[j] + p[j + step];
-      y.push_back(p[0]);
-    }
-  return y;
-}
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size()) return false;

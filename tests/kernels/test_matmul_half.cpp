@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gemv_reference.h"
 #include "kernels/dispatch.h"
 #include "kernels/gemv.h"
 #include "kernels/matmul_dnnl.h"
@@ -141,16 +142,7 @@ TEST_CASE("decoding's x @ W^T in bf16 / f16: the rows read the 16-bit weights, s
             const Tensor wh = w.to(d);
             const std::vector<float> xv = x.to(d).to(DType::f32).to_vector<float>();
             const std::vector<float> wv = wh.to(DType::f32).to_vector<float>();
-            std::vector<float> want;
-            for (int64_t i = 0; i < rows; ++i)
-              for (int64_t n = 0; n < N; ++n) {
-                float p[16] = {};
-                for (int64_t j = 0; j < K; ++j)
-                  p[j % 16] = std::fma(xv[size_t(i * K + j)], wv[size_t(n * K + j)], p[j % 16]);
-                for (int step = 8; step >= 1; step /= 2)
-                  for (int j = 0; j < step; ++j) p[j] = p[j] + p[j + step];
-                want.push_back(p[0]);
-              }
+            const std::vector<float> want = in_gemv_order(xv, wv, rows, N, K);
             const std::vector<float> want_h = Tensor::from_vector(want, Shape{static_cast<int64_t>(want.size())})
                                                   .to(d)
                                                   .to(DType::f32)
