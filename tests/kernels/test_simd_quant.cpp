@@ -213,7 +213,8 @@ void check_s8_gemm() {
         check_s8_once(level, M, N, Kd, xq, q, true, ++seed);
       }
     }
-  if (!kernels::s8_vnni_supported()) CHECK_THROWS_AS(kernels::set_s8_vnni(true), ValueError);
+  if (!kernels::s8_vnni_supported())
+    CHECK_THROWS_WITH_AS(kernels::set_s8_vnni(true), "set_s8_vnni: this CPU has no AVX-512 VNNI", ValueError);
 }
 
 const std::vector<StubCheck> kChecks{

@@ -175,8 +175,13 @@ TEST_CASE("dynamic int8: activations quantized per row, weights as int8_weight_o
   nn::Linear big(nn::LinearOptions(131073, 1).bias(false));
   CHECK_THROWS_WITH_AS(quant::quantize_(big, quant::int8_dynamic_activation_int8_weight()),
                        doctest::Contains("in_features 131073 is larger than 131072"), ValueError);
-  CHECK_THROWS_AS(quant::weight_only_linear(x, dyn->qweight), ValueError);
-  CHECK_THROWS_AS(quant::int8_dynamic_linear(x, w8->qweight), ValueError);
+  CHECK_THROWS_WITH_AS(quant::weight_only_linear(x, dyn->qweight),
+                       doctest::Contains("takes a weight-only format, got int8_dynamic_activation_int8_weight"),
+                       ValueError);
+  CHECK_THROWS_WITH_AS(quant::int8_dynamic_linear(x, w8->qweight),
+                       doctest::Contains("int8_dynamic_linear: int8_dynamic_linear takes an "
+                                         "int8_dynamic_activation_int8_weight weight, got int8_weight_only"),
+                       ValueError);
 }
 
 TEST_CASE("quantize_: typed members keep working; filter by name; state-dict names") {
@@ -264,6 +269,8 @@ TEST_CASE("quantize_: int4 errors name what is wrong") {
   // Codes whose pad does not fill whole groups are refused by the product.
   quant::QuantizedWeight q = quant::quantize_weight(randn({4, 40}), quant::Format::int4_weight_only, 32);
   CHECK(q.pad == 24);
+  CHECK_THROWS_WITH_AS(quant::empty_quantized_weight(4, -32, quant::Format::int4_weight_only, 32),
+                       "empty_quantized_weight: negative shape (4, -32)", ShapeError);
   q.pad = 40;  // K 24 in codes for 64 columns: a whole group of padding
   CHECK_THROWS_WITH_AS(quant::weight_only_linear(randn({1, 24}), q), doctest::Contains("do not fill whole groups"),
                        ValueError);
