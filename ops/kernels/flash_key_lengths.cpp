@@ -39,7 +39,8 @@ Scan scan_slice(const E* m, int64_t ml, int64_t mc, int64_t L, int64_t S, Allowe
 }  // namespace
 
 FlashKeyLengths flash_key_lengths(const Tensor& q, const Tensor& k, const Tensor& mask) {
-  if (is_half(q) || is_half(mask)) return flash_key_lengths(as_f32(q), as_f32(k), as_f32(mask));
+  // Only q's and k's shapes are read; a 16-bit mask is scanned in f32 (-inf and 0 are exact).
+  if (is_half(mask)) return flash_key_lengths(q, k, as_f32(mask));
   const int64_t L = q.size(-2), S = k.size(-2);
   if (!mask.defined() || L == 0 || S == 0) return {};
   Shape batch(std::vector<int64_t>(q.shape().begin(), q.shape().end() - 2)), full = batch;

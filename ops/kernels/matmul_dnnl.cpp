@@ -25,6 +25,24 @@ HalfGemm set_half_gemm(HalfGemm e) { return g_engine.exchange(e); }
 HalfGemm half_gemm() { return g_engine.load(); }
 bool have_dnnl() { return ATTOGRAD_HAVE_DNNL != 0; }
 
+// Under 16 rows or 2^18 multiply-adds oneDNN's per-call setup (a primitive descriptor,
+// a cache lookup) outweighs its kernel: decoding's (B, 1, E) @ W^T at B1 took 17-38 ms
+// per 63 tokens through oneDNN against 14-18 ms by conversion (ag_bench --workload 8
+// --dtype bf16, 1 thread, two runs each, while another benchmark ran). A 2-D b's
+// product counts all of a's rows: at B32 that step is one (32, E) product, and as 32
+// products of one row it took the conversion path, which widens W on every call
+// (workload 9 in bf16 ran at 0.8x f32 that way).
+bool dnnl_worth_it(const Tensor& a, const Tensor& b) {
+  if (a.dim() < 1 || b.dim() < 1 || a.numel() == 0) return false;
+  const int64_t k = a.shape()[a.dim() - 1];
+  const int64_t n = b.dim() >= 2 ? b.shape()[b.dim() - 1] : 1;
+  int64_t m = a.dim() >= 2 ? a.shape()[a.dim() - 2] : 1;
+  double batch = 1;
+  for (int64_t i = 0; i + 2 < a.dim(); ++i) batch *= double(a.shape()[i]);
+  if (b.dim() == 2 && k > 0) m = a.numel() / k, batch = 1;
+  return m >= 16 && batch * double(m) * double(n) * double(k) >= double(1 << 18);
+}
+
 #if !ATTOGRAD_HAVE_DNNL
 Tensor matmul_dnnl(const Tensor&, const Tensor&) { return {}; }
 bool s8_matmul_dnnl(int32_t*, int64_t, const int8_t*, int64_t, int64_t, const int8_t*, int64_t) { return false; }
@@ -105,19 +123,6 @@ bool readable(const Tensor& t) {
   return ok;
 }
 
-// Automatic choice only: products with under 16 rows (M) or under 2^18 multiply-adds go
-// to the conversion path. oneDNN's per-call setup (a primitive descriptor, a cache
-// lookup) outweighs its kernel there: decoding's (B, 1, E) @ W^T at B1 took 17-38 ms per
-// 63 tokens through oneDNN against 14-18 ms this way (ag_bench --workload 8 --dtype
-// bf16, 1 thread, two runs each, while another benchmark ran).
-bool too_small(const Tensor& a, const Tensor& b) {
-  const int64_t m = a.dim() >= 2 ? a.shape()[a.dim() - 2] : 1, k = a.shape()[a.dim() - 1];
-  const int64_t n = b.dim() >= 2 ? b.shape()[b.dim() - 1] : 1;
-  double work = double(m) * double(n) * double(k);
-  for (int64_t i = 0; i + 2 < a.dim(); ++i) work *= double(a.shape()[i]);
-  return m < 16 || work < double(1 << 18);
-}
-
 }  // namespace
 
 Tensor matmul_dnnl(const Tensor& a_in, const Tensor& b_in) {
@@ -126,7 +131,16 @@ Tensor matmul_dnnl(const Tensor& a_in, const Tensor& b_in) {
   if (e == HalfGemm::automatic && !cpu_has_amx()) return {};
   const int64_t nd = std::max(a_in.dim(), b_in.dim());
   if (nd > DNNL_MAX_NDIMS) return {};
-  if (e == HalfGemm::automatic && too_small(a_in, b_in)) return {};
+  if (e == HalfGemm::automatic && !dnnl_worth_it(a_in, b_in)) return {};
+  // x (..., n, K) @ W (K, N): one (rows, K) product, as dnnl_worth_it counts it.
+  if (b_in.dim() == 2 && a_in.dim() > 2 && a_in.is_contiguous()) {
+    const int64_t K = a_in.shape()[a_in.dim() - 1];
+    Tensor r = matmul_dnnl(a_in.reshape({a_in.numel() / K, K}), b_in);
+    if (!r.defined()) return r;
+    Shape out_shape = a_in.shape();
+    out_shape[out_shape.size() - 1] = b_in.shape()[1];
+    return r.reshape(out_shape);
+  }
   Tensor a = readable(a_in) ? a_in : contiguous(a_in), b = readable(b_in) ? b_in : contiguous(b_in);
   // a (..., M, K), b (..., K, N) -> out (batch..., M, N), batch broadcast.
   Shape abatch, bbatch;

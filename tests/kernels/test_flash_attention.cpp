@@ -6,6 +6,7 @@
 #include <attograd/attograd.h>
 
 #include "kernels/dispatch.h"
+#include "kernels/flash_attention.h"
 #include "attograd/detail/attention.h"  // sdpa_causal_and_mask: causal with attn_mask, the modules' entry
 #include "test_util.h"
 
@@ -256,4 +257,67 @@ TEST_CASE("attention: NaN in q, k or v gives NaN where PyTorch's math path does,
           }
   }
   kernels::set_simd_level(saved);
+}
+
+// The 16-bit forward widens each slice's rows into f32 scratch as it goes; its contract
+// is the f32 kernel on the widened tensors, the output rounded once: the same bits.
+// Decoding's K/V are narrowed views of a longer cache, causal lower-right; grouped
+// heads share a K/V slice; 70 queries take the transposed-K path; key lengths leave
+// NaN rows that must never be read; dropout hashes the same indices.
+TEST_CASE("16-bit fused attention: the f32 kernel's bits on widened inputs, rounded once") {
+  struct Case16 {
+    const char* name;
+    Shape q, kv;  // kv: the cache's (..., capacity, d); S of them in use
+    int64_t S, group;
+    int mask;  // 0 none, 1 bool, 2 float (in the 16-bit dtype), 3 key lengths with NaN past them
+    bool causal;
+    double dropout;
+  };
+  const Case16 cases[] = {
+      {"decode step, narrowed cache", {2, 4, 1, 32}, {2, 4, 64, 32}, 37, 1, 0, true, 0.0},
+      {"grouped heads", {2, 4, 5, 8}, {2, 2, 12, 8}, 9, 2, 0, true, 0.0},
+      {"70 queries, bool mask", {1, 2, 70, 8}, {1, 2, 90, 8}, 90, 1, 1, false, 0.0},
+      {"float mask", {1, 2, 20, 8}, {1, 2, 33, 8}, 33, 1, 2, false, 0.0},
+      {"key lengths, NaN past them", {2, 1, 3, 8}, {2, 1, 40, 8}, 40, 1, 3, false, 0.0},
+      {"dropout", {1, 2, 6, 8}, {1, 2, 10, 8}, 10, 1, 0, false, 0.3},
+  };
+  for (DType dt : {DType::bf16, DType::f16}) {
+    for (const auto& c : cases) {
+      INFO(name(dt), " ", c.name);
+      Generator g(16);
+      const int64_t L = c.q[c.q.size() - 2];
+      Tensor q = randn(c.q, DType::f32, &g).to(dt);
+      Tensor k = randn(c.kv, DType::f32, &g).to(dt).narrow(-2, 0, c.S);
+      Tensor v = randn(c.kv, DType::f32, &g).to(dt).narrow(-2, 0, c.S);
+      kernels::FlashConfig cfg;
+      cfg.scale = 0.3;
+      cfg.group = c.group;
+      cfg.causal = c.causal;
+      cfg.causal_offset = c.causal ? c.S - L : 0;
+      cfg.dropout_p = c.dropout;
+      cfg.seed = 77;
+      Tensor mask;
+      if (c.mask == 1 || c.mask == 2) mask = make_mask(c.mask, L, c.S, g).to(c.mask == 1 ? DType::b8 : dt);
+      cfg.bool_mask = c.mask == 1;
+      if (c.mask == 3) {
+        std::vector<int64_t> lengths{25, 1};
+        Tensor keep = keep_mask_from_lengths(Tensor::from_vector(lengths), c.S).view({2, 1, 1, c.S});
+        auto kl = kernels::flash_key_lengths(q, k, keep);
+        REQUIRE(kl.exact);
+        cfg.key_len = kl.len;
+        k = where(keep.view({2, 1, c.S, 1}), k, NAN);  // rows past each length: never read
+        v = where(keep.view({2, 1, c.S, 1}), v, NAN);
+      }
+      kernels::FlashForward got = kernels::flash_attention_forward(q, k, v, mask, cfg);
+      kernels::FlashForward ref = kernels::flash_attention_forward(
+          q.to(DType::f32), k.to(DType::f32), v.to(DType::f32),
+          mask.defined() ? mask.to(mask.dtype() == DType::b8 ? DType::b8 : DType::f32) : mask, cfg);
+      CHECK(got.out.dtype() == dt);
+      CHECK(got.lse.dtype() == DType::f32);
+      Tensor want = ref.out.to(dt).to(DType::f32), have = got.out.to(DType::f32);
+      CHECK(!std::isnan(sum(have).item<double>()));
+      CHECK(max_abs_diff(have, want) == 0.0);
+      CHECK(max_abs_diff(exp(got.lse), exp(ref.lse)) == 0.0);
+    }
+  }
 }

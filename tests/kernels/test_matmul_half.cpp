@@ -156,3 +156,25 @@ TEST_CASE("decoding's x @ W^T in bf16 / f16: the rows read the 16-bit weights, s
   // A mismatched inner size still names it (not read past the weight).
   CHECK_THROWS_AS(matmul(operand({1, 5}).to(DType::bf16), operand({7, 6}).to(DType::bf16).t()), ShapeError);
 }
+
+// Decoding at B32 multiplies (B, 1, E) by W^T: B rows, which the engine choice must see
+// (with AMX, oneDNN from 16 rows; as 32 products of 1 row each it took the conversion
+// path, which widens W on every call). Under every engine the 3-D product has the bits
+// of the same rows as one 2-D product.
+TEST_CASE("bf16 (B, 1, K) @ W^T: the engine sees B rows, bits as the 2-D product") {
+  manual_seed(32);
+  const Tensor x = operand({32, 1, 128}).to(DType::bf16), w = operand({256, 128}).to(DType::bf16);
+  CHECK(k::dnnl_worth_it(x, w.t()));
+  CHECK(k::dnnl_worth_it(x.reshape({32, 128}), w.t()));
+  CHECK_FALSE(k::dnnl_worth_it(x.narrow(0, 0, 15), w.t()));                       // 15 rows
+  CHECK_FALSE(k::dnnl_worth_it(x, w.narrow(0, 0, 32).t()));                       // 2^17 multiply-adds
+  CHECK_FALSE(k::dnnl_worth_it(operand({32, 1, 128}), operand({32, 128, 256})));  // batched: 1 row each
+  for (k::HalfGemm e : engines()) {
+    EngineGuard guard(e);
+    INFO(engine_name(e));
+    Tensor three = matmul(x, w.t());
+    Tensor two = matmul(x.reshape({32, 128}), w.t()).reshape({32, 1, 256});
+    CHECK(three.shape() == Shape{32, 1, 256});
+    CHECK(abs(three.to(DType::f32) - two.to(DType::f32)).max().item<double>() == 0);
+  }
+}

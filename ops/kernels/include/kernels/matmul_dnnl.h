@@ -24,5 +24,8 @@ HalfGemm set_half_gemm(HalfGemm e);
 HalfGemm half_gemm();  // the current setting
 // Whether the library was built with oneDNN.
 bool have_dnnl();
+// The automatic engine's size rule: whether a @ b is big enough for oneDNN (at least 16
+// rows and 2^18 multiply-adds; a (..., n, K) @ a 2-D b counts all numel(a) / K rows).
+bool dnnl_worth_it(const Tensor& a, const Tensor& b);
 
 }  // namespace ag::kernels

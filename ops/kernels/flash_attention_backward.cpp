@@ -1,0 +1,119 @@
+// The fused attention's backward (design notes in FLASH_ATTENTION.md): each score tile
+// recomputed from the forward's logsumexp, then dV, dP, dS, dQ and dK tile by tile.
+//
+// Legend (per batch slice): L queries, S keys, d head dim, dv value dim;
+// Br x Bc is one tile of scores.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "flash_slices.h"
+
+namespace ag::kernels {
+namespace {
+
+using namespace flash;
+
+template <class T>
+void backward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv, const T* out,
+                    const T* lse, const T* dout, T* dq, T* dk, T* dvv, Scratch<T>& sc,
+                    uint64_t slice) {  // adds this query slice's dK, dV into dk, dvv
+  transpose_kv(s, L, S, d, dv, true, sc);
+  std::vector<T>&tile = sc.tile, &dp = sc.dp, &D = sc.D;
+  const Rows<T> R;
+  D.resize(static_cast<std::size_t>(L));
+  for (int64_t i = 0; i < L; ++i) D[i] = R.dot(dout + i * dv, out + i * dv, dv);  // D_i = dO_i . O_i
+  std::fill(dq, dq + L * d, T(0));  // dk, dvv accumulate: the caller zeroes them once per K/V head
+  const T scale = static_cast<T>(cfg.scale);
+  const T ninf = -std::numeric_limits<T>::infinity();
+  for (int64_t i0 = 0; i0 < L; i0 += Br) {
+    const int64_t rows = std::min(Br, L - i0);
+    const int64_t kend = key_end(s, cfg, i0, rows);
+    for (int64_t j0 = 0; j0 < kend; j0 += Bc) {
+      const int64_t cols = std::min(Bc, kend - j0);
+      score_tile(s, cfg, i0, rows, j0, cols, d, tile.data());
+      for (int64_t r = 0; r < rows; ++r) {  // P = exp(S - lse): the softmax, recomputed
+        T* row = tile.data() + r * Bc;
+        const T z = lse[i0 + r];
+        if (z == ninf)
+          std::fill(row, row + cols, T(0));  // a row with no visible key
+        else
+          R.exp_sub(row, cols, z);  // exp(-inf - z) = 0 where masked
+      }
+      // With dropout Z: O = (P Z) V, so dV_j += (P Z)^T dO_i and dP = Z (dO_i V_j^T); the
+      // identity D_i = sum_j P_ij dP_ij = dO_i . O_i still holds.
+      const bool drop = cfg.dropout_p > 0;
+      if (drop) {
+        dropout_tile(cfg, R, slice, L, S, i0, rows, j0, cols, sc.z.data());
+        for (int64_t r = 0; r < rows; ++r)
+          R.mul_into(sc.pz.data() + r * Bc, tile.data() + r * Bc, sc.z.data() + r * Bc, cols);
+      }
+      // dV_j += (P Z)^T dO_i
+      gemm<T>(true, false, cols, dv, rows, T(1), drop ? sc.pz.data() : tile.data(), Bc, dout + i0 * dv, dv, T(1),
+              dvv + j0 * dv, dv);
+      // dP = dO_i V_j^T (times Z with dropout)
+      if (s.vt)
+        gemm<T>(false, false, rows, cols, dv, T(1), dout + i0 * dv, dv, s.vt + j0, S, T(0), dp.data(), Bc);
+      else
+        gemm<T>(false, true, rows, cols, dv, T(1), dout + i0 * dv, dv, s.v + j0 * s.vs, s.vs, T(0), dp.data(), Bc);
+      if (drop)
+        for (int64_t r = 0; r < rows; ++r) R.mul(dp.data() + r * Bc, sc.z.data() + r * Bc, cols);
+      for (int64_t r = 0; r < rows; ++r)  // dS = P * (dP - D_i), into dp
+        R.ds(dp.data() + r * Bc, tile.data() + r * Bc, cols, D[i0 + r]);
+      // dQ_i += scale dS K_j;  dK_j += scale dS^T Q_i
+      gemm<T>(false, false, rows, d, cols, scale, dp.data(), Bc, s.k + j0 * s.ks, s.ks, T(1), dq + i0 * d, d);
+      gemm<T>(true, false, cols, d, rows, scale, dp.data(), Bc, s.q + i0 * s.qs, s.qs, T(1), dk + j0 * d, d);
+    }
+  }
+}
+
+}  // namespace
+
+FlashGrads flash_attention_backward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const Tensor& mask,
+                                    const FlashConfig& cfg, const Tensor& out, const Tensor& lse,
+                                    const Tensor& dout_in) {
+  if (is_half(q_in)) {
+    FlashGrads r = flash_attention_backward(as_f32(q_in), as_f32(k_in), as_f32(v_in), as_f32(mask), cfg, as_f32(out),
+                                            as_f32(lse), as_f32(dout_in));
+    return {to_half(r.dq, q_in.dtype()), to_half(r.dk, k_in.dtype()), to_half(r.dv, v_in.dtype())};
+  }
+  Tensor q = unit_rows(q_in), k = unit_rows(k_in), v = unit_rows(v_in), dout = contiguous(dout_in);
+  const int64_t L = q.size(-2), S = k.size(-2), d = q.size(-1), dv = v.size(-1);
+  Shape batch = batch_of(q), kv_batch = batch_of(k);
+  const Heads heads = heads_of(q, cfg);
+  Shape full = batch;
+  full.push_back(L), full.push_back(S);
+  Strides mst = mask.defined() ? broadcast_strides(mask, full) : Strides{};
+  auto shaped = [&](Shape s, int64_t a, int64_t b) {
+    s.push_back(a), s.push_back(b);
+    return empty(s, q.dtype());
+  };
+  FlashGrads g{shaped(batch, L, d), shaped(kv_batch, S, d), shaped(kv_batch, S, dv)};
+  // One task per key/value slice: it owns that slice's dK, dV and sums them over the
+  // `group` query slices that share it (no two threads write the same dK).
+  const int64_t n_kv = numel(kv_batch);
+  dispatch_float(q.dtype(), "flash_attention_backward", [&]<class T>() {
+    const T* po = out.data<T>();
+    const T* pl = lse.data<T>();
+    const T* pd = dout.data<T>();
+    T *gq = g.dq.data<T>(), *gk = g.dk.data<T>(), *gv = g.dv.data<T>();
+    detail::parallel_for(n_kv, slice_grain(L, S, d, dv, 2 * heads.group), [&](int64_t k0, int64_t k1) {
+      Scratch<T> sc;
+      for (int64_t kb = k0; kb < k1; ++kb) {
+        T *dk = gk + kb * S * d, *dvv = gv + kb * S * dv;
+        std::fill(dk, dk + S * d, T(0));
+        std::fill(dvv, dvv + S * dv, T(0));
+        for (int64_t r = 0; r < heads.group; ++r) {
+          const int64_t b = heads.first_q(kb) + r;
+          backward_slice(slice_at<T>(b, q, k, v, mask, batch, kv_batch, heads, mst, cfg), cfg, L, S, d, dv,
+                         po + b * L * dv, pl + b * L, pd + b * L * dv, gq + b * L * d, dk, dvv, sc,
+                         static_cast<uint64_t>(b));
+        }
+      }
+    });
+  });
+  return g;
+}
+
+}  // namespace ag::kernels
