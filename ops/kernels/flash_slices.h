@@ -219,6 +219,8 @@ inline Heads heads_of(const Tensor& q, const FlashConfig& cfg) {
 }
 
 // Last dim contiguous (BLAS needs a unit column stride); a copy only when it is not.
-inline Tensor unit_rows(const Tensor& t) { return t.strides()[t.dim() - 1] == 1 || t.size(-1) == 1 ? t : contiguous(t); }
+inline Tensor unit_rows(const Tensor& t) {
+  return t.strides()[t.dim() - 1] == 1 || t.size(-1) == 1 ? t : contiguous(t);
+}
 
 }  // namespace ag::kernels::flash

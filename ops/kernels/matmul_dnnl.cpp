@@ -5,10 +5,15 @@
 #include "kernels/matmul_dnnl.h"
 
 #include "kernels/s8_gemm.h"
+#include "attograd/detail/parallel.h"
+#include "attograd/runtime.h"
 
 #include <algorithm>
 #include <atomic>
+#include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #if ATTOGRAD_HAVE_DNNL
 #include <dlfcn.h>
@@ -63,9 +68,10 @@ bool cpu_has_amx() {
   return amx;
 }
 
-// Debian's oneDNN runs on OpenMP. Each call runs on the calling thread alone: with two
-// threads, OpenMP's spinning workers and OpenBLAS's (f32 products between the bf16
-// ones) fight for the cores and a product took 10-100x longer (half_bench, "_1t"). The
+// Debian's oneDNN runs on OpenMP. Each call runs on the calling thread alone (a product
+// uses more threads by splitting its rows over attograd's pool, matmul_dnnl below): with
+// OpenMP's threads, its spinning workers and OpenBLAS's (f32 products between the bf16
+// ones) fought for the cores and a product took 10-100x longer (half_bench, "_1t"). The
 // OpenMP calls are looked up at run time (libgomp comes with libdnnl), so the library
 // needs no -fopenmp.
 struct OmpThreads {
@@ -123,6 +129,44 @@ bool readable(const Tensor& t) {
   return ok;
 }
 
+// Each thread's matmul primitives by layout (dims and strides of a, b, out), or none where
+// oneDNN declines: making a primitive descriptor took about 20 us per call even when
+// oneDNN's own primitive cache then hit (workload 7's bf16 step, 1 thread, 3 rounds), as
+// much as a small product's kernel. Bounded: cleared at kMaxPrims layouts.
+std::optional<dnnl::matmul>* primitive_for(std::vector<int64_t> key, const memory::desc& amd, const memory::desc& bmd,
+                                           const memory::desc& cmd, const dnnl::engine& eng) {
+  constexpr std::size_t kMaxPrims = 256;
+  thread_local std::map<std::vector<int64_t>, std::optional<dnnl::matmul> > prims;
+  if (auto it = prims.find(key); it != prims.end()) return &it->second;
+  if (prims.size() >= kMaxPrims) prims.clear();
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(amd, bmd, cmd), eng);
+  // A reference implementation (an odd layout) is slower than converting to f32.
+  std::optional<dnnl::matmul> prim;
+  if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) prim.emplace(pd);
+  return &prims.emplace(std::move(key), std::move(prim)).first->second;
+}
+
+// out = a @ b by one oneDNN call on the calling thread; false when oneDNN declines (no
+// kernel for this CPU or layout, or only its reference implementation).
+bool run_bf16(const Tensor& a, const Tensor& b, const Tensor& out, int64_t nd) {
+  OneThread one;  // before the primitive is made: oneDNN sizes its work split by the thread count
+  try {
+    static const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    thread_local dnnl::stream strm(eng);
+    const memory::desc amd = md_of(a.shape(), a.strides(), nd), bmd = md_of(b.shape(), b.strides(), nd),
+                       cmd = md_of(out.shape(), out.strides(), nd);
+    std::vector<int64_t> key{nd};  // the layout: what md_of made the descriptors from
+    for (const Tensor* t : {&a, &b, &out})
+      for (int64_t i = 0; i < t->dim(); ++i) key.push_back(t->shape()[i]), key.push_back(t->strides()[i]);
+    const std::optional<dnnl::matmul>* prim = primitive_for(std::move(key), amd, bmd, cmd, eng);
+    if (!prim->has_value()) return false;
+    memory am(amd, eng, a.data<BFloat16>()), bm(bmd, eng, b.data<BFloat16>()), cm(cmd, eng, out.data<BFloat16>());
+    (*prim)->execute(strm, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+    strm.wait();
+  } catch (const dnnl::error&) { return false; }
+  return true;
+}
+
 }  // namespace
 
 Tensor matmul_dnnl(const Tensor& a_in, const Tensor& b_in) {
@@ -150,23 +194,28 @@ Tensor matmul_dnnl(const Tensor& a_in, const Tensor& b_in) {
   out_shape.push_back(a.shape()[a.dim() - 2]);
   out_shape.push_back(b.shape()[b.dim() - 1]);
   Tensor out = empty(out_shape, DType::bf16, "matmul");
-  OneThread one;  // before the primitive is made: oneDNN sizes its work split by the thread count
-  try {
-    static const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-    thread_local dnnl::stream strm(eng);
-    const memory::desc amd = md_of(a.shape(), a.strides(), nd), bmd = md_of(b.shape(), b.strides(), nd),
-                       cmd = md_of(out.shape(), out.strides(), nd);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(amd, bmd, cmd), eng);
-    // A reference implementation (an odd layout) is slower than converting to f32.
-    if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return {};
-    dnnl::matmul prim(pd);
-    memory am(amd, eng, a.data<BFloat16>()), bm(bmd, eng, b.data<BFloat16>()), cm(cmd, eng, out.data<BFloat16>());
-    prim.execute(strm, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
-    strm.wait();
-  } catch (const dnnl::error&) {
-    return {};  // no kernel for this CPU or layout: the caller converts to f32
+  // A 2-D product's rows split over the thread pool in parts of at least 32 rows and 2^20
+  // multiply-adds, each part one oneDNN call on its own thread (OneThread). At 2 threads
+  // oneDNN was a quarter of the busy thread's time in workload 7's bf16 step, and the
+  // other thread idled through it. At 1 thread there is one call: each part packs b
+  // again (4 fixed parts cost 3-8% of the 1-thread step). Like oneDNN's own threading,
+  // the split can change a few roundings (a transposed a with K 2048: 1-10 of 8-65k
+  // outputs), so bf16 products are deterministic for a given thread count.
+  if (nd == 2) {
+    const int64_t M = a.shape()[0], K = a.shape()[1], N = b.shape()[1];
+    const double work = double(M) * double(N) * double(K);
+    const int64_t parts = std::clamp<int64_t>(
+        std::min<int64_t>({get_num_threads(), M / 32, static_cast<int64_t>(work / (1 << 20))}), 1, kMaxThreads);
+    std::atomic<bool> ok{true};
+    detail::parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t m0 = M * p / parts, m1 = M * (p + 1) / parts;
+        if (!run_bf16(a.narrow(0, m0, m1 - m0), b, out.narrow(0, m0, m1 - m0), nd)) ok = false;
+      }
+    });
+    return ok ? out : Tensor{};
   }
-  return out;
+  return run_bf16(a, b, out, nd) ? out : Tensor{};
 }
 
 // Dynamic int8 (s8_gemm.h): acc (M, N) row stride ldc = xq (M, K) @ q (N, K)^T in exact int32,

@@ -178,3 +178,24 @@ TEST_CASE("bf16 (B, 1, K) @ W^T: the engine sees B rows, bits as the 2-D product
     CHECK(abs(three.to(DType::f32) - two.to(DType::f32)).max().item<double>() == 0);
   }
 }
+
+// At 2 threads oneDNN's 2-D products split their rows in two, one call per thread: the
+// result is the two halves' products, each made alone, and the f32 product rounded once.
+// Row-major and transposed a (the weight gradient's g^T @ x).
+TEST_CASE("bf16 oneDNN products at 2 threads: each row half its own product") {
+  if (!k::have_dnnl()) return;
+  EngineGuard guard(k::HalfGemm::dnnl);
+  const int saved = get_num_threads();
+  manual_seed(33);
+  const Tensor row_major = operand({384, 128}), transposed = operand({2048, 384}).t();  // (384, 2048), column-major
+  for (const Tensor& a32 : {row_major, transposed}) {
+    const Tensor a = a32.to(DType::bf16), b = operand({a.size(1), 128}).to(DType::bf16);
+    set_num_threads(2);
+    const Tensor two = matmul(a, b).to(DType::f32);
+    set_num_threads(1);
+    const Tensor halves = cat({matmul(a.narrow(0, 0, 192), b), matmul(a.narrow(0, 192, 192), b)}, 0).to(DType::f32);
+    CHECK(abs(two - halves).max().item<double>() == 0);
+    CHECK(matches_rounded_f32(a32, b.to(DType::f32), DType::bf16, "2 threads"));
+  }
+  set_num_threads(saved);
+}
