@@ -92,7 +92,7 @@ FlashForward forward_16bit(const Tensor& q_in, const Tensor& k_in, const Tensor&
   auto* out = static_cast<uint16_t*>(r.out.raw_data());
   float* lse = r.lse.data<float>();
   detail::parallel_for(numel(batch), slice_grain(L, S, d, dv), [&](int64_t b0, int64_t b1) {
-    Scratch<float> sc;
+    Scratch<float> sc(L, false, cfg.dropout_p > 0);
     std::vector<float> qf(L * d), kf(S * d), vf(S * dv), of(L * dv);
     int64_t kv_slice = -1, kv_rows = 0;  // rows [0, kv_rows) of K/V slice kv_slice are in kf, vf
     for (int64_t b = b0; b < b1; ++b) {
@@ -139,7 +139,7 @@ FlashForward flash_attention_forward(const Tensor& q_in, const Tensor& k_in, con
     T* out = r.out.data<T>();
     T* lse = r.lse.data<T>();
     detail::parallel_for(n, slice_grain(L, S, d, dv), [&](int64_t b0, int64_t b1) {
-      Scratch<T> sc;
+      Scratch<T> sc(L, false, cfg.dropout_p > 0);
       for (int64_t b = b0; b < b1; ++b)
         forward_slice(slice_at<T>(b, q, k, v, mask, batch, kv_batch, heads, mst, cfg), cfg, L, S, d, dv,
                       out + b * L * dv, lse + b * L, sc, static_cast<uint64_t>(b));

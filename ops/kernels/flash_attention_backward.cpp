@@ -99,7 +99,7 @@ FlashGrads flash_attention_backward(const Tensor& q_in, const Tensor& k_in, cons
     const T* pd = dout.data<T>();
     T *gq = g.dq.data<T>(), *gk = g.dk.data<T>(), *gv = g.dv.data<T>();
     detail::parallel_for(n_kv, slice_grain(L, S, d, dv, 2 * heads.group), [&](int64_t k0, int64_t k1) {
-      Scratch<T> sc;
+      Scratch<T> sc(L, true, cfg.dropout_p > 0);
       for (int64_t kb = k0; kb < k1; ++kb) {
         T *dk = gk + kb * S * d, *dvv = gv + kb * S * dv;
         std::fill(dk, dk + S * d, T(0));
