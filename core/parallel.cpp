@@ -149,6 +149,8 @@ thread_local bool t_inside = false;  // no nested parallelism from inside a chun
 
 }  // namespace
 
+bool in_parallel_region() { return t_inside; }
+
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   int threads = get_num_threads();

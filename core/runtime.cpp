@@ -25,13 +25,19 @@ spdlog::logger& log() {
 
 namespace {
 std::atomic<int> g_threads{0};  // 0 = not set yet: the machine's cores
-}
+
+// OpenBLAS runs on one thread from the library's load on; attograd's pool splits large
+// products instead (ops/kernels/gemm.h says why).
+const bool g_blas_on_one_thread = [] {
+  openblas_set_num_threads(1);
+  return true;
+}();
+}  // namespace
 
 void set_num_threads(int n) {
   // The pool starts n - 1 threads at once: a typo (20000) would start them all.
   AG_CHECK(n >= 1 && n <= kMaxThreads, ValueError, "set_num_threads: need 1 <= n <= ", kMaxThreads, ", got ", n);
   g_threads = n;
-  openblas_set_num_threads(n);
 }
 
 int get_num_threads() {

@@ -6,12 +6,49 @@
 #include <cblas.h>
 #include <xsimd/xsimd.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
+
+#include "attograd/detail/parallel.h"
+#include "attograd/runtime.h"
 
 namespace ag::kernels {
 
 inline constexpr int64_t kSmallGemm = 512;  // M * N * K multiply-adds; OpenBLAS has fast small kernels above
+
+// OpenBLAS runs on one thread (runtime.cpp): its own threads spun (sched_yield) after
+// each call and fought attograd's pool for the cores, so 2-thread decoding took 10 or
+// 21 ms per 63 tokens from one process to the next. Instead an f32 product of at least
+// 2^21 multiply-adds splits over the pool: its rows (or its columns, when there are
+// more) in parts of at least 32 and 2^20 multiply-adds, cut at multiples of 16, one
+// OpenBLAS call each. Cut so, every output's sum is the one the whole product computes
+// (OpenBLAS blocks K the same way; checked over 1,389 random shapes, layouts and cuts,
+// and in test_matmul): the thread count changes no bit. f64 products, where some cuts
+// did change bits, run whole.
+inline bool split_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                        const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  const double work = double(M) * double(N) * double(K);
+  const int threads = get_num_threads();
+  if (threads < 2 || work < double(int64_t{1} << 21) || detail::in_parallel_region()) return false;
+  const bool by_rows = M >= N;
+  const int64_t D = by_rows ? M : N;
+  const int64_t parts = std::min<int64_t>({threads, D / 32, static_cast<int64_t>(work / double(int64_t{1} << 20))});
+  if (parts < 2) return false;
+  const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  detail::parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t d0 = D * p / parts / 16 * 16, d1 = p + 1 == parts ? D : D * (p + 1) / parts / 16 * 16;
+      if (by_rows)
+        cblas_sgemm(CblasRowMajor, TA, TB, d1 - d0, N, K, alpha, A + (ta ? d0 : d0 * lda), lda, B, ldb, beta,
+                    C + d0 * ldc, ldc);
+      else
+        cblas_sgemm(CblasRowMajor, TA, TB, M, d1 - d0, K, alpha, A, lda, B + (tb ? d0 * ldb : d0), ldb, beta, C + d0,
+                    ldc);
+    }
+  });
+  return true;
+}
 
 template <class T>
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B, int64_t ldb,
@@ -53,6 +90,8 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A
     return;
   }
   auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>)
+    if (split_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemm(CblasRowMajor, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   else

@@ -232,3 +232,34 @@ TEST_CASE("matmul: errors name the shapes") {
   CHECK_THROWS_MSG(ag::matmul(ag::zeros({2, 2}, DType::i64), ag::zeros({2, 2}, DType::i64)), ag::DTypeError,
                    "matmul: expected a floating tensor (f32, f64), got i64");
 }
+
+// At 2 threads f32 products of 2^21 multiply-adds and more split their rows (or columns)
+// over the thread pool, one OpenBLAS call per part (ops/kernels/gemm.h): the bits are
+// those of one call at 1 thread, for row and column splits, transposed operands (x @ W^T,
+// g^T @ x), a cut that is not a multiple of 16, and a batched product.
+TEST_CASE("f32 matmul: the same bits at 1 and 2 threads") {
+  const int saved = ag::get_num_threads();
+  ag::manual_seed(21);
+  struct Case {
+    const char* name;
+    Tensor a, b;
+  };
+  const Case cases[] = {
+      {"rows", ag::randn({2048, 128}), ag::randn({128, 384})},
+      {"columns", ag::randn({64, 1024}), ag::randn({1024, 512})},
+      {"x @ W^T", ag::randn({1000, 333}), ag::randn({517, 333}).t()},
+      {"g^T @ x", ag::randn({2048, 128}).t(), ag::randn({2048, 384})},
+      {"batched", ag::randn({3, 300, 200}), ag::randn({3, 200, 100})},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    ag::set_num_threads(1);
+    const Tensor one = ag::matmul(c.a, c.b);
+    ag::set_num_threads(2);
+    const Tensor two = ag::matmul(c.a, c.b);
+    CHECK(ag::max(ag::abs(one - two)).item<double>() == 0);  // no NaN here: exact equality
+    const Tensor ref = ag::matmul(c.a.to(DType::f64), c.b.to(DType::f64));
+    CHECK(ag::max(ag::abs(two.to(DType::f64) - ref)).item<double>() < 1e-3);
+  }
+  ag::set_num_threads(saved);
+}

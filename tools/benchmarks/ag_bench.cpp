@@ -143,9 +143,13 @@ Timings matmul_vs_sgemm(const Args& a) {
   Tensor C = zeros({n, n});
   float *pa = A.data<float>(), *pb = Bm.data<float>(), *pc = C.data<float>();
   Tensor out;
+  // attograd keeps OpenBLAS on one thread and splits products over its own pool
+  // (ops/kernels/gemm.h); the direct call gets OpenBLAS's own threads, --threads of them.
   Timings t = run_reps(a, [&] { out = matmul(A, Bm); }, {{"sgemm", [&] {
+                                                            openblas_set_num_threads(a.threads);
                                                             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n,
                                                                         n, 1.0f, pa, n, pb, n, 0.0f, pc, n);
+                                                            openblas_set_num_threads(1);
                                                           }}});
   // The two results must agree, or the comparison means nothing.
   double diff = max(abs(out - C)).item<double>();

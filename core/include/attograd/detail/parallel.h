@@ -9,4 +9,8 @@ namespace ag::detail {
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
+// Whether the calling thread runs a chunk of a parallel_for (where a nested parallel_for
+// runs inline, on this thread alone).
+bool in_parallel_region();
+
 }  // namespace ag::detail
