@@ -130,9 +130,10 @@ bool readable(const Tensor& t) {
 }
 
 // Each thread's matmul primitives by layout (dims and strides of a, b, out), or none where
-// oneDNN declines: making a primitive descriptor took about 20 us per call even when
-// oneDNN's own primitive cache then hit (workload 7's bf16 step, 1 thread, 3 rounds), as
-// much as a small product's kernel. Bounded: cleared at kMaxPrims layouts.
+// oneDNN declines: making the descriptor and the primitive anew cost 5-8 us a call more
+// than reusing one, even with oneDNN's own primitive cache hitting (a (64, 128) @
+// (128, 128) bf16 product, standalone: 16-19 against 10-11 us a call), about a small
+// product's whole kernel time. Bounded: cleared at kMaxPrims layouts.
 std::optional<dnnl::matmul>* primitive_for(std::vector<int64_t> key, const memory::desc& amd, const memory::desc& bmd,
                                            const memory::desc& cmd, const dnnl::engine& eng) {
   constexpr std::size_t kMaxPrims = 256;
