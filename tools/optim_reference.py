@@ -7,7 +7,7 @@ Not used by the build or the tests: run it by hand when the optimizer tests chan
 
 (Debian: apt-get install python3-torch) and paste its output into kTorchTrajectories
 in tests/optim/test_optim.cpp. The initial values, gradients and configurations below must
-stay identical to the ones in that test (p0, grad_at, kConfigs).
+stay identical to the test's (p0, grad_at, kConfigs in tests/optim/optim_test_util.h).
 
 For each configuration it prints the parameter, a (2, 3) float64 tensor, after each of
 kSteps optimizer steps, as a C++ initializer.
@@ -15,8 +15,9 @@ kSteps optimizer steps, as a C++ initializer.
     /usr/bin/python3 tools/optim_reference.py --more > /tmp/optim_more.inc
 
 prints the same for EXTRA_CONFIGS (RMSprop, Adagrad) and then, for SCHEDULES, the lr
-(and momentum) each scheduler sets, for tests/optim/test_optim_more.cpp (kTorchMore,
-kTorchSchedules; same p0, grad_at and configurations).
+(and momentum) each scheduler sets, for tests/optim/test_optim_more.cpp (kTorchMore) and
+tests/optim/test_optim_more/schedules.cpp (kTorchSchedules); same p0, grad_at and
+configurations.
 """
 import sys
 
