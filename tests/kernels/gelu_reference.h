@@ -1,6 +1,6 @@
 #pragma once
 // PyTorch's GELU as references for the dispatched GELU rows and the gelu ops
-// (test_simd_elementwise.cpp, simd_elementwise_ops.cpp): forward, gradient, how far off.
+// (test_simd_elementwise.cpp, test_simd_elementwise/ops.cpp): forward, gradient, how far off.
 #include <doctest/doctest.h>
 
 #include <algorithm>

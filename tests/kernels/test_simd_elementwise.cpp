@@ -1,6 +1,6 @@
 // The dispatched elementwise rows (elementwise_rows.h, gelu_rows.h, convert_rows.h, gemv.h;
 // one StubCheck per registered stub, simd_checks.h) at every level this CPU has, against
-// IEEE's scalar answers and PyTorch's GELU. The ops on them: simd_elementwise_ops.cpp.
+// IEEE's scalar answers and PyTorch's GELU. The ops on them: test_simd_elementwise/ops.cpp.
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>

@@ -1,6 +1,6 @@
 #pragma once
-// Helpers of the nn::MultiheadAttention tests (test_mha.cpp, mha_properties.cpp,
-// mha_gradcheck_errors.cpp): a relative error, bool masks, random parameters, leaves.
+// Helpers of the nn::MultiheadAttention tests (test_mha.cpp, test_mha/properties.cpp,
+// test_mha/gradcheck_errors.cpp): a relative error, bool masks, random parameters, leaves.
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>

@@ -1,5 +1,5 @@
 #pragma once
-// Helpers of the nn tests (test_nn.cpp, nn_state_dict.cpp, nn_layers.cpp): parameter
+// Helpers of the nn tests (test_nn.cpp, test_nn/state_dict.cpp, test_nn/layers.cpp): parameter
 // names, exact tensor equality, and Net, a custom module written as a user would.
 #include <attograd/attograd.h>
 

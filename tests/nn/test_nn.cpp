@@ -1,6 +1,6 @@
 // nn: the Module system (registration, dotted names, train / eval, zero_grad, to(),
 // printing, holders, containers) and a custom module that trains. State dicts and
-// save / load: nn_state_dict.cpp; the basic layers: nn_layers.cpp.
+// save / load: test_nn/state_dict.cpp; the basic layers: test_nn/layers.cpp.
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>

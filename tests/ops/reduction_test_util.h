@@ -1,5 +1,5 @@
 #pragma once
-// Helpers of the reduction tests (test_reduction.cpp, reduction_scans_sort.cpp): float64
+// Helpers of the reduction tests (test_reduction.cpp, test_reduction/scans_sort.cpp): float64
 // tensors and leaves from literals, indices and bools out, a weighted backward.
 #include <attograd/attograd.h>
 

@@ -1,6 +1,6 @@
 // Op semantics against PyTorch 1.13 (tests/fixtures, ops_special_values): pow and 41 unary
 // ops at special values, forward in f64 and f32 at every position of a 33-long vector (two
-// 16-wide SIMD bodies and a scalar tail), gradients of sum(op(x)). ops_losses: parity_losses.cpp.
+// 16-wide SIMD bodies and a scalar tail), gradients of sum(op(x)). ops_losses: test_parity_semantics/losses.cpp.
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>

@@ -1,6 +1,6 @@
 // Reductions against PyTorch 1.13 at the cases the op table cannot reach by central
 // differences: ties, NaN, zeros, empty dims; std / var, any / all, f32. Expected values are
-// literals printed by torch 1.13 (CPU, float64). Scans and sorting: reduction_scans_sort.cpp.
+// literals printed by torch 1.13 (CPU, float64). Scans and sorting: test_reduction/scans_sort.cpp.
 #include <attograd/attograd.h>
 #include <doctest/doctest.h>
 

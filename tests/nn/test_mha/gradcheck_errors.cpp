@@ -5,7 +5,7 @@
 
 #include <attograd/attograd.h>
 
-#include "mha_test_util.h"
+#include "../mha_test_util.h"
 #include "test_util.h"
 
 #include <string>

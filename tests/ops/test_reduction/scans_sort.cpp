@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "reduction_test_util.h"
+#include "../reduction_test_util.h"
 #include "tensor_checks.h"
 
 using namespace ag;

@@ -6,7 +6,7 @@
 
 #include <attograd/attograd.h>
 
-#include "mha_test_util.h"
+#include "../mha_test_util.h"
 
 #include <string>
 #include <vector>

@@ -12,8 +12,8 @@
 #include <numbers>
 #include <vector>
 
-#include "gelu_reference.h"
-#include "simd_checks.h"
+#include "../gelu_reference.h"
+#include "../simd_checks.h"
 #include "tensor_checks.h"
 #include "test_util.h"
 

@@ -4,7 +4,7 @@
 
 #include <attograd/attograd.h>
 
-#include "nn_test_util.h"
+#include "../nn_test_util.h"
 #include "test_util.h"
 
 #include <cmath>
