@@ -1,6 +1,6 @@
 #pragma once
-// Helpers of the safetensors tests (test_safetensors.cpp and the safetensors_*_cases.cpp
-// files of the same executable): hand-made file bytes, their header length, load errors.
+// Helpers of the safetensors tests (test_safetensors.cpp and test_safetensors/*.cpp,
+// the same executable): hand-made file bytes, their header length, load errors.
 #include <attograd/attograd.h>
 
 #include "test_util.h"

@@ -1,5 +1,5 @@
 // safetensors: TensorMap, round trips, atomic writes. The PyTorch fixtures and hostile
-// files are in safetensors_fixture_cases.cpp and safetensors_hostile_cases.cpp (same
+// files are in test_safetensors/fixture_cases.cpp and test_safetensors/hostile_cases.cpp (same
 // executable; helpers in safetensors_test_util.h).
 #include <doctest/doctest.h>
 

@@ -4,7 +4,7 @@
 
 #include <attograd/attograd.h>
 
-#include "safetensors_test_util.h"
+#include "../safetensors_test_util.h"
 #include "test_util.h"
 
 #include <cstdint>
