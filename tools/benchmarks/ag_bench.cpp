@@ -9,7 +9,8 @@
 //   3  MultiheadAttention forward + backward, B 16, L = S = 256, E 256, 8 heads (self-attention)
 //   4  MultiheadAttention forward + backward, B 1, L = S = 4096, E 256, 4 heads, causal
 //   5  matmul 1024 x 1024 x 1024; "extra.sgemm" times a direct cblas_sgemm on the same
-//      buffers, interleaved with attograd's matmul repetition by repetition
+//      buffers with OpenBLAS's own threads, after attograd's repetitions (not interleaved:
+//      OpenBLAS's spinning threads would slow attograd's next one)
 //   6  greedy decoding of 1000 copy-task sequences (model of 1) with the KV cache;
 //      "extra.no_cache" times the same decoding without it, interleaved
 //   7  decoder-only GPT training step (examples/lm's GPT-2 layout: LayerNorm, learned
@@ -145,12 +146,16 @@ Timings matmul_vs_sgemm(const Args& a) {
   Tensor out;
   // attograd keeps OpenBLAS on one thread and splits products over its own pool
   // (ops/kernels/gemm.h); the direct call gets OpenBLAS's own threads, --threads of them.
-  Timings t = run_reps(a, [&] { out = matmul(A, Bm); }, {{"sgemm", [&] {
-                                                            openblas_set_num_threads(a.threads);
-                                                            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n,
-                                                                        n, 1.0f, pa, n, pb, n, 0.0f, pc, n);
-                                                            openblas_set_num_threads(1);
-                                                          }}});
+  // Not interleaved: after a threaded call OpenBLAS's threads spin (sched_yield) for a
+  // while and would take the cores from attograd's next repetition (8 against 16 ms a
+  // matmul at 2 threads, from one process to the next), so attograd's repetitions run
+  // first, then OpenBLAS's.
+  Timings t = run_reps(a, [&] { out = matmul(A, Bm); });
+  openblas_set_num_threads(a.threads);
+  t.extra["sgemm"] = run_reps(a, [&] {
+                       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, pa, n, pb, n, 0.0f, pc, n);
+                     }).times;
+  openblas_set_num_threads(1);
   // The two results must agree, or the comparison means nothing.
   double diff = max(abs(out - C)).item<double>();
   t.info = {{"n", n}, {"max_abs_diff_vs_sgemm", diff}};
