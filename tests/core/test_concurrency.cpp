@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -208,4 +209,31 @@ TEST_CASE("concurrency: threads asking an unnamed module's type_name at once agr
   for (std::size_t i = 0; i < nets.size(); ++i) threads.emplace_back([&, i] { got[i] = nets[i]->type_name(); });
   for (auto& t : threads) t.join();
   for (const auto& g : got) CHECK(g == "UnnamedNet");
+}
+
+// The buffer cache keeps small buffers in per-thread lists (core/storage.cpp): a thread
+// reuses its own freed buffer, and a thread's lists go to the shared cache when it exits,
+// where another thread finds them. Off under AddressSanitizer or ATTOGRAD_NO_BUFFER_CACHE.
+TEST_CASE("buffer cache: a thread reuses its buffers and hands them on when it exits") {
+#if defined(__SANITIZE_ADDRESS__)
+  return;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return;
+#endif
+#endif
+  if (const char* off = std::getenv("ATTOGRAD_NO_BUFFER_CACHE"); off && *off && *off != '0') return;
+  ag::empty_buffer_cache();                        // this thread's lists and the shared cache
+  const void* first = ag::empty({24}).raw_data();  // 96 bytes: class 128, freed at once
+  CHECK(ag::empty({30}).raw_data() == first);      // 120 bytes, the same class: the same buffer
+  ag::empty_buffer_cache();
+  std::vector<const void*> theirs;
+  std::thread([&] {
+    std::vector<Tensor> ts;
+    for (int i = 0; i < 10; ++i) ts.push_back(ag::empty({32}));  // class 128
+    for (const Tensor& t : ts) theirs.push_back(t.raw_data());
+  }).join();  // 8 buffers in its list, 2 in the shared cache; at exit all 10 are shared
+  std::vector<Tensor> mine;
+  for (int i = 0; i < 10; ++i) mine.push_back(ag::empty({32}));
+  for (const Tensor& t : mine) CHECK(std::find(theirs.begin(), theirs.end(), t.raw_data()) != theirs.end());
 }
