@@ -24,7 +24,7 @@ inline constexpr int64_t kSmallGemm = 512;  // M * N * K multiply-adds; OpenBLAS
 // more) in parts of at least 32 and 2^20 multiply-adds, cut at multiples of 16, one
 // OpenBLAS call each. Cut so, every output's sum is the one the whole product computes
 // (OpenBLAS blocks K the same way; checked over 1,389 random shapes, layouts and cuts,
-// and in test_matmul): the thread count changes no bit. f64 products, where some cuts
+// and in test_tensor_matmul): the thread count changes no bit. f64 products, where some cuts
 // did change bits, run whole.
 inline bool split_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                         const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
