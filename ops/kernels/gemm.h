@@ -26,19 +26,30 @@ inline constexpr int64_t kSmallGemm = 512;  // M * N * K multiply-adds; OpenBLAS
 // (OpenBLAS blocks K the same way; checked over 1,389 random shapes, layouts and cuts,
 // and in test_tensor_matmul): the thread count changes no bit. f64 products, where some cuts
 // did change bits, run whole.
+//
+// pool_parts and pool_cut are the split, shared with oneDNN's bf16 products
+// (matmul_dnnl.cpp): the parts a product of D rows (or columns) and `work` multiply-adds
+// splits into, at most one per thread, each at least 32 wide and 2^20 multiply-adds; 1
+// at one thread, or inside a parallel region, where a nested split would run inline.
+inline int64_t pool_parts(int64_t D, double work) {
+  if (detail::in_parallel_region()) return 1;
+  return std::max<int64_t>(
+      1, std::min<int64_t>({get_num_threads(), D / 32, static_cast<int64_t>(work / double(int64_t{1} << 20))}));
+}
+
+// Where part p of `parts` starts (p = parts: D), at a multiple of 16.
+inline int64_t pool_cut(int64_t D, int64_t p, int64_t parts) { return p == parts ? D : D * p / parts / 16 * 16; }
+
 inline bool split_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                         const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  const double work = double(M) * double(N) * double(K);
-  const int threads = get_num_threads();
-  if (threads < 2 || work < double(int64_t{1} << 21) || detail::in_parallel_region()) return false;
   const bool by_rows = M >= N;
   const int64_t D = by_rows ? M : N;
-  const int64_t parts = std::min<int64_t>({threads, D / 32, static_cast<int64_t>(work / double(int64_t{1} << 20))});
+  const int64_t parts = pool_parts(D, double(M) * double(N) * double(K));
   if (parts < 2) return false;
   const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   detail::parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      const int64_t d0 = D * p / parts / 16 * 16, d1 = p + 1 == parts ? D : D * (p + 1) / parts / 16 * 16;
+      const int64_t d0 = pool_cut(D, p, parts), d1 = pool_cut(D, p + 1, parts);
       if (by_rows)
         cblas_sgemm(CblasRowMajor, TA, TB, d1 - d0, N, K, alpha, A + (ta ? d0 : d0 * lda), lda, B, ldb, beta,
                     C + d0 * ldc, ldc);

@@ -4,9 +4,9 @@
 // figures of tools/benchmarks/README.md include that cost).
 #include "kernels/matmul_dnnl.h"
 
+#include "gemm.h"
 #include "kernels/s8_gemm.h"
 #include "attograd/detail/parallel.h"
-#include "attograd/runtime.h"
 
 #include <algorithm>
 #include <atomic>
@@ -130,10 +130,11 @@ bool readable(const Tensor& t) {
 }
 
 // Each thread's matmul primitives by layout (dims and strides of a, b, out), or none where
-// oneDNN declines: making the descriptor and the primitive anew cost 5-8 us a call more
+// oneDNN declines: making the descriptor and the primitive anew cost 2-8 us a call more
 // than reusing one, even with oneDNN's own primitive cache hitting (a (64, 128) @
-// (128, 128) bf16 product, standalone: 16-19 against 10-11 us a call), about a small
-// product's whole kernel time. Bounded: cleared at kMaxPrims layouts.
+// (128, 128) bf16 product, standalone, three rounds on a loaded machine: 15.7-19.3
+// against 9.6-17.1 us a call), about a small product's whole kernel time. Bounded:
+// cleared at kMaxPrims layouts.
 std::optional<dnnl::matmul>* primitive_for(std::vector<int64_t> key, const memory::desc& amd, const memory::desc& bmd,
                                            const memory::desc& cmd, const dnnl::engine& eng) {
   constexpr std::size_t kMaxPrims = 256;
@@ -195,22 +196,20 @@ Tensor matmul_dnnl(const Tensor& a_in, const Tensor& b_in) {
   out_shape.push_back(a.shape()[a.dim() - 2]);
   out_shape.push_back(b.shape()[b.dim() - 1]);
   Tensor out = empty(out_shape, DType::bf16, "matmul");
-  // A 2-D product's rows split over the thread pool in parts of at least 32 rows and 2^20
-  // multiply-adds, each part one oneDNN call on its own thread (OneThread). At 2 threads
-  // oneDNN was a quarter of the busy thread's time in workload 7's bf16 step, and the
-  // other thread idled through it. At 1 thread there is one call: each part packs b
-  // again (4 fixed parts cost 3-8% of the 1-thread step). Like oneDNN's own threading,
-  // the split can change a few roundings (a transposed a with K 2048: 1-10 of 8-65k
-  // outputs), so bf16 products are deterministic for a given thread count.
+  // A 2-D product's rows split over the thread pool as gemm.h splits f32 products
+  // (pool_parts, pool_cut), each part one oneDNN call on its own thread (OneThread). At
+  // 2 threads oneDNN was a quarter of the busy thread's time in workload 7's bf16 step,
+  // and the other thread idled through it. At 1 thread there is one call: each part
+  // packs b again (4 fixed parts cost 3-8% of the 1-thread step). Like oneDNN's own
+  // threading, the split can change a few roundings (a transposed a with K 2048: 1-10
+  // of 32-65k outputs), so bf16 products are deterministic for a given thread count.
   if (nd == 2) {
     const int64_t M = a.shape()[0], K = a.shape()[1], N = b.shape()[1];
-    const double work = double(M) * double(N) * double(K);
-    const int64_t parts = std::clamp<int64_t>(
-        std::min<int64_t>({get_num_threads(), M / 32, static_cast<int64_t>(work / (1 << 20))}), 1, kMaxThreads);
+    const int64_t parts = pool_parts(M, double(M) * double(N) * double(K));
     std::atomic<bool> ok{true};
     detail::parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
-        const int64_t m0 = M * p / parts, m1 = M * (p + 1) / parts;
+        const int64_t m0 = pool_cut(M, p, parts), m1 = pool_cut(M, p + 1, parts);
         if (!run_bf16(a.narrow(0, m0, m1 - m0), b, out.narrow(0, m0, m1 - m0), nd)) ok = false;
       }
     });
