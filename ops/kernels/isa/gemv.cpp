@@ -68,45 +68,62 @@ float fold16(__m512 v) {
   return _mm_cvtss_f32(_mm_add_ss(c, _mm_shuffle_ps(c, c, 1)));
 }
 
-// NB weight rows at once: NB * m independent chains of fused multiply-adds keep the
+// NB weight rows at once: NB * M independent chains of fused multiply-adds keep the
 // loads streaming (one row at a time left the FMA latency exposed: 27 GB/s against
 // sgemm's 34 at K 128). Each output keeps its own 16 partial sums, so NB changes no bits.
-template <int NB, class R>
-void block(float* y, int64_t ldy, const float* x, int64_t ldx, const R& r, int64_t k_len, int64_t m, int64_t n) {
+// M (the rows of x) is a template argument and the loops unroll (AG_UNROLL), so that the
+// NB * M sums stay in registers.
+template <int NB, int M, class R>
+void block(float* y, int64_t ldy, const float* x, int64_t ldx, const R& r, int64_t k_len, int64_t n) {
   const int64_t body = k_len / 16 * 16;
   const __mmask16 tail_mask = static_cast<__mmask16>((1u << (k_len - body)) - 1);
-  __m512 acc[NB][kGemvMaxRows];
-  for (int b = 0; b < NB; ++b)
-    for (int64_t i = 0; i < m; ++i) acc[b][i] = _mm512_setzero_ps();
+  __m512 acc[NB][M];
+  AG_UNROLL for (int b = 0; b < NB; ++b) AG_UNROLL for (int i = 0; i < M; ++i) acc[b][i] = _mm512_setzero_ps();
   for (int64_t k = 0; k < body; k += 16) {
     __m512 wv[NB];
-    for (int b = 0; b < NB; ++b) wv[b] = r.load16((n + b) * k_len + k, 0xFFFF);
-    for (int64_t i = 0; i < m; ++i) {
+    AG_UNROLL for (int b = 0; b < NB; ++b) wv[b] = r.load16((n + b) * k_len + k, 0xFFFF);
+    AG_UNROLL for (int i = 0; i < M; ++i) {
       const __m512 xv = _mm512_loadu_ps(x + i * ldx + k);
-      for (int b = 0; b < NB; ++b) acc[b][i] = _mm512_fmadd_ps(xv, wv[b], acc[b][i]);
+      AG_UNROLL for (int b = 0; b < NB; ++b) acc[b][i] = _mm512_fmadd_ps(xv, wv[b], acc[b][i]);
     }
   }
   if (tail_mask) {
-    for (int64_t i = 0; i < m; ++i) {
+    AG_UNROLL for (int i = 0; i < M; ++i) {
       const __m512 xv = _mm512_maskz_loadu_ps(tail_mask, x + i * ldx + body);
-      for (int b = 0; b < NB; ++b)
-        acc[b][i] = _mm512_mask3_fmadd_ps(xv, r.load16((n + b) * k_len + body, tail_mask), acc[b][i], tail_mask);
+      AG_UNROLL for (int b = 0; b < NB; ++b) acc[b][i] =
+          _mm512_mask3_fmadd_ps(xv, r.load16((n + b) * k_len + body, tail_mask), acc[b][i], tail_mask);
     }
   }
-  for (int b = 0; b < NB; ++b)
-    for (int64_t i = 0; i < m; ++i) y[i * ldy + n + b] = fold16(acc[b][i]);
+  AG_UNROLL for (int b = 0; b < NB; ++b) AG_UNROLL for (int i = 0; i < M; ++i) y[i * ldy + n + b] = fold16(acc[b][i]);
+}
+
+// At most 16 accumulators: NB * M <= 16.
+template <int M, class R>
+void rows_of(float* y, int64_t ldy, const float* x, int64_t ldx, const R& r, int64_t k_len, int64_t n0, int64_t n1) {
+  int64_t n = n0;
+  if constexpr (M == 1)
+    for (; n + 8 <= n1; n += 8) block<8, M>(y, ldy, x, ldx, r, k_len, n);
+  if constexpr (M <= 4)
+    for (; n + 4 <= n1; n += 4) block<4, M>(y, ldy, x, ldx, r, k_len, n);
+  if constexpr (M <= 8)
+    for (; n + 2 <= n1; n += 2) block<2, M>(y, ldy, x, ldx, r, k_len, n);
+  for (; n < n1; ++n) block<1, M>(y, ldy, x, ldx, r, k_len, n);
 }
 
 template <class R>
 void rows(float* y, int64_t ldy, const float* x, int64_t ldx, const R& r, int64_t k_len, int64_t m, int64_t n0,
           int64_t n1) {
-  int64_t n = n0;  // at most 16 accumulators: NB * m <= 16
-  if (m == 1)
-    for (; n + 8 <= n1; n += 8) block<8>(y, ldy, x, ldx, r, k_len, m, n);
-  if (m <= 4)
-    for (; n + 4 <= n1; n += 4) block<4>(y, ldy, x, ldx, r, k_len, m, n);
-  for (; n + 2 <= n1; n += 2) block<2>(y, ldy, x, ldx, r, k_len, m, n);
-  for (; n < n1; ++n) block<1>(y, ldy, x, ldx, r, k_len, m, n);
+  static_assert(kGemvMaxRows == 8, "one case per row count");
+  switch (m) {
+    case 1: return rows_of<1>(y, ldy, x, ldx, r, k_len, n0, n1);
+    case 2: return rows_of<2>(y, ldy, x, ldx, r, k_len, n0, n1);
+    case 3: return rows_of<3>(y, ldy, x, ldx, r, k_len, n0, n1);
+    case 4: return rows_of<4>(y, ldy, x, ldx, r, k_len, n0, n1);
+    case 5: return rows_of<5>(y, ldy, x, ldx, r, k_len, n0, n1);
+    case 6: return rows_of<6>(y, ldy, x, ldx, r, k_len, n0, n1);
+    case 7: return rows_of<7>(y, ldy, x, ldx, r, k_len, n0, n1);
+    default: return rows_of<8>(y, ldy, x, ldx, r, k_len, n0, n1);
+  }
 }
 #elif defined(AG_ISA_avx2)
 template <class R>

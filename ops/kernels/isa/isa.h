@@ -38,6 +38,16 @@ using Arch = xsimd::sse2;
 
 }  // namespace ag::kernels
 
+// Put before a loop over a register block (accumulators of NB rows by M columns, say) so
+// that it unrolls completely and the block's arrays become registers: GCC's -O2 keeps
+// them on the stack otherwise, a load and a store around every fused multiply-add
+// (gemv.cpp: 5.0 against 3.0 us for a 512 x 128 f32 product from L2).
+#if defined(__clang__)
+#define AG_UNROLL _Pragma("unroll")
+#else
+#define AG_UNROLL _Pragma("GCC unroll 16")
+#endif
+
 #define AG_ISA_CAT2(a, b) a##_##b
 #define AG_ISA_CAT(a, b) AG_ISA_CAT2(a, b)
 

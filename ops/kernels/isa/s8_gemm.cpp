@@ -32,11 +32,10 @@ constexpr int NR = 4;
 template <int MR, int NRr>
 inline void store_block(const int32_t (&acc)[MR][NRr], float* y, int64_t ldy, const float* xs, const float* ws,
                         const float* bias, int64_t n) {
-  for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NRr; ++j) {
-      const float v = static_cast<float>(acc[i][j]) * xs[i] * ws[n + j];
-      y[i * ldy + n + j] = bias ? v + bias[n + j] : v;
-    }
+  AG_UNROLL for (int i = 0; i < MR; ++i) AG_UNROLL for (int j = 0; j < NRr; ++j) {
+    const float v = static_cast<float>(acc[i][j]) * xs[i] * ws[n + j];
+    y[i * ldy + n + j] = bias ? v + bias[n + j] : v;
+  }
 }
 
 #if defined(AG_ISA_avx512)
@@ -60,7 +59,7 @@ inline void reduce_row(const __m512i (&acc)[NRr], int32_t (&s)[NRr]) {
   _mm_store_si128(reinterpret_cast<__m128i*>(t),
                   reduce4(acc[0], NRr > 1 ? acc[NRr > 1 ? 1 : 0] : z, NRr > 2 ? acc[NRr > 2 ? 2 : 0] : z,
                           NRr > 3 ? acc[NRr > 3 ? 3 : 0] : z));
-  for (int j = 0; j < NRr; ++j) s[j] = t[j];
+  AG_UNROLL for (int j = 0; j < NRr; ++j) s[j] = t[j];
 }
 
 // ---- AVX-512BW: int16 pairs ----
@@ -68,19 +67,19 @@ template <int MR, int NRr>
 void block_bw(float* y, int64_t ldy, const int8_t* x, const float* xs, int64_t ldx, int64_t K, const int8_t* q,
               const float* ws, const float* bias, int64_t n, const int32_t*) {
   __m512i acc[MR][NRr];
-  for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NRr; ++j) acc[i][j] = _mm512_setzero_si512();
+  AG_UNROLL for (int i = 0; i < MR; ++i) AG_UNROLL for (int j = 0; j < NRr; ++j) acc[i][j] = _mm512_setzero_si512();
   for (int64_t k = 0; k < K; k += 32) {
     const __mmask32 mask = K - k >= 32 ? ~__mmask32{0} : (__mmask32{1} << (K - k)) - 1;
     __m512i w[NRr];
-    for (int j = 0; j < NRr; ++j) w[j] = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(mask, q + (n + j) * K + k));
-    for (int i = 0; i < MR; ++i) {
+    AG_UNROLL for (int j = 0; j < NRr; ++j) w[j] =
+        _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(mask, q + (n + j) * K + k));
+    AG_UNROLL for (int i = 0; i < MR; ++i) {
       const __m512i xv = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(mask, x + i * ldx + k));
-      for (int j = 0; j < NRr; ++j) acc[i][j] = _mm512_add_epi32(acc[i][j], _mm512_madd_epi16(xv, w[j]));
+      AG_UNROLL for (int j = 0; j < NRr; ++j) acc[i][j] = _mm512_add_epi32(acc[i][j], _mm512_madd_epi16(xv, w[j]));
     }
   }
   int32_t s[MR][NRr];
-  for (int i = 0; i < MR; ++i) reduce_row<NRr>(acc[i], s[i]);
+  AG_UNROLL for (int i = 0; i < MR; ++i) reduce_row<NRr>(acc[i], s[i]);
   store_block<MR, NRr>(s, y, ldy, xs, ws, bias, n);
 }
 
@@ -90,14 +89,14 @@ template <int NRr>
 __attribute__((target("avx512vnni"))) void row_offsets(const int8_t* q, int64_t K, int64_t n, int32_t (&off)[NRr]) {
   const __m512i ones = _mm512_set1_epi8(1);
   __m512i acc[NRr];
-  for (int j = 0; j < NRr; ++j) acc[j] = _mm512_setzero_si512();
+  AG_UNROLL for (int j = 0; j < NRr; ++j) acc[j] = _mm512_setzero_si512();
   for (int64_t k = 0; k < K; k += 64) {
     const __mmask64 mask = K - k >= 64 ? ~__mmask64{0} : (__mmask64{1} << (K - k)) - 1;
-    for (int j = 0; j < NRr; ++j)
-      acc[j] = _mm512_dpbusd_epi32(acc[j], ones, _mm512_maskz_loadu_epi8(mask, q + (n + j) * K + k));
+    AG_UNROLL for (int j = 0; j < NRr; ++j) acc[j] =
+        _mm512_dpbusd_epi32(acc[j], ones, _mm512_maskz_loadu_epi8(mask, q + (n + j) * K + k));
   }
   reduce_row<NRr>(acc, off);
-  for (int j = 0; j < NRr; ++j) off[j] = static_cast<int32_t>(static_cast<uint32_t>(off[j]) * 128u);
+  AG_UNROLL for (int j = 0; j < NRr; ++j) off[j] = static_cast<int32_t>(static_cast<uint32_t>(off[j]) * 128u);
 }
 
 template <int MR, int NRr>
@@ -106,22 +105,21 @@ __attribute__((target("avx512vnni"))) void block_vnni(float* y, int64_t ldy, con
                                                       const float* bias, int64_t n, const int32_t* off) {
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   __m512i acc[MR][NRr];
-  for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NRr; ++j) acc[i][j] = _mm512_setzero_si512();
+  AG_UNROLL for (int i = 0; i < MR; ++i) AG_UNROLL for (int j = 0; j < NRr; ++j) acc[i][j] = _mm512_setzero_si512();
   for (int64_t k = 0; k < K; k += 64) {
     const __mmask64 mask = K - k >= 64 ? ~__mmask64{0} : (__mmask64{1} << (K - k)) - 1;
     __m512i w[NRr];
-    for (int j = 0; j < NRr; ++j) w[j] = _mm512_maskz_loadu_epi8(mask, q + (n + j) * K + k);
-    for (int i = 0; i < MR; ++i) {
+    AG_UNROLL for (int j = 0; j < NRr; ++j) w[j] = _mm512_maskz_loadu_epi8(mask, q + (n + j) * K + k);
+    AG_UNROLL for (int i = 0; i < MR; ++i) {
       const __m512i xv = _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, x + i * ldx + k), flip);  // x + 128
-      for (int j = 0; j < NRr; ++j) acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], xv, w[j]);
+      AG_UNROLL for (int j = 0; j < NRr; ++j) acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], xv, w[j]);
     }
   }
   int32_t s[MR][NRr];
-  for (int i = 0; i < MR; ++i) {
+  AG_UNROLL for (int i = 0; i < MR; ++i) {
     reduce_row<NRr>(acc[i], s[i]);
-    for (int j = 0; j < NRr; ++j)  // wraps like the lanes: the difference is the true sum
-      s[i][j] = static_cast<int32_t>(static_cast<uint32_t>(s[i][j]) - static_cast<uint32_t>(off[j]));
+    AG_UNROLL for (int j = 0; j < NRr; ++j)  // wraps like the lanes: the difference is the true sum
+        s[i][j] = static_cast<int32_t>(static_cast<uint32_t>(s[i][j]) - static_cast<uint32_t>(off[j]));
   }
   store_block<MR, NRr>(s, y, ldy, xs, ws, bias, n);
 }
@@ -139,30 +137,29 @@ inline void reduce_row(const __m256i (&acc)[NRr], int32_t (&s)[NRr]) {
   alignas(16) int32_t t[4];
   _mm_store_si128(reinterpret_cast<__m128i*>(t),
                   _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
-  for (int j = 0; j < NRr; ++j) s[j] = t[j];
+  AG_UNROLL for (int j = 0; j < NRr; ++j) s[j] = t[j];
 }
 
 template <int MR, int NRr>
 void block_avx2(float* y, int64_t ldy, const int8_t* x, const float* xs, int64_t ldx, int64_t K, const int8_t* q,
                 const float* ws, const float* bias, int64_t n, const int32_t*) {
   __m256i acc[MR][NRr];
-  for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NRr; ++j) acc[i][j] = _mm256_setzero_si256();
+  AG_UNROLL for (int i = 0; i < MR; ++i) AG_UNROLL for (int j = 0; j < NRr; ++j) acc[i][j] = _mm256_setzero_si256();
   int64_t k = 0;
   for (; k + 16 <= K; k += 16) {
     __m256i w[NRr];
-    for (int j = 0; j < NRr; ++j)
-      w[j] = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + (n + j) * K + k)));
-    for (int i = 0; i < MR; ++i) {
+    AG_UNROLL for (int j = 0; j < NRr; ++j) w[j] =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + (n + j) * K + k)));
+    AG_UNROLL for (int i = 0; i < MR; ++i) {
       const __m256i xv = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i * ldx + k)));
-      for (int j = 0; j < NRr; ++j) acc[i][j] = _mm256_add_epi32(acc[i][j], _mm256_madd_epi16(xv, w[j]));
+      AG_UNROLL for (int j = 0; j < NRr; ++j) acc[i][j] = _mm256_add_epi32(acc[i][j], _mm256_madd_epi16(xv, w[j]));
     }
   }
   int32_t s[MR][NRr];
-  for (int i = 0; i < MR; ++i) {
+  AG_UNROLL for (int i = 0; i < MR; ++i) {
     reduce_row<NRr>(acc[i], s[i]);
-    for (int j = 0; j < NRr; ++j)
-      for (int64_t e = k; e < K; ++e) s[i][j] += int32_t{x[i * ldx + e]} * int32_t{q[(n + j) * K + e]};
+    AG_UNROLL for (int j = 0; j < NRr; ++j) for (int64_t e = k; e < K; ++e) s[i][j] +=
+        int32_t{x[i * ldx + e]} * int32_t{q[(n + j) * K + e]};
   }
   store_block<MR, NRr>(s, y, ldy, xs, ws, bias, n);
 }
