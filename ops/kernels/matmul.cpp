@@ -3,6 +3,7 @@
 // flag. Only a layout BLAS cannot express is copied. When b has no batch dims and a's
 // batch rows are evenly strided, the batch folds into one (B*M, K) @ (K, N) call.
 #include <algorithm>
+#include <vector>
 
 #include "attograd/detail/parallel.h"
 #include "gemm.h"
@@ -69,24 +70,43 @@ Tensor gemv(const Tensor& a, const Tensor& b) {
     return {};
   const int64_t rows = a.numel() / K;
   if (rows > kGemvMaxRows) return {};
-  const Tensor x = half ? convert(a, DType::f32) : a.is_contiguous() ? a : contiguous(a);  // (rows, K)
-  Tensor y = empty(Shape{rows, N}, DType::f32, "matmul");
-  const float* px = x.data<float>();
-  float* py = y.data<float>();
+  Shape out_shape = a.shape();
+  out_shape[out_shape.size() - 1] = N;
+  Tensor y = empty(Shape{rows, N}, b.dtype(), "matmul");
+  // 16-bit: x widened and the f32 sums kept in per-thread scratch (at most 8 rows), each
+  // part rounding its own columns into y: a step's products then allocate only y, where
+  // converting x and y as tensors took two more allocations and conversions per product.
+  // The bits are those of the conversions (the same row kernels).
+  thread_local std::vector<float> x_scratch, y_scratch;
+  const float* px;
+  Tensor x;
+  if (!half) {
+    x = a.is_contiguous() ? a : contiguous(a);  // (rows, K)
+    px = x.data<float>();
+  } else if (a.is_contiguous()) {
+    x_scratch.resize(static_cast<std::size_t>(rows * K));
+    (b.dtype() == DType::bf16 ? bf16_to_f32_row : f16_to_f32_row)(x_scratch.data(),
+                                                                  static_cast<const uint16_t*>(a.raw_data()), rows * K);
+    px = x_scratch.data();
+  } else {
+    x = convert(a, DType::f32);
+    px = x.data<float>();
+  }
+  if (half) y_scratch.resize(static_cast<std::size_t>(rows * N));
+  float* py = half ? y_scratch.data() : y.data<float>();
+  auto* out16 = half ? static_cast<uint16_t*>(y.raw_data()) : nullptr;
   const bool bf16 = b.dtype() == DType::bf16;
   auto half_fn = half_gemv_rows.get();
   auto f32_fn = f32_gemv_rows.get();
+  auto round_fn = (bf16 ? f32_to_bf16_row : f32_to_f16_row).get();
   // Parts of at least kParallelGrain weights: below that the hand-off costs more than the
   // part's own time. The split never changes a sum, so neither does the thread count.
   detail::parallel_for(N, std::max<int64_t>(1, kParallelGrain / K), [&](int64_t n0, int64_t n1) {
-    if (half)
-      half_fn(py, N, px, K, static_cast<const uint16_t*>(b.raw_data()), K, rows, n0, n1, bf16);
-    else
-      f32_fn(py, N, px, K, b.data<float>(), K, rows, n0, n1);
+    if (!half) return f32_fn(py, N, px, K, b.data<float>(), K, rows, n0, n1);
+    half_fn(py, N, px, K, static_cast<const uint16_t*>(b.raw_data()), K, rows, n0, n1, bf16);
+    for (int64_t i = 0; i < rows; ++i) round_fn(out16 + i * N + n0, py + i * N + n0, n1 - n0);
   });
-  Shape out_shape = a.shape();
-  out_shape[out_shape.size() - 1] = N;
-  return (half ? convert(y, b.dtype()) : y).reshape(out_shape);
+  return y.reshape(out_shape);
 }
 
 }  // namespace

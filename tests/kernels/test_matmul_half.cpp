@@ -8,6 +8,7 @@
 #include <attograd/attograd.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,37 @@ TEST_CASE("bf16 oneDNN products at 2 threads: each row half its own product") {
     const Tensor halves = cat({matmul(a.narrow(0, 0, 192), b), matmul(a.narrow(0, 192, 192), b)}, 0).to(DType::f32);
     CHECK(abs(two - halves).max().item<double>() == 0);
     CHECK(matches_rounded_f32(a32, b.to(DType::f32), DType::bf16, "2 threads"));
+  }
+  set_num_threads(saved);
+}
+
+// The 16-bit rows widen x into per-thread scratch and each part rounds its own columns:
+// at 2 threads (N split) the bits of 1 thread, and rows that are a strided view (which
+// take the conversion instead of the scratch) the bits of their contiguous copy.
+TEST_CASE("decoding's x @ W^T in bf16 / f16: strided rows and 2 threads give the same bits") {
+  const int saved = get_num_threads();
+  manual_seed(34);
+  for (DType d : {DType::bf16, DType::f16}) {
+    for (int64_t K : {17, 128}) {
+      CAPTURE(K);
+      const Tensor w = operand({1031, K}).to(d);                // 2 parts at 2 threads (N * K >= 2^15)
+      const Tensor x = operand({K, 5}).to(d).t();               // (5, K), column-major
+      const Tensor xb = operand({2, 3, K}).to(d).select(1, 1);  // (2, K), rows K * 3 apart
+      for (const Tensor& rows : {x, xb}) {
+        REQUIRE(!rows.is_contiguous());
+        set_num_threads(1);
+        const std::vector<float> one = matmul(rows, w.t()).to(DType::f32).to_vector<float>();
+        const std::vector<float> copy = matmul(rows.contiguous(), w.t()).to(DType::f32).to_vector<float>();
+        set_num_threads(2);
+        const std::vector<float> two = matmul(rows.contiguous(), w.t()).to(DType::f32).to_vector<float>();
+        auto same_bits = [](const std::vector<float>& a, const std::vector<float>& b) {
+          return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+        };
+        CHECK(same_bits(one, copy));
+        CHECK(same_bits(one, two));
+        CHECK(matches_rounded_f32(rows.to(DType::f32), w.to(DType::f32).t(), d, "strided rows"));
+      }
+    }
   }
   set_num_threads(saved);
 }
