@@ -2,8 +2,10 @@
 // (Arithmetic and where rows call the dispatched vector rows (elementwise_rows.h)
 // directly: rows here are often short, e.g. a bias row of 64, where an xtensor adaptor
 // per row cost more than the math.)
+#include <algorithm>
 #include <cmath>
 
+#include "attograd/detail/parallel.h"
 #include "kernels/kernels.h"
 #include "kernels/elementwise_rows.h"
 #include "kernels/strided.h"
@@ -201,11 +203,43 @@ bool cmp(Compare op, T x, T y) {
   return false;
 }
 
+// bf16 / f16 add, sub, mul, div when a and b are contiguous and b has a's shape or its
+// trailing dims (a bias): each row widened, computed and rounded in L1-sized chunks
+// (in_f32_chunks) with the f32 rows, so the bits of the f32 path without its three f32
+// tensors (a decode step's bias adds in bf16 spent most of their time there). Undefined
+// otherwise.
+Tensor half_arith(Binary op, const Tensor& a, const Tensor& b, const char* name) {
+  if (static_cast<int>(op) > static_cast<int>(Binary::div) || !a.is_contiguous() || !b.is_contiguous() ||
+      b.numel() == 0 || b.dim() > a.dim())
+    return {};
+  for (int64_t i = 1; i <= b.dim(); ++i)
+    if (b.shape()[b.dim() - i] != a.shape()[a.dim() - i]) return {};
+  Tensor out = empty(a.shape(), a.dtype(), name);
+  const int64_t n = b.numel(), rows = a.numel() / n;
+  auto row = arith_row.of<float>().get();
+  dispatch_float_and_half(a.dtype(), name, [&]<class H>() {
+    if constexpr (!std::is_floating_point_v<H>) {
+      const H *pa = a.data<H>(), *pb = b.data<H>();
+      H* po = out.data<H>();
+      detail::parallel_for(rows, std::max<int64_t>(1, kParallelGrain / n), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r)
+          in_f32_chunks(po + r * n, pb, pa + r * n, n, [&](float* o, const float* y, const float* x, int64_t m) {
+            row(static_cast<int>(op), 0, o, x, y, m);
+          });
+      });
+    }
+  });
+  return out;
+}
+
 }  // namespace
 
 Tensor binary(Binary op, const Tensor& a, const Tensor& b, const char* name) {
   check_same_dtype(a, b, name);
-  if (is_half(a)) return to_half(binary(op, as_f32(a), as_f32(b), name), a.dtype());
+  if (is_half(a)) {
+    if (Tensor r = half_arith(op, a, b, name); r.defined()) return r;
+    return to_half(binary(op, as_f32(a), as_f32(b), name), a.dtype());
+  }
   return dispatch_numeric(a.dtype(), name, [&]<class T>() { return binary_typed<T>(op, a, b, name); });
 }
 

@@ -139,3 +139,33 @@ TEST_CASE("gelu in bf16 / f16: L1-sized f32 chunks give the bits of widening the
     }
   }
 }
+
+TEST_CASE("add, sub, mul, div in bf16 / f16: contiguous rows and a bias give the bits of the f32 path") {
+  // (20, 65) and (3, 600) (rows across the 512-element chunks), with a same-shape operand,
+  // a bias row, a (1, n) bias and, through the general path, a transposed operand and a
+  // broadcast column; special values in both operands.
+  Generator gen(26);
+  for (const Shape& shape : {Shape{20, 65}, Shape{3, 600}}) {
+    Tensor a32 = randn(shape, DType::f32, &gen) * 3.0, b32 = randn(shape, DType::f32, &gen);
+    a32.view({-1}).narrow(0, 0, 5).copy_(Tensor::from_vector(std::vector<float>{0.0f, -0.0f, INFINITY, NAN, 1e-30f}));
+    b32.view({-1}).narrow(0, 0, 5).copy_(Tensor::from_vector(std::vector<float>{-0.0f, 0.0f, -INFINITY, 1.0f, 1e30f}));
+    for (DType half : {DType::bf16, DType::f16}) {
+      CAPTURE(half);
+      CAPTURE(shape);
+      const Tensor a = a32.to(half), b = b32.to(half);
+      const Tensor bias = b.select(0, 1).contiguous(), bias_row = b.narrow(0, 2, 1).contiguous();
+      const Tensor column = b.select(1, 0).contiguous().unsqueeze(1);  // (rows, 1): the general path
+      for (const Tensor& other : {b, bias, bias_row, column}) {
+        auto want = [&](Tensor (*f)(const Tensor&, const Tensor&)) {
+          return f(a.to(DType::f32), other.to(DType::f32)).to(half);
+        };
+        CHECK(tc::diff(add(a, other), want(add)) == "");
+        CHECK(tc::diff(sub(a, other), want(sub)) == "");
+        CHECK(tc::diff(mul(a, other), want(mul)) == "");
+        CHECK(tc::diff(div(a, other), want(div)) == "");
+      }
+      const Tensor at = a32.t().contiguous().to(half).t();  // a strided a: the general path
+      CHECK(tc::diff(add(at, b), add(at.to(DType::f32), b32.to(half).to(DType::f32)).to(half)) == "");
+    }
+  }
+}
