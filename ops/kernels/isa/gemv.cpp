@@ -110,7 +110,59 @@ void rows_of(float* y, int64_t ldy, const float* x, int64_t ldx, const R& r, int
   for (; n < n1; ++n) block<1, M>(y, ldy, x, ldx, r, k_len, n);
 }
 
+#elif defined(AG_ISA_avx2)
+// NB weight rows by M rows of x at once, as the AVX-512 block: each output's 16 partial
+// sums are two 8-lane halves, lo[b][i] and hi[b][i], in registers (M a template argument,
+// AG_UNROLL), then stored for the scalar tail and the pairwise fold. One weight row at a
+// time with a run-time M kept two fused multiply-add chains and the sums on the stack.
+template <int NB, int M, class R>
+__attribute__((target("f16c"))) void block(float* y, int64_t ldy, const float* x, int64_t ldx, const R& r,
+                                           int64_t k_len, int64_t n) {
+  const int64_t body = k_len / 16 * 16;
+  __m256 lo[NB][M], hi[NB][M];
+  AG_UNROLL for (int b = 0; b < NB; ++b) AG_UNROLL for (int i = 0; i < M; ++i) lo[b][i] = hi[b][i] =
+      _mm256_setzero_ps();
+  for (int64_t k = 0; k < body; k += 16) {
+    __m256 xl[M], xh[M];
+    AG_UNROLL for (int i = 0; i < M; ++i) {
+      xl[i] = _mm256_loadu_ps(x + i * ldx + k);
+      xh[i] = _mm256_loadu_ps(x + i * ldx + k + 8);
+    }
+    AG_UNROLL for (int b = 0; b < NB; ++b) {
+      const __m256 wl = r.load8((n + b) * k_len + k), wh = r.load8((n + b) * k_len + k + 8);
+      AG_UNROLL for (int i = 0; i < M; ++i) {
+        lo[b][i] = _mm256_fmadd_ps(xl[i], wl, lo[b][i]);
+        hi[b][i] = _mm256_fmadd_ps(xh[i], wh, hi[b][i]);
+      }
+    }
+  }
+  AG_UNROLL for (int b = 0; b < NB; ++b) AG_UNROLL for (int i = 0; i < M; ++i) {
+    alignas(32) float p[16];
+    _mm256_store_ps(p, lo[b][i]);
+    _mm256_store_ps(p + 8, hi[b][i]);
+    tail(p, x + i * ldx, r, (n + b) * k_len, body, k_len);
+    y[i * ldy + n + b] = fold16(p);
+  }
+}
+
+// Accumulators, x and one weight row's halves in 16 registers: 2 NB M + 2 M + 2.
+template <int M, class R>
+__attribute__((target("f16c"))) void rows_of(float* y, int64_t ldy, const float* x, int64_t ldx, const R& r,
+                                             int64_t k_len, int64_t n0, int64_t n1) {
+  int64_t n = n0;
+  if constexpr (M == 1)
+    for (; n + 4 <= n1; n += 4) block<4, M>(y, ldy, x, ldx, r, k_len, n);
+  if constexpr (M == 2)
+    for (; n + 2 <= n1; n += 2) block<2, M>(y, ldy, x, ldx, r, k_len, n);
+  for (; n < n1; ++n) block<1, M>(y, ldy, x, ldx, r, k_len, n);
+}
+#endif
+
+#if defined(AG_ISA_avx512) || defined(AG_ISA_avx2)
 template <class R>
+#if defined(AG_ISA_avx2)
+__attribute__((target("f16c")))
+#endif
 void rows(float* y, int64_t ldy, const float* x, int64_t ldx, const R& r, int64_t k_len, int64_t m, int64_t n0,
           int64_t n1) {
   static_assert(kGemvMaxRows == 8, "one case per row count");
@@ -123,31 +175,6 @@ void rows(float* y, int64_t ldy, const float* x, int64_t ldx, const R& r, int64_
     case 6: return rows_of<6>(y, ldy, x, ldx, r, k_len, n0, n1);
     case 7: return rows_of<7>(y, ldy, x, ldx, r, k_len, n0, n1);
     default: return rows_of<8>(y, ldy, x, ldx, r, k_len, n0, n1);
-  }
-}
-#elif defined(AG_ISA_avx2)
-template <class R>
-__attribute__((target("f16c"))) void rows(float* y, int64_t ldy, const float* x, int64_t ldx, const R& r, int64_t k_len,
-                                          int64_t m, int64_t n0, int64_t n1) {
-  const int64_t body = k_len / 16 * 16;
-  for (int64_t n = n0; n < n1; ++n) {
-    const int64_t row = n * k_len;
-    __m256 lo[kGemvMaxRows], hi[kGemvMaxRows];
-    for (int64_t i = 0; i < m; ++i) lo[i] = hi[i] = _mm256_setzero_ps();
-    for (int64_t k = 0; k < body; k += 16) {
-      const __m256 wl = r.load8(row + k), wh = r.load8(row + k + 8);
-      for (int64_t i = 0; i < m; ++i) {
-        lo[i] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i * ldx + k), wl, lo[i]);
-        hi[i] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i * ldx + k + 8), wh, hi[i]);
-      }
-    }
-    for (int64_t i = 0; i < m; ++i) {
-      alignas(32) float p[16];
-      _mm256_store_ps(p, lo[i]);
-      _mm256_store_ps(p + 8, hi[i]);
-      tail(p, x + i * ldx, r, row, body, k_len);
-      y[i * ldy + n] = fold16(p);
-    }
   }
 }
 #else
