@@ -22,20 +22,21 @@ namespace {
   return p[0];
 }
 
+// The weight type is a template argument, so that the inner loop has no branch on it.
+template <bool BF16>
 struct HalfReader {
   const uint16_t* w;
-  bool bf16;
-  float scalar(int64_t i) const { return bf16 ? detail::bf16_bits_to_float(w[i]) : detail::f16_bits_to_float(w[i]); }
+  float scalar(int64_t i) const { return BF16 ? detail::bf16_bits_to_float(w[i]) : detail::f16_bits_to_float(w[i]); }
 #if defined(AG_ISA_avx512)
   __m512 load16(int64_t i, __mmask16 mask) const {
     const __m256i h = _mm256_maskz_loadu_epi16(mask, w + i);
-    if (bf16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    if constexpr (BF16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
     return _mm512_cvtph_ps(h);
   }
 #elif defined(AG_ISA_avx2)
   __attribute__((target("f16c"))) __m256 load8(int64_t i) const {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + i));
-    if (bf16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    if constexpr (BF16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
     return _mm256_cvtph_ps(h);
   }
 #endif
@@ -192,7 +193,10 @@ void rows(float* y, int64_t ldy, const float* x, int64_t ldx, const R& r, int64_
 
 void half_rows(float* y, int64_t ldy, const float* x, int64_t ldx, const uint16_t* w, int64_t k_len, int64_t m,
                int64_t n0, int64_t n1, bool bf16) {
-  rows(y, ldy, x, ldx, HalfReader{w, bf16}, k_len, m, n0, n1);
+  if (bf16)
+    rows(y, ldy, x, ldx, HalfReader<true>{w}, k_len, m, n0, n1);
+  else
+    rows(y, ldy, x, ldx, HalfReader<false>{w}, k_len, m, n0, n1);
 }
 
 void f32_rows(float* y, int64_t ldy, const float* x, int64_t ldx, const float* w, int64_t k_len, int64_t m, int64_t n0,
