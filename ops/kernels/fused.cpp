@@ -96,24 +96,47 @@ LayerNormGrads layer_norm_backward(const Tensor& x_in, const Tensor& mean, const
 // draws from Philox the same way), so chunks run on any thread, at any vector width, and
 // give the same mask.
 DropoutForward dropout_forward(const Tensor& x_in, double p, Generator& gen) {
-  if (is_half(x_in)) {  // the same draws as f32 (one Philox stream), values rounded once
-    DropoutForward r = dropout_forward(as_f32(x_in), p, gen);
-    return {to_half(r.y, x_in.dtype()), to_half(r.mask, x_in.dtype())};
-  }
   Tensor x = contiguous(x_in);
   DropoutForward r{empty(x.shape(), x.dtype()), empty(x.shape(), x.dtype())};
   const uint64_t threshold = static_cast<uint64_t>((1.0 - p) * 4294967296.0);  // keep when below
   const uint64_t key = gen.next_u64();
   const uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  const auto philox = philox_blocks.get();
+  constexpr int64_t kChunk = 1024;  // elements per Philox call: a multiple of 4
+  const int64_t n = x.numel(), chunks = (n + kChunk - 1) / kChunk;
+  if (is_half(x)) {
+    // The f32 path chunk by chunk: the same draws, x widened, the f32 mask and product
+    // each rounded once into the 16-bit outputs. The same bits as widening x, dropping out
+    // in f32 and rounding both results, without those three f32 tensors.
+    const bool bf16 = x.dtype() == DType::bf16;
+    const float scale = static_cast<float>(1.0 / (1.0 - p));
+    const auto mask = keep_mask.of<float>().get();
+    const auto mul_into = row_mul_into.of<float>().get();
+    const auto widen = (bf16 ? bf16_to_f32_row : f16_to_f32_row).get();
+    const auto round = (bf16 ? f32_to_bf16_row : f32_to_f16_row).get();
+    const auto* px = static_cast<const uint16_t*>(x.raw_data());
+    auto *py = static_cast<uint16_t*>(r.y.raw_data()), *pm = static_cast<uint16_t*>(r.mask.raw_data());
+    detail::parallel_for(chunks, 64, [&](int64_t c0, int64_t c1) {
+      uint32_t bits[kChunk];
+      alignas(64) float xf[kChunk], mf[kChunk], yf[kChunk];
+      for (int64_t c = c0; c < c1; ++c) {
+        const int64_t i0 = c * kChunk, len = std::min(kChunk, n - i0);
+        philox(bits, (len + 3) / 4, static_cast<uint64_t>(i0 / 4), k0, k1);
+        mask(mf, bits, len, threshold, scale);
+        widen(xf, px + i0, len);
+        mul_into(yf, xf, mf, len);
+        round(py + i0, yf, len);
+        round(pm + i0, mf, len);
+      }
+    });
+    return r;
+  }
   dispatch_float(x.dtype(), "dropout", [&]<class T>() {
     const T scale = static_cast<T>(1.0 / (1.0 - p));
     const T* px = x.data<T>();
     T *py = r.y.data<T>(), *pm = r.mask.data<T>();
-    const auto philox = philox_blocks.get();
     const auto mask = keep_mask.of<T>().get();
     const auto mul_into = row_mul_into.of<T>().get();
-    constexpr int64_t kChunk = 1024;  // elements per Philox call: a multiple of 4
-    const int64_t n = x.numel(), chunks = (n + kChunk - 1) / kChunk;
     detail::parallel_for(chunks, 64, [&](int64_t c0, int64_t c1) {
       uint32_t bits[kChunk];
       for (int64_t c = c0; c < c1; ++c) {

@@ -169,3 +169,28 @@ TEST_CASE("add, sub, mul, div in bf16 / f16: contiguous rows and a bias give the
     }
   }
 }
+
+TEST_CASE("dropout in bf16 / f16: the draws and bits of the f32 path, without its f32 tensors") {
+  // 2600 elements: two whole 1024-element Philox chunks and a tail; a transposed input
+  // (made contiguous first), special values, and the gradient (the saved 16-bit mask).
+  Generator data(27);
+  Tensor base = randn({40, 65}, DType::f32, &data) * 3.0;
+  base.view({-1}).narrow(0, 0, 4).copy_(Tensor::from_vector(std::vector<float>{0.0f, -0.0f, INFINITY, NAN}));
+  for (DType half : {DType::bf16, DType::f16}) {
+    CAPTURE(half);
+    for (const Tensor& x : {base.to(half), base.t().contiguous().to(half).t()}) {
+      Generator g1(5), g2(5);
+      Tensor xg = x.detach().requires_grad_();
+      Tensor y = dropout(xg, 0.3, true, &g1);
+      Tensor want = dropout(x.to(DType::f32), 0.3, true, &g2).to(half);
+      CHECK(y.dtype() == half);
+      CHECK(tc::diff(y, want) == "");
+      Tensor ones_like_y = ones(y.shape(), DType::f32).to(half);
+      y.backward(ones_like_y);
+      Generator g3(5);
+      Tensor x32 = x.to(DType::f32).detach().requires_grad_();
+      dropout(x32, 0.3, true, &g3).backward(ones(y.shape(), DType::f32));
+      CHECK(tc::diff(xg.grad(), x32.grad().to(half)) == "");
+    }
+  }
+}
