@@ -4,6 +4,7 @@
 // pass, dropout_rows.h). Rows are the normalized trailing dims.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "attograd/generator.h"
 #include "kernels/attention_rows.h"
@@ -16,13 +17,48 @@
 
 namespace ag::kernels {
 
+namespace {
+
+// 16-bit x: f32 statistics (mean, rstd stay f32), y rounded once. Blocks of rows (about
+// 4096 elements) are widened into per-part scratch, the f32 rows run there and y is
+// rounded into the output: the bits of widening all of x first, without the f32 copies
+// of x and y (a bf16 decode step's norms spent most of their time making those).
+LayerNormForward layer_norm_forward_16bit(const Tensor& x_in, const Tensor& weight, const Tensor& bias, int64_t n,
+                                          double eps) {
+  const Tensor x = contiguous(x_in);
+  const Tensor w = weight.defined() ? contiguous(as_f32(weight)) : Tensor{};
+  const Tensor b = bias.defined() ? contiguous(as_f32(bias)) : Tensor{};
+  const int64_t rows = n ? x.numel() / n : 0;
+  LayerNormForward r{empty(x.shape(), x.dtype()), empty(Shape{rows}, DType::f32), empty(Shape{rows}, DType::f32)};
+  const bool bf16 = x.dtype() == DType::bf16;
+  const auto forward_rows = layer_norm_rows.of<float>().get();
+  const auto widen = (bf16 ? bf16_to_f32_row : f16_to_f32_row).get();
+  const auto round = (bf16 ? f32_to_bf16_row : f32_to_f16_row).get();
+  const auto* px = static_cast<const uint16_t*>(x.raw_data());
+  auto* py = static_cast<uint16_t*>(r.y.raw_data());
+  const float* pw = w.defined() ? w.data<float>() : nullptr;
+  const float* pb = b.defined() ? b.data<float>() : nullptr;
+  float *mean = r.mean.data<float>(), *rstd = r.rstd.data<float>();
+  const int64_t block = std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1));
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1));
+  detail::parallel_for(rows, grain, [&](int64_t i0, int64_t i1) {
+    const auto size = static_cast<std::size_t>(std::min(block, i1 - i0) * n);
+    std::vector<float> xs(size), ys(size);
+    for (int64_t i = i0; i < i1; i += block) {
+      const int64_t m = std::min(block, i1 - i);
+      widen(xs.data(), px + i * n, m * n);
+      forward_rows(xs.data(), pw, pb, ys.data(), mean + i, rstd + i, m, n, eps);
+      round(py + i * n, ys.data(), m * n);
+    }
+  });
+  return r;
+}
+
+}  // namespace
+
 LayerNormForward layer_norm_forward(const Tensor& x_in, const Tensor& weight, const Tensor& bias, int64_t n,
                                     double eps) {
-  if (is_half(x_in)) {  // f32 statistics (mean, rstd stay f32), y rounded once
-    LayerNormForward r = layer_norm_forward(as_f32(x_in), as_f32(weight), as_f32(bias), n, eps);
-    r.y = to_half(r.y, x_in.dtype());
-    return r;
-  }
+  if (is_half(x_in)) return layer_norm_forward_16bit(x_in, weight, bias, n, eps);
   Tensor x = contiguous(x_in);
   Tensor wc = weight.defined() ? contiguous(weight) : Tensor{}, bc = bias.defined() ? contiguous(bias) : Tensor{};
   const int64_t rows = n ? x.numel() / n : 0;

@@ -194,3 +194,26 @@ TEST_CASE("dropout in bf16 / f16: the draws and bits of the f32 path, without it
     }
   }
 }
+
+TEST_CASE("layer_norm in bf16 / f16: blocks of rows in f32 scratch give the bits of widening the whole tensor") {
+  // 70 rows of 96 (blocks of 42 rows, so a whole block and a part, on each thread's
+  // rows), with weight and bias, without them, and rows of 5000 (a block of one row);
+  // special values in a row. mean and rstd are f32, as the f32 path gives them.
+  Generator gen(28);
+  for (const Shape& shape : {Shape{70, 96}, Shape{3, 5000}}) {
+    const int64_t n = shape[1];
+    Tensor x32 = randn(shape, DType::f32, &gen) * 3.0 + 1.0;
+    x32.select(0, 1).narrow(0, 0, 3).copy_(Tensor::from_vector(std::vector<float>{INFINITY, NAN, 0.0f}));
+    const Tensor w32 = randn({n}, DType::f32, &gen), b32 = randn({n}, DType::f32, &gen);
+    for (DType half : {DType::bf16, DType::f16}) {
+      CAPTURE(half);
+      CAPTURE(shape);
+      const Tensor x = x32.to(half), w = w32.to(half), b = b32.to(half);
+      CHECK(tc::diff(layer_norm(x, Shape{n}, w, b, 1e-5),
+                     layer_norm(x.to(DType::f32), Shape{n}, w.to(DType::f32), b.to(DType::f32), 1e-5).to(half)) == "");
+      CHECK(tc::diff(layer_norm(x, Shape{n}, Tensor{}, Tensor{}, 1e-5),
+                     layer_norm(x.to(DType::f32), Shape{n}, Tensor{}, Tensor{}, 1e-5).to(half)) == "");
+      CHECK(layer_norm(x, Shape{n}, w, b, 1e-5).dtype() == half);
+    }
+  }
+}
