@@ -30,10 +30,9 @@ LayerNormForward layer_norm_forward_16bit(const Tensor& x_in, const Tensor& weig
   const Tensor b = bias.defined() ? contiguous(as_f32(bias)) : Tensor{};
   const int64_t rows = n ? x.numel() / n : 0;
   LayerNormForward r{empty(x.shape(), x.dtype()), empty(Shape{rows}, DType::f32), empty(Shape{rows}, DType::f32)};
-  const bool bf16 = x.dtype() == DType::bf16;
   const auto forward_rows = layer_norm_rows.of<float>().get();
-  const auto widen = (bf16 ? bf16_to_f32_row : f16_to_f32_row).get();
-  const auto round = (bf16 ? f32_to_bf16_row : f32_to_f16_row).get();
+  const auto widen = widen_row(x.dtype());
+  const auto round = round_row(x.dtype());
   const auto* px = static_cast<const uint16_t*>(x.raw_data());
   auto* py = static_cast<uint16_t*>(r.y.raw_data());
   const float* pw = w.defined() ? w.data<float>() : nullptr;
@@ -144,12 +143,11 @@ DropoutForward dropout_forward(const Tensor& x_in, double p, Generator& gen) {
     // The f32 path chunk by chunk: the same draws, x widened, the f32 mask and product
     // each rounded once into the 16-bit outputs. The same bits as widening x, dropping out
     // in f32 and rounding both results, without those three f32 tensors.
-    const bool bf16 = x.dtype() == DType::bf16;
     const float scale = static_cast<float>(1.0 / (1.0 - p));
     const auto mask = keep_mask.of<float>().get();
     const auto mul_into = row_mul_into.of<float>().get();
-    const auto widen = (bf16 ? bf16_to_f32_row : f16_to_f32_row).get();
-    const auto round = (bf16 ? f32_to_bf16_row : f32_to_f16_row).get();
+    const auto widen = widen_row(x.dtype());
+    const auto round = round_row(x.dtype());
     const auto* px = static_cast<const uint16_t*>(x.raw_data());
     auto *py = static_cast<uint16_t*>(r.y.raw_data()), *pm = static_cast<uint16_t*>(r.mask.raw_data());
     detail::parallel_for(chunks, 64, [&](int64_t c0, int64_t c1) {

@@ -85,8 +85,7 @@ Tensor gemv(const Tensor& a, const Tensor& b) {
     px = x.data<float>();
   } else if (a.is_contiguous()) {
     x_scratch.resize(static_cast<std::size_t>(rows * K));
-    (b.dtype() == DType::bf16 ? bf16_to_f32_row : f16_to_f32_row)(x_scratch.data(),
-                                                                  static_cast<const uint16_t*>(a.raw_data()), rows * K);
+    widen_row(b.dtype())(x_scratch.data(), static_cast<const uint16_t*>(a.raw_data()), rows * K);
     px = x_scratch.data();
   } else {
     x = convert(a, DType::f32);
@@ -98,7 +97,7 @@ Tensor gemv(const Tensor& a, const Tensor& b) {
   const bool bf16 = b.dtype() == DType::bf16;
   auto half_fn = half_gemv_rows.get();
   auto f32_fn = f32_gemv_rows.get();
-  auto round_fn = (bf16 ? f32_to_bf16_row : f32_to_f16_row).get();
+  auto round_fn = half ? round_row(b.dtype()) : nullptr;
   // Parts of at least kParallelGrain weights: below that the hand-off costs more than the
   // part's own time. The split never changes a sum, so neither does the thread count.
   detail::parallel_for(N, std::max<int64_t>(1, kParallelGrain / K), [&](int64_t n0, int64_t n1) {

@@ -29,6 +29,11 @@ inline Tensor to_half(const Tensor& r, DType d) {
   return r.defined() && r.dtype() == DType::f32 && is_reduced_float(d) ? convert(r, d) : r;
 }
 
+// The contiguous row conversions of the 16-bit dtype d (bf16, else f16) at the level in
+// use: widen_row(d)(out, bits, n), round_row(d)(bits, x, n).
+inline FromHalfRowFn widen_row(DType d) { return (d == DType::bf16 ? bf16_to_f32_row : f16_to_f32_row).get(); }
+inline ToHalfRowFn round_row(DType d) { return (d == DType::bf16 ? f32_to_bf16_row : f32_to_f16_row).get(); }
+
 // dispatch_float with bf16 / f16 too (BFloat16, Half), for kernels whose 16-bit path is
 // in_f32_chunks below (PyTorch's AT_DISPATCH_FLOATING_TYPES_AND2).
 template <class F>
@@ -46,16 +51,16 @@ template <class H, class F>
 void in_f32_chunks(H* out, const H* second, const H* first, int64_t n, F&& f) {
   constexpr int64_t kChunk = 512;
   alignas(64) float a[kChunk], b[kChunk], o[kChunk];
-  constexpr bool bf16 = std::is_same_v<H, BFloat16>;
-  auto widen = [](float* dst, const H* src, int64_t m) {
-    (bf16 ? bf16_to_f32_row : f16_to_f32_row)(dst, reinterpret_cast<const uint16_t*>(src), m);
-  };
+  constexpr DType d = std::is_same_v<H, BFloat16> ? DType::bf16 : DType::f16;
+  const FromHalfRowFn widen = widen_row(d);
+  const ToHalfRowFn round = round_row(d);
+  auto bits = [](const H* p) { return reinterpret_cast<const uint16_t*>(p); };
   for (int64_t i = 0; i < n; i += kChunk) {
     const int64_t m = std::min(kChunk, n - i);
-    widen(a, first + i, m);
-    if (second) widen(b, second + i, m);
+    widen(a, bits(first + i), m);
+    if (second) widen(b, bits(second + i), m);
     f(o, second ? b : nullptr, a, m);
-    (bf16 ? f32_to_bf16_row : f32_to_f16_row)(reinterpret_cast<uint16_t*>(out + i), o, m);
+    round(reinterpret_cast<uint16_t*>(out + i), o, m);
   }
 }
 
