@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "attograd/detail/blas_check.h"
 #include "attograd/detail/parallel.h"
 #include "attograd/runtime.h"
 
@@ -100,6 +101,7 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A
     }
     return;
   }
+  detail::check_blas_kernels_once();  // a warning if OpenBLAS fell back to pre-AVX2 kernels
   auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>)
     if (split_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;

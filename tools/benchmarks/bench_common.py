@@ -23,6 +23,47 @@ TORCH_BENCH = os.path.join(ROOT, "tools", "benchmarks", "torch_bench.py")
 SIDES = ("attograd", "libtorch", "pytorch")
 LABELS = {"attograd": "attograd", "libtorch": "LibTorch", "pytorch": "PyTorch"}
 ENV_SHOWN = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OPENBLAS_CORETYPE")  # set: part of the command shown
+# OpenBLAS's pre-AVX2 kernel sets, as openblas_get_corename() names them (core/runtime.cpp
+# has the same list for the library's warning).
+OLD_BLAS_CORES = {"Katmai", "Coppermine", "Northwood", "Prescott", "Banias", "Atom", "Core2", "Penryn",
+                  "Dunnington", "Nehalem", "Sandybridge", "Athlon", "Opteron", "Opteron(SSE3)", "Barcelona",
+                  "Nano", "Bobcat", "Bulldozer", "Piledriver", "Steamroller"}
+
+
+def blas_coretype():
+    """(value, why) for OPENBLAS_CORETYPE when it is unset and this machine's OpenBLAS picks
+    pre-AVX2 kernels on a CPU with AVX2 or AVX-512 (Debian's 0.3.21 on an Emerald Rapids
+    falls back to "Prescott"), else (None, None). Every side then runs with it, so no side
+    measures a crippled sgemm; the records show it as part of the command."""
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        return None, None
+    try:
+        import ctypes
+        lib = ctypes.CDLL("libopenblas.so.0")
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        core = lib.openblas_get_corename().decode()
+        with open("/proc/cpuinfo") as f:
+            flags = set(next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), []))
+    except (OSError, AttributeError, StopIteration):
+        return None, None
+    if core not in OLD_BLAS_CORES:
+        return None, None
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
+        value = "Cooperlake" if "avx512_bf16" in flags else "SkylakeX"
+    elif {"avx2", "fma"} <= flags:
+        value = "Haswell"
+    else:
+        return None, None
+    return value, f"OpenBLAS picked its {core} kernels on this CPU"
+
+
+def apply_blas_coretype():
+    """Sets OPENBLAS_CORETYPE in this process's environment (inherited by every side) when
+    blas_coretype() advises it; says so on stderr. Call before machine_info()."""
+    value, why = blas_coretype()
+    if value:
+        os.environ["OPENBLAS_CORETYPE"] = value
+        print(f"{why}: running every side with OPENBLAS_CORETYPE={value}", file=sys.stderr)
 
 
 def add_side_args(p):
@@ -128,3 +169,8 @@ def describe(meta, missing):
          f"LibTorch {v.get('libtorch', 'missing')}, PyTorch {v.get('pytorch', 'missing')}; "
          f"command: `{meta['command']}`")
     return s + "".join(f"; **{LABELS[k]} missing**: {why}" for k, why in missing.items())
+
+
+if __name__ == "__main__":
+    # tools/demo: prints the OPENBLAS_CORETYPE to start with, or nothing
+    print(blas_coretype()[0] or "")
