@@ -14,6 +14,10 @@
 //   transpose    a.transpose(0, 1) (a view)
 //   add_small    c = a + b of 8x8: pure overhead, no math to speak of
 //   add_1600     c = a + b of 1600x64, the smallest size attograd splits over threads
+//   region0      a parallel region of 2 parts that do nothing (at::parallel_for for
+//                LibTorch; attograd's internal pool): the hand-off alone
+//   region512    the same, each part summing 512 floats (a decoding product's half is
+//                a few times that): hand-off plus a little work on both cores
 // Each figure is the median over R repetitions of the mean of an inner loop, in
 // microseconds. One JSON line per thread setting.
 #include <algorithm>
@@ -26,6 +30,7 @@
 #include <vector>
 
 #ifdef AG_OVERHEAD_TORCH
+#include <ATen/Parallel.h>
 #include <torch/torch.h>
 namespace be {
 using T = torch::Tensor;
@@ -41,9 +46,14 @@ inline void requires_grad(T& a) { a.requires_grad_(true); }
 inline void backward(const T& y, const T& g) { y.backward(g); }
 inline void zero_grad(T& a) { a.mutable_grad().reset(); }
 inline void set_threads(int n) { torch::set_num_threads(n); }
+template <class F>
+inline void parallel_for(int64_t n, F f) {
+  at::parallel_for(0, n, 1, f);
+}
 }  // namespace be
 #else
 #include "attograd/attograd.h"
+#include "attograd/detail/parallel.h"
 namespace be {
 using T = ag::Tensor;
 constexpr const char* kSide = "attograd";
@@ -58,6 +68,10 @@ inline void requires_grad(T& a) { a.requires_grad_(true); }
 inline void backward(const T& y, const T& g) { y.backward(g); }
 inline void zero_grad(T& a) { a.zero_grad(); }
 inline void set_threads(int n) { ag::set_num_threads(n); }
+template <class F>
+inline void parallel_for(int64_t n, F f) {
+  ag::detail::parallel_for(n, 1, f);
+}
 }  // namespace be
 #endif
 
@@ -106,6 +120,21 @@ std::string measure(int threads, int reps) {
   double transpose = median_us(
       reps, inner * 10, [&] { g_sink.front() = be::transpose(a); }, [] { g_sink.assign(1, be::T()); });
 
+  // Two parts; each writes its own cache line of `out` so neither waits on the other.
+  std::vector<float> xs(1024, 1.0f);
+  alignas(64) float out[32] = {};
+  auto region = [&](int64_t work) {
+    be::parallel_for(2, [&, work](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        float acc = 0;
+        for (int64_t j = 0; j < work; ++j) acc += xs[p * work + j];
+        out[p * 16] += acc;
+      }
+    });
+  };
+  double region0 = median_us(reps, inner * 10, [&] { region(0); });
+  double region512 = median_us(reps, inner * 10, [&] { region(512); });
+
   be::T ag = be::randn(800, 64);
   be::requires_grad(ag);
   double add_grad = median_us(
@@ -134,9 +163,10 @@ std::string measure(int threads, int reps) {
   std::snprintf(buf, sizeof buf,
                 "{\"side\": \"%s\", \"threads\": %d, \"reps\": %d, \"add_nograd_us\": %.3f, "
                 "\"add_grad_us\": %.3f, \"backward100_us\": %.1f, \"empty_us\": %.3f, \"zeros_us\": %.3f, "
-                "\"reshape_us\": %.3f, \"transpose_us\": %.3f, \"add_small_us\": %.3f, \"add_1600_us\": %.3f}",
+                "\"reshape_us\": %.3f, \"transpose_us\": %.3f, \"add_small_us\": %.3f, \"add_1600_us\": %.3f, "
+                "\"region0_us\": %.3f, \"region512_us\": %.3f}",
                 be::kSide, threads, reps, add_nograd, add_grad, backward, empty, zeros, reshape, transpose, add_small,
-                add_1600);
+                add_1600, region0, region512);
   return buf;
 }
 
