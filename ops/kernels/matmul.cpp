@@ -61,7 +61,10 @@ Tensor widen(const Tensor& t) {
 // widened all of W to f32 on every call; since the rows take 8/4/2 weight rows at once,
 // workload 8's 128 x 384 weights decode 1.4x faster this way too). Undefined when the
 // product is not of that form (a shape mismatch reaches the path that names it).
-Tensor gemv(const Tensor& a, const Tensor& b) {
+// bias (N) of b's dtype, contiguous, or undefined: added to each row's sum inside the
+// part that computes it (linear without a graph; linear_gemv below), rounded as the
+// separate add would be: f32 sum + bias; 16-bit: the rounded product + bias, rounded.
+Tensor gemv(const Tensor& a, const Tensor& b, const Tensor& bias = {}) {
   const bool half = is_half(b);
   if (b.dim() != 2 || a.dim() < 2 || a.dtype() != b.dtype() || !(half || b.dtype() == DType::f32)) return {};
   if (half && half_gemm() != HalfGemm::automatic) return {};
@@ -98,17 +101,51 @@ Tensor gemv(const Tensor& a, const Tensor& b) {
   auto half_fn = half_gemv_rows.get();
   auto f32_fn = f32_gemv_rows.get();
   auto round_fn = half ? round_row(b.dtype()) : nullptr;
+  auto widen_fn = half ? widen_row(b.dtype()) : nullptr;
+  thread_local std::vector<float> bias_scratch;
+  const float* pb = nullptr;  // the bias in f32
+  if (bias.defined()) {
+    if (!half) {
+      pb = bias.data<float>();
+    } else {
+      bias_scratch.resize(static_cast<std::size_t>(N));
+      widen_fn(bias_scratch.data(), static_cast<const uint16_t*>(bias.raw_data()), N);
+      pb = bias_scratch.data();
+    }
+  }
   // Parts of at least kParallelGrain weights: below that the hand-off costs more than the
   // part's own time. The split never changes a sum, so neither does the thread count.
   detail::parallel_for(N, std::max<int64_t>(1, kParallelGrain / K), [&](int64_t n0, int64_t n1) {
-    if (!half) return f32_fn(py, N, px, K, b.data<float>(), K, rows, n0, n1);
+    const int64_t n = n1 - n0;
+    if (!half) {
+      f32_fn(py, N, px, K, b.data<float>(), K, rows, n0, n1);
+      if (pb)
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = n0; j < n1; ++j) py[i * N + j] += pb[j];
+      return;
+    }
     half_fn(py, N, px, K, static_cast<const uint16_t*>(b.raw_data()), K, rows, n0, n1, bf16);
-    for (int64_t i = 0; i < rows; ++i) round_fn(out16 + i * N + n0, py + i * N + n0, n1 - n0);
+    for (int64_t i = 0; i < rows; ++i) {
+      uint16_t* o = out16 + i * N + n0;
+      float* f = py + i * N + n0;
+      round_fn(o, f, n);
+      if (!pb) continue;
+      widen_fn(f, o, n);  // the product as the separate add would read it
+      for (int64_t j = 0; j < n; ++j) f[j] += pb[n0 + j];
+      round_fn(o, f, n);
+    }
   });
   return y.reshape(out_shape);
 }
 
 }  // namespace
+
+Tensor linear_gemv(const Tensor& x, const Tensor& weight_t, const Tensor& bias) {
+  if (!bias.defined() || bias.dim() != 1 || bias.dtype() != weight_t.dtype() || !bias.is_contiguous() ||
+      weight_t.dim() != 2 || bias.numel() != weight_t.shape()[1])
+    return {};
+  return gemv(x, weight_t, bias);
+}
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   if (Tensor r = gemv(a_in, b_in); r.defined()) return r;

@@ -2,6 +2,7 @@
 // against a float64 product within f32 summation noise, and bit for bit the order gemv.h
 // fixes (16 fused partial sums by k mod 16, then pairwise) at every SIMD level and at 1
 // and 2 threads (the threads split N, never a sum). Nine rows and more take sgemm.
+// linear without a graph adds its bias inside that product: the bits of matmul then add.
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>
@@ -94,4 +95,45 @@ TEST_CASE("f32 x @ W^T with up to 8 rows: strided rows, NaN rows, a weight that 
   const Tensor x1 = randn({2, K}), b = randn({K, N}), bb = randn({2, K, N}), x2 = randn({2, 1, K});
   CHECK(allclose(matmul(x1, b), matmul(x1.to(DType::f64), b.to(DType::f64)).to(DType::f32), 1e-5, 1e-5));
   CHECK(allclose(matmul(x2, bb), matmul(x2.to(DType::f64), bb.to(DType::f64)).to(DType::f32), 1e-5, 1e-5));
+}
+
+// Bit equality that treats every NaN alike, for f32 / bf16 / f16 tensors.
+bool same_values(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.dtype() == b.dtype() &&
+         same_bits(a.to(DType::f32).to_vector<float>(), b.to(DType::f32).to_vector<float>());
+}
+
+TEST_CASE("linear without a graph: the bias inside the few-row product, the bits of matmul + add") {
+  Restore restore;
+  manual_seed(10);
+  const int64_t K = 128, N = 520;  // 2 parts at 2 threads, one not a multiple of 16
+  for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
+    for (const Shape& xs : {Shape{1, 1, K}, Shape{3, K}, Shape{8, K}, Shape{9, K}}) {
+      CAPTURE(dt);
+      CAPTURE(detail::cat(xs));
+      Tensor x = randn(xs).to(dt), w = randn({N, K}).to(dt), b = randn({N}).to(dt);
+      // Special values in the bias: each must reach its column as the separate add does.
+      Tensor bf = b.to(DType::f32);
+      float* pb = bf.data<float>();
+      pb[0] = INFINITY, pb[1] = -INFINITY, pb[2] = NAN, pb[3] = -0.0f, pb[N - 1] = 65504.0f;
+      b = bf.to(dt);
+      for (int threads : {1, 2}) {
+        set_num_threads(threads);
+        NoGradGuard no_grad;
+        const Tensor want = add(matmul(x, w.t()), b);
+        CHECK(same_values(linear(x, w, b), want));
+        CHECK(same_values(nn::functional::linear(x, w, b), want));
+      }
+    }
+  }
+  // With a graph to build, linear stays matmul + add and its gradients arrive.
+  Tensor x = randn({2, K}).requires_grad_(), w = randn({N, K}).requires_grad_(), b = randn({N}).requires_grad_();
+  linear(x, w, b).sum().backward();
+  CHECK(b.grad().defined());
+  CHECK(allclose(b.grad(), full({N}, 2.0)));
+  // A bias that is not contiguous takes the separate add.
+  NoGradGuard no_grad;
+  const Tensor x32 = randn({1, K}), w32 = randn({N, K});
+  const Tensor bs = randn({2 * N}).slice(0, 0, 2 * N, 2);
+  CHECK(same_values(linear(x32, w32, bs), add(matmul(x32, w32.t()), bs)));
 }

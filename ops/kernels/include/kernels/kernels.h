@@ -65,6 +65,10 @@ Tensor reduce(Reduce op, const Tensor& x, const std::vector<int64_t>& dims, bool
 
 // ---- matmul (matmul.cpp): (..., M, K) @ (..., K, N), batch dims broadcast ----
 Tensor matmul(const Tensor& a, const Tensor& b);
+// x (..., K) @ weight_t (K, N) + bias (N) in one pass when the product takes the few-row
+// GEMV path (decoding); undefined otherwise (the caller then adds the bias itself). The
+// bits equal matmul followed by add.
+Tensor linear_gemv(const Tensor& x, const Tensor& weight_t, const Tensor& bias);
 
 // ---- softmax (softmax.cpp) along `dim` ----
 Tensor softmax(const Tensor& x, int64_t dim, bool log);
