@@ -68,12 +68,76 @@ void backward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, in
   }
 }
 
+// q, k, v all bf16 or all f16 (out and dout in that dtype, lse f32): each task widens
+// its K/V slice and each query slice's Q, O and dO rows into its own f32 scratch, runs the
+// f32 slice above, and rounds dQ per query slice and dK, dV once their group is summed.
+// The f32 kernel sees the values it would see if the whole tensors were widened first,
+// and each gradient is rounded once, as before, so the bits are the same (checked in
+// test_flash_attention); but a training step's backward no longer makes five f32 copies
+// of its inputs and three f32 gradients per attention layer.
+FlashGrads backward_16bit(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const Tensor& mask_in,
+                          const FlashConfig& cfg, const Tensor& out_in, const Tensor& lse_in, const Tensor& dout_in) {
+  const DType dt = q_in.dtype();
+  Tensor q = unit_rows(q_in), k = unit_rows(k_in), v = unit_rows(v_in), mask = as_f32(mask_in);
+  Tensor out = contiguous(out_in), dout = contiguous(dout_in), lse = contiguous(as_f32(lse_in));
+  const int64_t L = q.size(-2), S = k.size(-2), d = q.size(-1), dv = v.size(-1);
+  Shape batch = batch_of(q), kv_batch = batch_of(k);
+  const Heads heads = heads_of(q, cfg);
+  Shape full = batch;
+  full.push_back(L), full.push_back(S);
+  const Strides mst = mask.defined() ? broadcast_strides(mask, full) : Strides{};
+  auto shaped = [&](Shape s, int64_t a, int64_t b) {
+    s.push_back(a), s.push_back(b);
+    return empty(s, dt);
+  };
+  FlashGrads g{shaped(batch, L, d), shaped(kv_batch, S, d), shaped(kv_batch, S, dv)};
+  const auto widen = widen_row(dt);
+  const auto round = round_row(dt);
+  const auto* po = static_cast<const uint16_t*>(out.raw_data());
+  const auto* pd = static_cast<const uint16_t*>(dout.raw_data());
+  const float* pl = lse.data<float>();
+  auto *gq = static_cast<uint16_t*>(g.dq.raw_data()), *gk = static_cast<uint16_t*>(g.dk.raw_data()),
+       *gv = static_cast<uint16_t*>(g.dv.raw_data());
+  detail::parallel_for(numel(kv_batch), slice_grain(L, S, d, dv, 2 * heads.group), [&](int64_t k0, int64_t k1) {
+    Scratch<float> sc(L, true, cfg.dropout_p > 0);
+    std::vector<float> qf(L * d), kf(S * d), vf(S * dv), of(L * dv), dof(L * dv), dqf(L * d), dkf(S * d), dvf(S * dv);
+    for (int64_t kb = k0; kb < k1; ++kb) {
+      std::fill(dkf.begin(), dkf.end(), 0.0f);
+      std::fill(dvf.begin(), dvf.end(), 0.0f);
+      for (int64_t r = 0; r < heads.group; ++r) {
+        const int64_t b = heads.first_q(kb) + r;
+        const Slice<uint16_t> h = slice_at<uint16_t>(b, q, k, v, mask, batch, kv_batch, heads, mst, cfg);
+        if (r == 0)  // the group's shared K/V slice, every row (as widening the whole tensors did)
+          for (int64_t j = 0; j < S; ++j) {
+            widen(kf.data() + j * d, h.k + j * h.ks, d);
+            widen(vf.data() + j * dv, h.v + j * h.vs, dv);
+          }
+        for (int64_t i = 0; i < L; ++i) widen(qf.data() + i * d, h.q + i * h.qs, d);
+        widen(of.data(), po + b * L * dv, L * dv);
+        widen(dof.data(), pd + b * L * dv, L * dv);
+        Slice<float> s{};
+        s.q = qf.data(), s.k = kf.data(), s.v = vf.data(), s.qs = d, s.ks = d, s.vs = dv;
+        s.mask = h.mask, s.ml = h.ml, s.mc = h.mc, s.key_len = h.key_len;
+        backward_slice(s, cfg, L, S, d, dv, of.data(), pl + b * L, dof.data(), dqf.data(), dkf.data(), dvf.data(), sc,
+                       static_cast<uint64_t>(b));
+        round(gq + b * L * d, dqf.data(), L * d);
+      }
+      round(gk + kb * S * d, dkf.data(), S * d);
+      round(gv + kb * S * dv, dvf.data(), S * dv);
+    }
+  });
+  return g;
+}
+
 }  // namespace
 
 FlashGrads flash_attention_backward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const Tensor& mask,
                                     const FlashConfig& cfg, const Tensor& out, const Tensor& lse,
                                     const Tensor& dout_in) {
   if (is_half(q_in)) {
+    if (k_in.dtype() == q_in.dtype() && v_in.dtype() == q_in.dtype() && out.dtype() == q_in.dtype() &&
+        dout_in.dtype() == q_in.dtype())
+      return backward_16bit(q_in, k_in, v_in, mask, cfg, out, lse, dout_in);
     FlashGrads r = flash_attention_backward(as_f32(q_in), as_f32(k_in), as_f32(v_in), as_f32(mask), cfg, as_f32(out),
                                             as_f32(lse), as_f32(dout_in));
     return {to_half(r.dq, q_in.dtype()), to_half(r.dk, k_in.dtype()), to_half(r.dv, v_in.dtype())};

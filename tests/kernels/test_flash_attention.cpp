@@ -259,8 +259,9 @@ TEST_CASE("attention: NaN in q, k or v gives NaN where PyTorch's math path does,
   kernels::set_simd_level(saved);
 }
 
-// The 16-bit forward widens each slice's rows into f32 scratch as it goes; its contract
-// is the f32 kernel on the widened tensors, the output rounded once: the same bits.
+// The 16-bit forward and backward widen each slice's rows into f32 scratch as they go;
+// their contract is the f32 kernel on the widened tensors, each result rounded once: the
+// same bits.
 // Decoding's K/V are narrowed views of a longer cache, causal lower-right; grouped
 // heads share a K/V slice; 70 queries take the transposed-K path; key lengths leave
 // NaN rows that must never be read; dropout hashes the same indices.
@@ -318,6 +319,21 @@ TEST_CASE("16-bit fused attention: the f32 kernel's bits on widened inputs, roun
       CHECK(!std::isnan(sum(have).item<double>()));
       CHECK(max_abs_diff(have, want) == 0.0);
       CHECK(max_abs_diff(exp(got.lse), exp(ref.lse)) == 0.0);
+      // The backward's contract is the same: the f32 kernel on widened q, k, v, out and
+      // dout, each gradient rounded once (dK, dV after their group is summed).
+      const Tensor dout = randn(got.out.shape(), DType::f32, &g).to(dt);
+      kernels::FlashGrads gb = kernels::flash_attention_backward(q, k, v, mask, cfg, got.out, got.lse, dout);
+      kernels::FlashGrads rb = kernels::flash_attention_backward(
+          q.to(DType::f32), k.to(DType::f32), v.to(DType::f32),
+          mask.defined() ? mask.to(mask.dtype() == DType::b8 ? DType::b8 : DType::f32) : mask, cfg,
+          got.out.to(DType::f32), got.lse, dout.to(DType::f32));
+      const std::pair<Tensor, Tensor> grads[] = {{gb.dq, rb.dq}, {gb.dk, rb.dk}, {gb.dv, rb.dv}};
+      for (const auto& [h16, r32] : grads) {
+        CHECK(h16.dtype() == dt);
+        CHECK(h16.shape() == r32.shape());
+        CHECK(!std::isnan(sum(h16.to(DType::f32)).item<double>()));
+        CHECK(max_abs_diff(h16.to(DType::f32), r32.to(dt).to(DType::f32)) == 0.0);
+      }
     }
   }
 }
