@@ -16,6 +16,7 @@
 #include "attograd/storage.h"
 
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -46,6 +47,16 @@ std::size_t size_class(std::size_t n) {
   std::size_t p = std::size_t{1} << (63 - __builtin_clzll(n));  // highest power of two <= n
   std::size_t step = p / 4;
   return (n + step - 1) / step * step;
+}
+
+// memory_allocated / max_memory_allocated / memory_reserved: bytes of live storages (at
+// their class), their peak, and bytes idle in the caches (shared and per-thread).
+std::atomic<std::size_t> g_allocated{0}, g_peak{0}, g_cached{0};
+
+void count_allocated(std::size_t cls) {
+  const std::size_t now = g_allocated.fetch_add(cls, std::memory_order_relaxed) + cls;
+  std::size_t peak = g_peak.load(std::memory_order_relaxed);
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {}
 }
 
 struct BufferCache {
@@ -105,6 +116,7 @@ void give_back(void* p, std::size_t cls) {
   if (c.bytes + cls <= kCacheLimit) {
     c.free[cls].push_back(p);
     c.bytes += cls;
+    g_cached.fetch_add(cls, std::memory_order_relaxed);
     return;
   }
   std::free(p);
@@ -132,7 +144,10 @@ thread_local int t_local_state = 0;
 LocalCache::~LocalCache() {
   t_local_state = 2;
   for (std::size_t i = 0; i < lists.size(); ++i)
-    for (std::size_t k = 0; k < lists[i].n; ++k) give_back(lists[i].p[k], (i + 1) * 64);
+    for (std::size_t k = 0; k < lists[i].n; ++k) {
+      g_cached.fetch_sub((i + 1) * 64, std::memory_order_relaxed);  // give_back counts it again if kept
+      give_back(lists[i].p[k], (i + 1) * 64);
+    }
 }
 
 // The calling thread's list for class cls, or null: too big, or the thread is exiting,
@@ -145,52 +160,71 @@ LocalCache::List* local_list(std::size_t cls, bool make) {
   return &c.lists[cls / 64 - 1];
 }
 
+// A cached buffer of class cls (this thread's list, then the shared cache), or null.
+void* take_cached(std::size_t cls) {
+  if (!cache_enabled()) return nullptr;
+  if (LocalCache::List* l = local_list(cls, true); l && l->n > 0) {
+    g_cached.fetch_sub(cls, std::memory_order_relaxed);
+    return l->p[--l->n];
+  }
+  BufferCache& c = cache();
+  std::lock_guard<std::mutex> lk(c.mu);
+  auto it = c.free.find(cls);
+  if (it == c.free.end() || it->second.empty()) return nullptr;
+  void* p = it->second.back();
+  it->second.pop_back();
+  c.bytes -= cls;
+  g_cached.fetch_sub(cls, std::memory_order_relaxed);
+  return p;
+}
+
 }  // namespace
 
 Storage::Storage(std::size_t nbytes) : nbytes_(nbytes) {
   AG_CHECK(nbytes <= max_allocation(), MemoryError, "storage: cannot allocate ", nbytes,
            " bytes (more than the machine's ", max_allocation(), " bytes of RAM + swap)");
   const std::size_t cls = size_class(nbytes);
-  if (cache_enabled()) {
-    if (LocalCache::List* l = local_list(cls, true); l && l->n > 0) {
-      ptr_ = l->p[--l->n];
-      return;
-    }
-    BufferCache& c = cache();
-    std::lock_guard<std::mutex> lk(c.mu);
-    auto it = c.free.find(cls);
-    if (it != c.free.end() && !it->second.empty()) {
-      ptr_ = it->second.back();
-      it->second.pop_back();
-      c.bytes -= cls;
-      return;
-    }
-  }
-  ptr_ = allocate(cls, nbytes);
+  ptr_ = take_cached(cls);
+  if (!ptr_) ptr_ = allocate(cls, nbytes);
+  count_allocated(cls);
 }
 
 Storage::~Storage() {
   const std::size_t cls = size_class(nbytes_);
+  g_allocated.fetch_sub(cls, std::memory_order_relaxed);
   if (!cache_enabled()) {
     std::free(ptr_);
     return;
   }
   if (LocalCache::List* l = local_list(cls, false); l && l->n < kLocalPerClass) {
     l->p[l->n++] = ptr_;
+    g_cached.fetch_add(cls, std::memory_order_relaxed);
     return;
   }
   give_back(ptr_, cls);
 }
 
+std::size_t memory_allocated() { return g_allocated.load(std::memory_order_relaxed); }
+
+std::size_t max_memory_allocated() { return g_peak.load(std::memory_order_relaxed); }
+
+void reset_peak_memory_stats() { g_peak.store(g_allocated.load(std::memory_order_relaxed), std::memory_order_relaxed); }
+
+std::size_t memory_reserved() { return memory_allocated() + g_cached.load(std::memory_order_relaxed); }
+
 void empty_buffer_cache() {
   for (std::size_t cls = 64; cls <= kLocalMax; cls += 64)  // the calling thread's lists
     if (LocalCache::List* l = local_list(cls, false))
-      while (l->n > 0) std::free(l->p[--l->n]);
+      while (l->n > 0) {
+        std::free(l->p[--l->n]);
+        g_cached.fetch_sub(cls, std::memory_order_relaxed);
+      }
   BufferCache& c = cache();
   std::lock_guard<std::mutex> lk(c.mu);
   for (auto& [cls, v] : c.free)
     for (void* p : v) std::free(p);
   c.free.clear();
+  g_cached.fetch_sub(c.bytes, std::memory_order_relaxed);
   c.bytes = 0;
 }
 

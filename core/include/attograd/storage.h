@@ -42,4 +42,17 @@ using StoragePtr = std::shared_ptr<Storage>;
 /// ATTOGRAD_NO_BUFFER_CACHE=1 turns the cache off). This returns them to the system.
 void empty_buffer_cache();
 
+/// Bytes held by live tensor storages (each counted at its size class: what it holds),
+/// as torch.cuda.memory_allocated for the CPU: a step's activations, parameters,
+/// gradients and optimizer state, without the allocator's or the cache's slack.
+std::size_t memory_allocated();
+/// The most memory_allocated() has been since the start or reset_peak_memory_stats()
+/// (torch.cuda.max_memory_allocated).
+std::size_t max_memory_allocated();
+/// Starts max_memory_allocated() again from the current memory_allocated().
+void reset_peak_memory_stats();
+/// memory_allocated() plus the freed buffers the cache keeps for reuse
+/// (torch.cuda.memory_reserved); empty_buffer_cache() brings it back to memory_allocated().
+std::size_t memory_reserved();
+
 }  // namespace ag
