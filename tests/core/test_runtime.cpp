@@ -1,6 +1,7 @@
-// The OpenBLAS kernel check (core/runtime.cpp, internal): which OPENBLAS_CORETYPE it
-// advises for which kernel set and CPU. Debian's OpenBLAS 0.3.21 picks "Prescott" on an
-// Emerald Rapids (family 6 model 207), a CPU with AVX-512 and AVX512-BF16.
+// The runtime around the tensors. Here: the OpenBLAS kernel check (core/runtime.cpp,
+// internal), which OPENBLAS_CORETYPE it advises for which kernel set and CPU (Debian's
+// OpenBLAS 0.3.21 picks "Prescott" on an Emerald Rapids, family 6 model 207, a CPU with
+// AVX-512 and AVX512-BF16). test_runtime/memory_stats.cpp: the memory statistics.
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>
