@@ -61,7 +61,9 @@ function(ag_add_isa_kernels target)
 #define AG_ISA_${_level} 1
 #include \"${_abs}\"
 " @ONLY)
-      set_source_files_properties("${_wrapper}" PROPERTIES COMPILE_OPTIONS "${_ag_isa_flags_${_level}}")
+      # Never in a unity batch: each level's code must stay in objects with its own flags.
+      set_source_files_properties("${_wrapper}" PROPERTIES COMPILE_OPTIONS "${_ag_isa_flags_${_level}}"
+                                  SKIP_UNITY_BUILD_INCLUSION ON)
       list(APPEND _wrappers "${_wrapper}")
     endforeach()
   endforeach()

@@ -77,21 +77,8 @@ Tensor combine_masks(const char* op, const AttentionArgs& args, int64_t B, int64
 }
 }  // namespace detail
 
-namespace {
-
-// (B, len, E) -> (B, h, len, d)
-Tensor split_heads(const Tensor& x, int64_t h) {
-  int64_t B = x.size(0), n = x.size(1), E = x.size(2);
-  return x.reshape({B, n, h, E / h}).transpose(1, 2);
-}
-
-// (B, h, len, d) -> (B, len, E)
-Tensor merge_heads(const Tensor& x) {
-  int64_t B = x.size(0), h = x.size(1), n = x.size(2), d = x.size(3);
-  return x.transpose(1, 2).reshape({B, n, h * d});
-}
-
-}  // namespace
+using detail::merge_heads;
+using detail::split_heads;
 
 // ---- Attention ------------------------------------------------------------------
 AttentionImpl::AttentionImpl(const AttentionOptions& o) : Module("Attention"), options(o) {

@@ -96,12 +96,6 @@ GroupedQueryAttentionImpl::GroupedQueryAttentionImpl(const GroupedQueryAttention
 
 namespace {
 
-// (B, n, heads * d) -> (B, heads, n, d), a view
-Tensor split_heads(const Tensor& x, int64_t heads) {
-  const int64_t B = x.size(0), n = x.size(1);
-  return x.reshape({B, n, heads, x.size(2) / heads}).transpose(1, 2);
-}
-
 void check_width(const char* op, const char* name, const Tensor& x, int64_t E) {
   AG_CHECK(x.dim() == 3 && x.size(2) == E, ShapeError, op, ": ", name, " must be (B, len, E) with E = ", E, ", got ",
            x.shape());
@@ -111,7 +105,7 @@ void check_width(const char* op, const char* name, const Tensor& x, int64_t E) {
 
 Tensor GroupedQueryAttentionImpl::project_q(const Tensor& query) const {
   check_width("GroupedQueryAttention", "query", query, options.embed_dim());
-  return split_heads(q_proj(query), options.num_heads());  // (B, h, L, d)
+  return detail::split_heads(q_proj(query), options.num_heads());  // (B, h, L, d)
 }
 
 std::pair<Tensor, Tensor> GroupedQueryAttentionImpl::project_kv(const Tensor& key, const Tensor& value) const {
@@ -119,7 +113,8 @@ std::pair<Tensor, Tensor> GroupedQueryAttentionImpl::project_kv(const Tensor& ke
   check_width("GroupedQueryAttention", "value", value, options.embed_dim());
   AG_CHECK(key.size(0) == value.size(0) && key.size(1) == value.size(1), ShapeError, "GroupedQueryAttention: key ",
            key.shape(), " and value ", value.shape(), " differ in (B, S)");
-  return {split_heads(k_proj(key), num_kv_heads()), split_heads(v_proj(value), num_kv_heads())};  // (B, g, S, d)
+  return {detail::split_heads(k_proj(key), num_kv_heads()),
+          detail::split_heads(v_proj(value), num_kv_heads())};  // (B, g, S, d)
 }
 
 std::pair<Tensor, Tensor> GroupedQueryAttentionImpl::attend(const Tensor& q, const Tensor& k, const Tensor& v,
@@ -143,7 +138,7 @@ std::pair<Tensor, Tensor> GroupedQueryAttentionImpl::attend(const Tensor& q, con
   so.dropout_p = is_training() ? options.dropout() : 0.0;
   so.enable_gqa = true;
   auto [o, w] = ag::detail::sdpa_causal_and_mask(q, k, v, so);  // (B, h, L, d)
-  return {out_proj(o.transpose(1, 2).reshape({B, L, options.embed_dim()})), w};
+  return {out_proj(detail::merge_heads(o)), w};
 }
 
 std::pair<Tensor, Tensor> GroupedQueryAttentionImpl::forward(const Tensor& query, const Tensor& key,

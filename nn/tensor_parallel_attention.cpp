@@ -23,12 +23,6 @@ void check_heads(int64_t E, int64_t h, int64_t g) {
            ") must divide by the world size ", p);
 }
 
-// (B, n, heads * d) -> (B, heads, n, d)
-Tensor split_heads(const Tensor& x, int64_t heads) {
-  const int64_t B = x.size(0), n = x.size(1);
-  return x.reshape({B, n, heads, x.size(2) / heads}).transpose(1, 2);
-}
-
 }  // namespace
 
 // ---- options ------------------------------------------------------------------------------
@@ -185,9 +179,10 @@ std::pair<Tensor, Tensor> TensorParallelMultiheadAttentionImpl::attend(const Ten
   so.need_weights = args.need_weights;
   so.dropout_p = is_training() ? options.dropout() : 0.0;
   so.generator = &tensor_parallel_generator();  // this rank's heads draw their own masks
-  auto [o, w] = ag::detail::sdpa_causal_and_mask(split_heads(q, hl), split_heads(k, gl), split_heads(v, gl), so);
-  Tensor y = out_proj(o.transpose(1, 2).reshape({B, L, hl * head_dim()}));  // (B, L, E), summed over ranks
-  if (w.defined())  // (B, hl, L, S) -> (B, h, L, S): gather along the head dim, moved last
+  auto [o, w] = ag::detail::sdpa_causal_and_mask(detail::split_heads(q, hl), detail::split_heads(k, gl),
+                                                 detail::split_heads(v, gl), so);
+  Tensor y = out_proj(detail::merge_heads(o));  // (B, L, E), summed over ranks
+  if (w.defined())                              // (B, hl, L, S) -> (B, h, L, S): gather along the head dim, moved last
     w = dist::gather_from_parallel_region(w.permute({0, 2, 3, 1})).permute({0, 3, 1, 2});
   return {y, w};
 }
