@@ -4,13 +4,35 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
 #include <string>
 
+// AG_TEST_SANITIZED: built with AddressSanitizer or ThreadSanitizer (.ci/run's later
+// phases, where the code runs 10-20x slower than in its release phase).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define AG_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define AG_TEST_SANITIZED 1
+#endif
+#endif
+
 namespace test_util {
+
+#if defined(AG_TEST_SANITIZED)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+// Training steps for a test that trains a model to a quality bound: n, or n / 10 under a
+// sanitizer. The release phase has run the test in full by then; under a sanitizer the
+// same code paths run for fewer steps, and the test checks what needs no trained model.
+inline int64_t training_steps(int64_t n) { return kSanitized ? std::max<int64_t>(n / 10, 2) : n; }
 
 // The message of the E that f throws, or "<no error>".
 template <class E, class F>

@@ -5,6 +5,8 @@
 
 #include <attograd/attograd.h>
 
+#include "test_util.h"  // AG_TEST_SANITIZED
+
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -108,14 +110,6 @@ TEST_CASE("parallel_for: below the grain, or nested inside a part, the work runs
   });
   CHECK(inner_chunks.load() == 2);
 }
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define AG_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define AG_TEST_SANITIZED 1
-#endif
-#endif
 
 #if !defined(AG_TEST_SANITIZED)
 // A child whose address space cannot hold 1023 thread stacks: starting the pool fails

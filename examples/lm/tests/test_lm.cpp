@@ -11,6 +11,7 @@
 
 #include "lm/sample.h"
 #include "lm/trainer.h"
+#include "test_util.h"
 
 using namespace lm;
 
@@ -81,7 +82,8 @@ int64_t checkpoint_nodes(const Tensor& t) {
 TEST_CASE("a tiny GPT beats the bigram baseline on held-out text") {
   Corpus corpus = make_corpus(paragraph(), 0.1, 33);
   Config c;
-  c.context = 32, c.d_model = 32, c.heads = 2, c.layers = 2, c.batch = 16, c.steps = 250, c.warmup = 20;
+  c.context = 32, c.d_model = 32, c.heads = 2, c.layers = 2, c.batch = 16, c.warmup = 20;
+  c.steps = test_util::training_steps(250);
   c.lr = 3e-3, c.seed = 3;
   c = gpt2_style(c);
   const int64_t V = corpus.vocab.size();
@@ -91,8 +93,10 @@ TEST_CASE("a tiny GPT beats the bigram baseline on held-out text") {
                            << ")");
   CHECK(std::abs(before - std::log(static_cast<double>(V))) < 0.3);  // ~uniform at init
   CHECK(s.step == c.steps);
-  CHECK(after < bigram);
-  CHECK(after < 0.5 * bigram);  // the context pins down most characters of this text
+  if (!test_util::kSanitized) {  // trained in full
+    CHECK(after < bigram);
+    CHECK(after < 0.5 * bigram);  // the context pins down most characters of this text
+  }
 }
 
 TEST_CASE("gradient accumulation: two micro-batches of B match one batch of 2B") {
@@ -202,7 +206,8 @@ TEST_CASE("--checkpoint-activations: the same training steps, dropout masks and 
 TEST_CASE("a tiny LLaMA-style GPT (rms, rope, 2 of 4 kv heads, swiglu, tied head) beats the bigram baseline") {
   Corpus corpus = make_corpus(paragraph(), 0.1, 33);
   Config c;
-  c.context = 32, c.d_model = 32, c.heads = 4, c.layers = 2, c.batch = 16, c.steps = 250, c.warmup = 20;
+  c.context = 32, c.d_model = 32, c.heads = 4, c.layers = 2, c.batch = 16, c.warmup = 20;
+  c.steps = test_util::training_steps(250);
   c.lr = 3e-3, c.seed = 3;
   c = llama_style(c);
   const int64_t V = corpus.vocab.size();
@@ -212,8 +217,10 @@ TEST_CASE("a tiny LLaMA-style GPT (rms, rope, 2 of 4 kv heads, swiglu, tied head
   const auto [before, after, bigram, s] = train_and_evaluate(run, corpus, c);
   MESSAGE("LLaMA-style held-out loss " << before << " -> " << after << " nats/char (bigram " << bigram << ")");
   CHECK(std::abs(before - std::log(static_cast<double>(V))) < 0.3);
-  CHECK(after < bigram);
-  CHECK(after < 0.5 * bigram);
+  if (!test_util::kSanitized) {
+    CHECK(after < bigram);
+    CHECK(after < 0.5 * bigram);
+  }
   // The tie survives training: one tensor, updated once per step.
   CHECK(run.model->head->weight.impl() == run.model->tok_emb->weight.impl());
 }
@@ -314,7 +321,8 @@ TEST_CASE("--precision bf16 / f16: autocast forward, f32 master weights, f16 los
       CAPTURE(llama);
       CAPTURE(precision);
       Config c;
-      c.context = 32, c.d_model = 32, c.heads = 2, c.layers = 2, c.batch = 16, c.steps = 120, c.warmup = 10;
+      c.context = 32, c.d_model = 32, c.heads = 2, c.layers = 2, c.batch = 16, c.warmup = 10;
+      c.steps = test_util::training_steps(120);
       c.lr = 3e-3, c.seed = 3;
       c = llama ? llama_style(c) : gpt2_style(c);
       c.precision = precision;
@@ -329,7 +337,7 @@ TEST_CASE("--precision bf16 / f16: autocast forward, f32 master weights, f16 los
       for (const Tensor& p : run.model->parameters()) CHECK(p.dtype() == DType::f32);  // master weights
       const double low = evaluate(run.model, val, precision), full = evaluate(run.model, val);
       MESSAGE("held-out " << low << " (" << full << " in f32), " << skipped << " skipped steps");
-      CHECK(low < 0.6 * bigram_loss(corpus.train, corpus.val, V, c.context));
+      if (!test_util::kSanitized) CHECK(low < 0.6 * bigram_loss(corpus.train, corpus.val, V, c.context));
       CHECK(std::abs(low - full) < 0.05);  // the same weights; the forward rounded to 8 or 11 bits
       // No growth in 120 steps (interval 2000): each skipped step halved the scale once.
       CHECK(run.scaler.get_scale() == (precision == DType::f16 ? std::ldexp(65536.0, -int(skipped)) : 1.0));
@@ -380,7 +388,8 @@ TEST_CASE(
   const int64_t V = corpus.vocab.size();
   const std::vector<Batch> val = sequential_windows(corpus.val, 64, 32);
   Config c;
-  c.context = 32, c.d_model = 64, c.heads = 2, c.layers = 2, c.batch = 16, c.steps = 150, c.warmup = 10;
+  c.context = 32, c.d_model = 64, c.heads = 2, c.layers = 2, c.batch = 16, c.warmup = 10;
+  c.steps = test_util::training_steps(150);
   c.lr = 3e-3, c.seed = 3;
   c = llama_style(c);
   Run run(c, V);
@@ -398,7 +407,7 @@ TEST_CASE(
     CHECK(done == 7 * c.layers + 1);
     const double loss = evaluate(q.model, val);
     MESSAGE(format << ": held-out " << loss << " against f32 " << f32_loss << " (" << done << " Linears quantized)");
-    CHECK(std::abs(loss - f32_loss) < (format == "int4" ? 0.06 : 0.01));
+    if (!test_util::kSanitized) CHECK(std::abs(loss - f32_loss) < (format == "int4" ? 0.06 : 0.01));
     // Inference only: a gradient through a quantized layer is refused by name.
     Tensor out = q.model(val.front().x);
     CHECK_THROWS_WITH_AS(out.sum().backward(), doctest::Contains("quantized modules are inference-only"),
