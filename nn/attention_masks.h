@@ -1,6 +1,7 @@
 #pragma once
-// Internal to nn/: the head reshapes and the mask combination shared by MultiheadAttention (attention.cpp),
-// GroupedQueryAttention (gqa.cpp) and the tensor-parallel attention. The modules call
+// Internal to nn/: the head reshapes and the mask combination shared by
+// MultiheadAttention (attention.cpp), GroupedQueryAttention (gqa.cpp) and the
+// tensor-parallel attention. The modules call
 // ag::detail::sdpa_causal_and_mask, which takes the causal flag together with the
 // combined mask (the public op refuses both, as PyTorch 2.x), so that the fused kernel
 // still skips the key tiles above the diagonal.
