@@ -17,18 +17,28 @@
 namespace ag::detail {
 namespace {
 
-// Parts are claimed, not assigned: the caller and the workers take the next unclaimed
-// part until none is left, so a worker that the OS has not scheduled yet (a loaded or
-// shared machine) costs no waiting: the caller runs its part as well. `claim_` packs the
-// job's generation (high 32 bits) with the next part (low 32 bits), so a worker that
-// wakes late can never take a part of a newer job with an older job's function.
+// Each part has a home: part 0 the caller, part i worker i. A thread first claims its
+// home part, then any part still unclaimed, so a worker that the OS has not scheduled yet
+// (a loaded or shared machine) costs no waiting: the caller runs its part as well. With
+// every thread on time, the same thread computes the same rows of a product at every
+// step, so its core's cache keeps them (where the parts were taken in turn, the caller and
+// the worker swapped halves whenever the spinning worker won the race for part 0).
+//
+// The hand-off is lock-free while the workers spin: the caller publishes the job with one
+// store (`current_`: generation in the high 48 bits, parts in the low 16), each part is
+// claimed by a compare-and-swap on its own slot, and the last part done is seen through
+// `pending_`. The mutex and the condition variables are only for threads that stopped
+// spinning (`sleepers_`, `caller_waiting_` say whether anyone needs the notify), where
+// the mutex was taken three times per region before.
 class Pool {
  public:
   // A thread the OS refuses to start (std::system_error) must not escape untyped, nor
   // leave the started ones joinable (std::terminate): stop them, then raise MemoryError.
-  explicit Pool(int workers) {
+  explicit Pool(int workers) : slots_(static_cast<std::size_t>(workers) + 1) {
+    AG_CHECK(workers >= 0 && static_cast<uint64_t>(workers) < kPartMask, ValueError, "parallel_for: a pool of at most ",
+             kPartMask, " threads, got ", workers + 1);
     try {
-      for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
+      for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
     } catch (const std::exception& e) {
       const auto started = threads_.size();
       stop_all();
@@ -42,42 +52,44 @@ class Pool {
   void stop_all() {
     {
       std::lock_guard<std::mutex> lk(mu_);
-      stop_ = true;
+      stop_.store(true, std::memory_order_seq_cst);
     }
     wake_.notify_all();
     for (auto& t : threads_) t.join();
     threads_.clear();
   }
 
-  // Runs chunk(0..parts-1), on the caller and whichever workers come; returns when all are done.
+  // Runs chunk(0..parts-1) (parts <= size()), on the caller and whichever workers come;
+  // returns when all are done. One run at a time (parallel_for's lock).
   void run(int parts, const std::function<void(int)>& chunk) {
-    uint32_t gen;
-    {
+    job_.store(&chunk, std::memory_order_relaxed);  // published by current_'s store
+    pending_.store(parts, std::memory_order_relaxed);
+    const uint64_t gen = ++generation_;
+    current_.store(gen << kPartBits | static_cast<uint64_t>(parts), std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) {
       std::lock_guard<std::mutex> lk(mu_);
-      job_ = &chunk;
-      parts_ = parts;
-      pending_.store(parts, std::memory_order_relaxed);
-      error_ = nullptr;
-      gen = ++generation_;
-      claim_.store(uint64_t{gen} << 32, std::memory_order_release);
+      wake_.notify_all();
     }
-    wake_.notify_all();
-    work(gen, parts, chunk);
+    work(gen, parts, 0);
     spin_while([&] { return pending_.load(std::memory_order_acquire) != 0; });
     if (pending_.load(std::memory_order_acquire) != 0) {
       std::unique_lock<std::mutex> lk(mu_);
-      done_.wait(lk, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+      caller_waiting_.store(true, std::memory_order_seq_cst);
+      done_.wait(lk, [this] { return pending_.load(std::memory_order_seq_cst) == 0; });
+      caller_waiting_.store(false, std::memory_order_relaxed);
     }
-    std::lock_guard<std::mutex> lk(mu_);
-    job_ = nullptr;
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    if (failed_.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> lk(mu_);
+      failed_.store(false, std::memory_order_relaxed);
+      std::rethrow_exception(std::exchange(error_, nullptr));
+    }
   }
 
  private:
-  // Waits up to kSpin for `busy` to turn false before a caller falls back to its
-  // condition variable: a training step's parallel regions come microseconds apart, and
-  // a futex wake-up costs tens of microseconds on a shared machine (measured: a 262k-
-  // element add at 2 threads took 55-78 us against 33 us on one).
+  // Waits up to kSpin for `busy` to turn false before a thread falls back to its
+  // condition variable: a step's parallel regions come microseconds apart, and a futex
+  // wake-up costs tens of microseconds on a shared machine (measured: a 262k-element add
+  // at 2 threads took 55-78 us against 33 us on one).
   template <class Busy>
   static void spin_while(Busy busy) {
     const auto until = std::chrono::steady_clock::now() + kSpin;
@@ -89,58 +101,77 @@ class Pool {
     }
   }
   static constexpr std::chrono::microseconds kSpin{50};
+  static constexpr int kPartBits = 16;  // parts <= threads <= kMaxThreads (runtime.h)
+  static constexpr uint64_t kPartMask = (uint64_t{1} << kPartBits) - 1;
 
-  // Claims and runs parts of job `gen` until none is left.
-  void work(uint32_t gen, int parts, const std::function<void(int)>& chunk) {
-    for (;;) {
-      uint64_t c = claim_.load(std::memory_order_acquire);
-      int part;
-      do {
-        part = static_cast<int>(c & 0xffffffffu);
-        if (static_cast<uint32_t>(c >> 32) != gen || part >= parts) return;
-      } while (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel));
+  // Claims and runs parts of job `gen`: part `home` first, then the others in turn.
+  void work(uint64_t gen, int parts, int home) {
+    for (int i = 0; i < parts; ++i) {
+      const int part = (home + i) % parts;
+      if ((current_.load(std::memory_order_acquire) >> kPartBits) != gen) return;
+      // A slot holds the job that claimed it last: a worker late from an older job (its
+      // gen not past the slot's) must neither take nor release a newer job's part. 48 bits
+      // of jobs do not wrap (a billion a second would take 3 days to pass 2^48).
+      auto& slot = slots_[static_cast<std::size_t>(part)].gen;
+      uint64_t seen = slot.load(std::memory_order_relaxed);
+      if (seen >= gen || !slot.compare_exchange_strong(seen, gen, std::memory_order_acq_rel)) continue;
+      // A part of job gen is claimed and not done, so the job (and job_) is still gen's.
       try {
-        chunk(part);
+        (*job_.load(std::memory_order_relaxed))(part);
       } catch (...) {
         std::lock_guard<std::mutex> lk(mu_);
         if (!error_) error_ = std::current_exception();
+        failed_.store(true, std::memory_order_release);
       }
-      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        std::lock_guard<std::mutex> lk(mu_);  // the caller may be about to wait
+      if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 && caller_waiting_.load(std::memory_order_seq_cst)) {
+        std::lock_guard<std::mutex> lk(mu_);
         done_.notify_one();
       }
     }
   }
 
-  void loop() {
-    uint32_t seen = 0;
+  void loop(int home) {
+    uint64_t seen = 0;
+    auto gen_of = [](uint64_t c) { return c >> kPartBits; };
     for (;;) {
-      const std::function<void(int)>* job;
-      int parts;
-      spin_while([&] { return static_cast<uint32_t>(claim_.load(std::memory_order_acquire) >> 32) == seen; });
-      {
+      spin_while([&] {
+        return gen_of(current_.load(std::memory_order_acquire)) == seen && !stop_.load(std::memory_order_relaxed);
+      });
+      uint64_t cur = current_.load(std::memory_order_acquire);
+      if (gen_of(cur) == seen && !stop_.load(std::memory_order_acquire)) {
         std::unique_lock<std::mutex> lk(mu_);
-        wake_.wait(lk, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-        job = job_;
-        parts = parts_;
+        sleepers_.fetch_add(1, std::memory_order_seq_cst);
+        wake_.wait(lk, [&] {
+          cur = current_.load(std::memory_order_seq_cst);
+          return stop_.load(std::memory_order_relaxed) || gen_of(cur) != seen;
+        });
+        sleepers_.fetch_sub(1, std::memory_order_relaxed);
       }
-      // job stays alive while a part of generation `seen` is unclaimed or running.
-      if (job) work(seen, parts, *job);
+      if (stop_.load(std::memory_order_acquire)) return;
+      seen = gen_of(cur);
+      work(seen, static_cast<int>(cur & kPartMask), home);
     }
   }
 
+  // Cache lines: the job (written by the caller, read by the workers, pending_ counted
+  // down by both), the rarely written flags (read in every region), and one slot per
+  // part, so that a thread claiming its home part touches no other thread's line.
+  struct alignas(64) Slot {
+    std::atomic<uint64_t> gen{0};  // the job that claimed this part last
+  };
+  alignas(64) std::atomic<uint64_t> current_{0};
+  std::atomic<const std::function<void(int)>*> job_{nullptr};
+  std::atomic<int> pending_{0};
+  alignas(64) std::atomic<int> sleepers_{0};
+  std::atomic<bool> caller_waiting_{false};
+  std::atomic<bool> failed_{false};
+  std::atomic<bool> stop_{false};
+  alignas(64) uint64_t generation_ = 0;  // the caller's: run() is one at a time
+  std::vector<Slot> slots_;
   std::vector<std::thread> threads_;
   std::mutex mu_;
   std::condition_variable wake_, done_;
-  const std::function<void(int)>* job_ = nullptr;  // guarded by mu_
-  int parts_ = 0;                                  // guarded by mu_
-  uint32_t generation_ = 0;                        // guarded by mu_
-  bool stop_ = false;
   std::exception_ptr error_;  // guarded by mu_
-  std::atomic<uint64_t> claim_{0};
-  std::atomic<int> pending_{0};
 };
 
 std::mutex g_pool_mu;
