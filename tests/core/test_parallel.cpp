@@ -1,7 +1,7 @@
 // The parallel_for pool (core/parallel.cpp, internal): every index runs exactly once in
 // contiguous chunks whoever claims them, the caller keeps part 0 (its home), results are
-// visible when it returns, errors
-// reach the caller, nested calls run inline, and back-to-back jobs never mix.
+// visible when it returns, errors reach the caller, nested calls run inline, and
+// back-to-back jobs never mix.
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>
