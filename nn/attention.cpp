@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "attograd/nn/init.h"
-#include "attention_masks.h"
+#include "attention_shared.h"
 
 namespace ag::nn {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "attention_masks.h"
+#include "attention_shared.h"
 #include "attograd/detail/error_context.h"
 
 namespace ag::nn {

@@ -1,7 +1,7 @@
 // TensorParallelMultiheadAttention: h/p heads per rank. Legend: B batch, L query length,
 // S key length, E embed dim, h heads, g key/value heads, d head dim, p world size,
 // hl = h/p and gl = g/p heads on this rank.
-#include "attention_masks.h"
+#include "attention_shared.h"
 #include "attograd/dist.h"
 #include "attograd/nn/tensor_parallel.h"
 #include "attograd/ops/distributed.h"
