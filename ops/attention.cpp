@@ -123,7 +123,9 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
                                                        so.get(), sl.get(), g);
         return Grads{gr.dq, gr.dk, gr.dv};
       },
-      Composite{composite, {save_if(need, q), save_if(need, k), save_if(need, v)}});
+      [&] {
+        return Composite{composite, {Saved(q), Saved(k), Saved(v)}};
+      });
 }
 
 }  // namespace

@@ -100,7 +100,9 @@ Tensor layer_norm(const Tensor& x_in, const Shape& normalized_shape, const Tenso
                                                       needs[0], needs[1], needs[2]);
         return Grads{gr.dx, gr.dw, gr.db};
       },
-      Composite{composite, {save_if(need, x), save_if(need, weight), save_if(need, bias)}});
+      [&] {
+        return Composite{composite, {Saved(x), Saved(weight), Saved(bias)}};
+      });
 } catch (const Error& e) { detail::rethrow_in_op("layer_norm", e); }
 
 // ---- rms_norm (LLaMA's norm) --------------------------------------------------------
@@ -139,7 +141,9 @@ Tensor rms_norm(const Tensor& x_in, const Shape& normalized_shape, const Tensor&
             K::rms_norm_backward(sx.get(), sr.get(), sw.get(), g, normalized_shape, needs[0], needs[1]);
         return Grads{gr.dx, gr.dw};
       },
-      Composite{composite, {save_if(need, x), save_if(need, weight)}});
+      [&] {
+        return Composite{composite, {Saved(x), Saved(weight)}};
+      });
 } catch (const Error& e) { detail::rethrow_in_op("rms_norm", e); }
 
 // ---- normalize ----------------------------------------------------------------------
