@@ -38,7 +38,10 @@
 //      recomputation companion: it would take minutes); info.weight_bytes
 //  14  the same at batch 32
 //  15  memory bandwidth: memcpy of 256 MB f32 split over --threads threads;
-//      info.gb_per_s (read + written) per repetition, the roofline of workload 13
+//      info.gb_per_s (read + written) per repetition, the roofline of workload 13;
+//      with --kb N: each thread reads its own N-KB array over and over instead (no
+//      writes), info.gb_per_s the bytes read: a working set that fits a core's L2 against
+//      one that does not (--kb 1536 against 3072, workload 8's 3.1 MB of f32 weights)
 //  13, 14 with --quantize int8|int4|dynamic-int8: every Linear quantized by
 //      ag::quant::quantize_ (weight-only int8, int4 in groups of 32, or dynamic int8: int8
 //      weights and activations quantized per row at run time; nn/QUANTIZATION.md)
@@ -53,6 +56,12 @@
 #include <attograd/attograd.h>
 #include <attograd/autocast.h>
 #include <cblas.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <atomic>
 
 #include <chrono>
 #include <cstdio>
@@ -255,7 +264,10 @@ lm::GPT make_llama_150m() {
 // ---- 15: memory bandwidth (the roofline of a weight-bound decode) ----------------------
 // A stream-like copy of 256 MB f32 (far past the caches) on `--threads` threads, each a
 // contiguous slice; GB/s counts the bytes read plus written.
+Timings read_bandwidth(const Args& a);
+
 Timings bandwidth(const Args& a) {
+  if (a.kb > 0) return read_bandwidth(a);
   const int64_t n = int64_t{64} << 20;
   std::vector<float> src(static_cast<std::size_t>(n), 1.0f), dst(static_cast<std::size_t>(n), 0.0f);
   Timings t = run_reps(a, [&] {
@@ -272,6 +284,74 @@ Timings bandwidth(const Args& a) {
   std::vector<double> gbs;
   for (double s : t.times) gbs.push_back(bytes / s / 1e9);
   t.info = {{"bytes_moved", bytes}, {"gb_per_s", gbs}};
+  return t;
+}
+
+// --kb: per thread, passes over its own array until 64 MB are read (at least one pass);
+// an XOR of 32-byte words (AVX2 where the CPU has it, else 16-byte SSE2, every x86-64)
+// keeps the loads and nothing else: 16-byte loads cap a core near 2 x 16 bytes a cycle,
+// under its L2's rate.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) uint64_t xor_words_avx2(const uint64_t* p, int64_t n) {  // n a multiple of 16
+  const auto* v = reinterpret_cast<const __m256i*>(p);                                   // 4 words each
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  for (int64_t i = 0; i < n / 4; i += 4) {
+    a0 = _mm256_xor_si256(a0, _mm256_loadu_si256(v + i));
+    a1 = _mm256_xor_si256(a1, _mm256_loadu_si256(v + i + 1));
+    a2 = _mm256_xor_si256(a2, _mm256_loadu_si256(v + i + 2));
+    a3 = _mm256_xor_si256(a3, _mm256_loadu_si256(v + i + 3));
+  }
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes),
+                     _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3)));
+  return lanes[0] ^ lanes[1] ^ lanes[2] ^ lanes[3];
+}
+#endif
+
+uint64_t xor_words(const uint64_t* p, int64_t n) {  // n a multiple of 16
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return xor_words_avx2(p, n);
+#endif
+#if defined(__SSE2__)
+  auto at = [p](int64_t i) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)); };
+  __m128i a0 = _mm_setzero_si128(), a1 = a0, a2 = a0, a3 = a0;
+  for (int64_t i = 0; i < n; i += 8) {
+    a0 = _mm_xor_si128(a0, at(i));
+    a1 = _mm_xor_si128(a1, at(i + 2));
+    a2 = _mm_xor_si128(a2, at(i + 4));
+    a3 = _mm_xor_si128(a3, at(i + 6));
+  }
+  alignas(16) uint64_t lanes[2];
+  _mm_store_si128(reinterpret_cast<__m128i*>(lanes), _mm_xor_si128(_mm_xor_si128(a0, a1), _mm_xor_si128(a2, a3)));
+  return lanes[0] ^ lanes[1];
+#else
+  uint64_t acc = 0;
+  for (int64_t i = 0; i < n; ++i) acc ^= p[i];
+  return acc;
+#endif
+}
+
+Timings read_bandwidth(const Args& a) {
+  const int64_t words = std::max<int64_t>(16, int64_t{a.kb} * 1024 / 8 / 16 * 16);
+  const int64_t passes = std::max<int64_t>(1, (int64_t{64} << 20) / (words * 8));
+  std::vector<std::vector<uint64_t>> arrays(static_cast<std::size_t>(a.threads),
+                                            std::vector<uint64_t>(static_cast<std::size_t>(words), 1));
+  std::atomic<uint64_t> sink{0};
+  Timings t = run_reps(a, [&] {
+    std::vector<std::thread> pool;
+    for (int w = 0; w < a.threads; ++w)
+      pool.emplace_back([&, w] {
+        uint64_t x = 0;
+        for (int64_t p = 0; p < passes; ++p) x ^= xor_words(arrays[static_cast<std::size_t>(w)].data(), words);
+        sink ^= x;
+      });
+    for (auto& th : pool) th.join();
+  });
+  const double bytes = static_cast<double>(a.threads) * static_cast<double>(passes * words * 8);
+  std::vector<double> gbs;
+  for (double s : t.times) gbs.push_back(bytes / s / 1e9);
+  t.info = {{"kb_per_thread", words * 8 / 1024}, {"bytes_read", bytes}, {"gb_per_s", gbs}, {"sink", sink.load() & 1}};
   return t;
 }
 

@@ -24,6 +24,7 @@ struct Args {
   int workload = 0, threads = 1, reps = 5, warmup = 1;
   int L = 256, B = 16, E = 256, heads = 8, causal = 0;  // workload 10 (one sweep point)
   int checkpoint = 0;  // workload 7, ag_bench only: every GPT block under ag::checkpoint
+  int kb = 0;          // workload 15, ag_bench only: read a working set of this many KB per thread
   // workload 7: forward and loss under CPU autocast to this dtype (bf16, f16), or none
   std::string autocast = "none";
   // workloads 8, 9, 12, 13, 14 (ag_bench only): the GPT's weights, and so its KV cache, in
@@ -37,7 +38,8 @@ struct Args {
   std::cerr << kProgram << ": " << why << "\nusage: " << kProgram
             << " --workload N (1-15; 13-15: ag_bench only) --threads T --reps R --warmup W"
                " [--L L --B B --E E --heads H --causal 0|1] [--checkpoint 0|1]"
-               " [--autocast bf16|f16|none] [--dtype f32|bf16|f16] [--quantize none|int8|int4|dynamic-int8]\n";
+               " [--autocast bf16|f16|none] [--dtype f32|bf16|f16] [--quantize none|int8|int4|dynamic-int8]"
+               " [--kb KB]\n";
   std::exit(2);
 }
 
@@ -52,7 +54,8 @@ Args parse(int argc, char** argv) {
                                       {"--E", &a.E},
                                       {"--heads", &a.heads},
                                       {"--causal", &a.causal},
-                                      {"--checkpoint", &a.checkpoint}};
+                                      {"--checkpoint", &a.checkpoint},
+                                      {"--kb", &a.kb}};
   std::map<std::string, std::string*> words = {
       {"--autocast", &a.autocast}, {"--dtype", &a.dtype}, {"--quantize", &a.quantize}};
   for (int i = 1; i < argc; ++i) {
@@ -71,6 +74,8 @@ Args parse(int argc, char** argv) {
   if (a.workload < 1 || a.workload > 15) usage("--workload must be 1..15");
   if (a.workload > 12 && std::string(kProgram) != "ag_bench")
     usage("workloads 13-15 (the 150M LLaMA decode, memory bandwidth) are ag_bench's only");
+  if (a.kb != 0 && a.workload != 15) usage("--kb is for workload 15 (read bandwidth by working set)");
+  if (a.kb < 0 || a.kb > (1 << 22)) usage("--kb takes 1..4194304 (KB per thread)");
   if (a.checkpoint != 0 && (a.workload != 7 || std::string(kProgram) != "ag_bench"))
     usage("--checkpoint (activation checkpointing) is ag_bench's, for workload 7 only");
   if (a.autocast != "none" && a.autocast != "bf16" && a.autocast != "f16")

@@ -1,7 +1,8 @@
 # CTest's check of one bench program (ag_bench, libtorch_bench): runs
 # `EXE --workload W --threads 1 --reps 2 --warmup 0 EXTRA` and fails unless it exits
 # with 0 and prints one JSON line with the workload, two positive times, a peak RSS, and
-# (workloads 8, 9 of ag_bench, f32) cached decoding equal to recomputation.
+# (workloads 8, 9 of ag_bench, f32) cached decoding equal to recomputation, (15) two
+# positive bandwidths.
 #   cmake -DEXE=path/ag_bench -DWORKLOAD=8 ["-DEXTRA=--L 128 --B 2"] -P this
 separate_arguments(_extra UNIX_COMMAND "${EXTRA}")
 execute_process(COMMAND "${EXE}" --workload ${WORKLOAD} --threads 1 --reps 2 --warmup 0 ${_extra}
@@ -27,6 +28,11 @@ field(_t1 times 1)
 field(_peak peak_rss_kb)
 if(NOT _w EQUAL WORKLOAD OR NOT _ntimes EQUAL 2 OR NOT _t0 GREATER 0 OR NOT _t1 GREATER 0 OR NOT _peak GREATER 0)
   message(FATAL_ERROR "${EXE}: workload ${_w}, ${_ntimes} times (${_t0}, ${_t1}), peak ${_peak} KiB:\n${_lines}")
+endif()
+# workload 15: a bandwidth for each repetition, above zero
+string(JSON _gbs ERROR_VARIABLE _nogbs GET "${_lines}" info gb_per_s 1)
+if(WORKLOAD EQUAL 15 AND (_nogbs OR NOT _gbs GREATER 0))
+  message(FATAL_ERROR "${EXE}: workload 15 without two positive info.gb_per_s:\n${_lines}")
 endif()
 string(JSON _same ERROR_VARIABLE _none GET "${_lines}" info cache_equals_no_cache)
 if(NOT _none AND NOT _same)
