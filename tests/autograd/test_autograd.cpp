@@ -251,3 +251,37 @@ TEST_CASE("backward hands a residual add's gradient to both branches without cop
   CHECK(x.grad().to_vector<float>() == std::vector<float>{2, 2, 2});
   CHECK(x.grad().raw_data() != seen[0]);
 }
+
+// record()'s composite overload (tape.h): a fused op passes its Composite as a callable,
+// made only when a node is recorded, and a create_graph backward differentiates it. The
+// op below squares x with a backward closure of detached tensors (a fused kernel's:
+// not differentiable itself), so a second derivative of 2 can only come from the
+// composite.
+TEST_CASE("record with a composite callable: made only for a node, used by double backward") {
+  int made = 0;
+  auto square = [&made](const Tensor& x) {
+    Tensor y = x.detach() * x.detach();
+    return ag::record(
+        "test_square", y, {x},
+        [sx = ag::Saved(x)](const Tensor& g, ag::NeedsGrad) { return ag::Grads{g * (sx.get().detach() * 2.0)}; },
+        [&made, &x] {
+          ++made;
+          return ag::Composite{[](const std::vector<Tensor>& in) { return in[0] * in[0]; }, {ag::Saved(x)}};
+        });
+  };
+  Tensor x = leaf({1, -2, 3});
+  {
+    ag::NoGradGuard no_grad;
+    CHECK_FALSE(square(x).requires_grad());
+  }
+  CHECK_FALSE(square(f64({1, 2})).requires_grad());  // no input requires grad
+  CHECK(made == 0);
+  Tensor y = square(x);
+  CHECK(made == 1);
+  CHECK(std::string(y.grad_fn()->name) == "test_square");
+  auto g = ag::grad({y.sum()}, {x}, {}, /*retain_graph=*/true, /*create_graph=*/true);
+  CHECK(ag::allclose(g[0], f64({2, -4, 6})));
+  REQUIRE(g[0].requires_grad());
+  auto gg = ag::grad({g[0].sum()}, {x});
+  CHECK(ag::allclose(gg[0], f64({2, 2, 2})));
+}
