@@ -56,13 +56,12 @@
 #include <attograd/attograd.h>
 #include <attograd/autocast.h>
 #include <cblas.h>
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__SSE2__)
 #include <immintrin.h>
 #endif
 
 #include <algorithm>
 #include <atomic>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
