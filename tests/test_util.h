@@ -11,12 +11,20 @@
 #include <stdexcept>
 #include <string>
 
-// AG_TEST_SANITIZED: built with AddressSanitizer or ThreadSanitizer (.ci/run's later
-// phases, where the code runs 10-20x slower than in its release phase).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// AG_TEST_ASAN: built with AddressSanitizer (GCC's macro, or clang's feature test);
+// AG_TEST_SANITIZED: with AddressSanitizer or ThreadSanitizer (.ci/run's later phases,
+// where the code runs 10-20x slower than in its release phase).
+#if defined(__SANITIZE_ADDRESS__)
+#define AG_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AG_TEST_ASAN 1
+#endif
+#endif
+#if defined(AG_TEST_ASAN) || defined(__SANITIZE_THREAD__)
 #define AG_TEST_SANITIZED 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#if __has_feature(thread_sanitizer)
 #define AG_TEST_SANITIZED 1
 #endif
 #endif

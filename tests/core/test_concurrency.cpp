@@ -218,12 +218,8 @@ TEST_CASE("concurrency: threads asking an unnamed module's type_name at once agr
 // reuses its own freed buffer, and a thread's lists go to the shared cache when it exits,
 // where another thread finds them. Off under AddressSanitizer or ATTOGRAD_NO_BUFFER_CACHE.
 TEST_CASE("buffer cache: a thread reuses its buffers and hands them on when it exits") {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(AG_TEST_ASAN)
   return;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return;
-#endif
 #endif
   if (const char* off = std::getenv("ATTOGRAD_NO_BUFFER_CACHE"); off && *off && *off != '0') return;
   ag::empty_buffer_cache();                        // this thread's lists and the shared cache
