@@ -50,6 +50,10 @@ inline Tensor alias(const Tensor& x, const Shape& shape, const Strides& strides,
   return v;
 }
 
+// Records `out` (x's values already converted to out's dtype) as to(x, out.dtype()): the
+// gradient goes back to x's dtype. Defined in ops/shape.cpp; autocast's shared casts use it.
+Tensor record_to(const Tensor& x, Tensor out);
+
 // Sorted, unique, wrapped dims; `all` when dims is empty.
 std::vector<int64_t> normalize_dims(const std::vector<int64_t>& dims, int64_t ndim, const char* op);
 

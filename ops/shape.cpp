@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <utility>
 
 #include "kernels/shaping.h"
 #include "op_util.h"
@@ -141,6 +142,10 @@ Tensor to(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
   Tensor out = K::convert(x, dtype);
   if (!is_floating(dtype)) return out;  // integer and bool results carry no gradient
+  return record_to(x, std::move(out));
+}
+
+Tensor record_to(const Tensor& x, Tensor out) {
   return record("to", out, {x}, [from = x.dtype()](const Tensor& g, NeedsGrad) { return Grads{to(g, from)}; });
 }
 

@@ -62,6 +62,54 @@ TEST_CASE("autocast: op lists, f64 untouched, f32 master gradients") {
   CHECK(allclose(w.grad(), w32.grad(), 0.05, 0.02));
 }
 
+TEST_CASE("autocast: a tensor cast again shares the live cast; gradients sum in f32") {
+  Generator gen(2);
+  Tensor x = randn({256, 64}, DType::f32, &gen);
+  {
+    autocast guard(DType::bf16);
+    Tensor a = detail::autocast_lower(x), b = detail::autocast_lower(x);
+    CHECK(a.storage() == b.storage());  // one bf16 copy, not two
+    CHECK(tc::diff(a.to(DType::f32), x.to(DType::bf16).to(DType::f32)) == "");
+    x.add_(1.0);  // a write to the source: the next cast is fresh
+    Tensor c = detail::autocast_lower(x);
+    CHECK(c.storage() != a.storage());
+    CHECK(tc::diff(c.to(DType::f32), x.to(DType::bf16).to(DType::f32)) == "");
+    c.mul_(2.0);  // a write to the cast: not handed out again
+    Tensor d = detail::autocast_lower(x);
+    CHECK(d.storage() != c.storage());
+    CHECK(tc::diff(d.to(DType::f32), x.to(DType::bf16).to(DType::f32)) == "");
+    autocast f16(DType::f16);  // another dtype: its own cast
+    CHECK(detail::autocast_lower(x).dtype() == DType::f16);
+  }
+  CHECK(detail::autocast_lower(x).storage() == x.storage());  // outside autocast: x itself
+
+  // Two products of one input keep one bf16 copy of it for backward: the second product
+  // adds its weight's cast (1 KiB) and its output (4 KiB), not x's 32 KiB again.
+  Tensor w1 = randn({64, 8}, DType::f32, &gen).requires_grad_(), w2 = randn({64, 8}, DType::f32, &gen).requires_grad_();
+  Tensor xg = x.detach().requires_grad_();
+  {
+    autocast guard(DType::bf16);
+    Tensor y1 = matmul(xg, w1);
+    const std::size_t before = memory_allocated();
+    Tensor y2 = matmul(xg, w2);
+    CHECK(memory_allocated() - before < 32 * 1024);
+  }
+
+  // Each consumer's bf16 gradient reaches the f32 source as its own f32 term: 1 + 2^-9 is
+  // exact in f32, while a sum in bf16 (8 significant bits) would round it to 1.
+  Tensor s = Tensor::from_vector(std::vector<float>{3.0f}).reshape({1, 1}).requires_grad_();
+  Tensor one = Tensor::from_vector(std::vector<float>{1.0f}).reshape({1, 1});
+  Tensor tiny = Tensor::from_vector(std::vector<float>{0x1p-9f}).reshape({1, 1});
+  Tensor loss;
+  {
+    autocast guard(DType::bf16);
+    loss = sum(matmul(s, one)) + sum(matmul(s, tiny));
+  }
+  loss.backward();
+  CHECK(s.grad().dtype() == DType::f32);
+  CHECK(s.grad().item<float>() == 1.0f + 0x1p-9f);
+}
+
 TEST_CASE("autocast: backward inside the scope does not autocast; checkpoint recomputes in bf16") {
   Generator gen(2);
   Tensor x = randn({2, 5, 8}, DType::f32, &gen);

@@ -14,6 +14,10 @@
 ///   }
 ///   loss.backward();  // backward never autocasts (inside the scope or not), as PyTorch's
 ///
+/// A tensor cast again while its earlier cast is alive (three projections of one input)
+/// shares that cast's buffer, each use still its own to() node, so the gradients reach
+/// the f32 tensor as separate f32 terms, as with separate casts (the bits do not change).
+///
 /// The state is per thread; guards nest and restore what they found. With f16, use an
 /// amp::GradScaler (attograd/optim/grad_scaler.h) so small gradients do not flush to 0.
 #include "attograd/tensor.h"
