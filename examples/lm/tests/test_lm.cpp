@@ -346,6 +346,53 @@ TEST_CASE("--precision bf16 / f16: autocast forward, f32 master weights, f16 los
   }
 }
 
+TEST_CASE("bf16 autocast: a block lets its f32 norm outputs go once they are cast") {
+  // Under autocast only the norms' 16-bit casts are saved for backward, so nothing should
+  // hold their f32 outputs by the block's last residual add (workload 7's live peak).
+  for (bool llama : {false, true}) {
+    CAPTURE(llama);
+    Config c;
+    c.context = 16, c.d_model = 32, c.heads = 4, c.layers = 1, c.seed = 4;
+    c = llama ? llama_style(c) : gpt2_style(c);
+    Run run(c, 20);
+    run.model->train();
+    auto block = std::static_pointer_cast<BlockImpl>((*run.model->blocks)[0]);
+    std::vector<std::weak_ptr<Storage>> norm_outputs;
+    auto keep = [&](nn::Module&, const std::vector<Tensor>&, const std::vector<Tensor>& out) {
+      norm_outputs.push_back(out.at(0).storage());
+      return nn::HookResult{};
+    };
+    std::vector<RemovableHandle> hooks;
+    if (llama) {
+      hooks.push_back(block->rms_1->register_forward_hook(keep));
+      hooks.push_back(block->rms_2->register_forward_hook(keep));
+    } else {
+      hooks.push_back(block->ln_1->register_forward_hook(keep));
+      hooks.push_back(block->ln_2->register_forward_hook(keep));
+    }
+    int drops = 0;
+    std::size_t alive_at_last_drop = 99;
+    hooks.push_back(
+        block->drop->register_forward_hook([&](nn::Module&, const std::vector<Tensor>&, const std::vector<Tensor>&) {
+          if (++drops == 2) {  // the MLP's dropout: right before the block's last add
+            alive_at_last_drop = 0;
+            for (const auto& w : norm_outputs) alive_at_last_drop += !w.expired();
+          }
+          return nn::HookResult{};
+        }));
+    Tensor x = randn({2, 16, 32}).requires_grad_(), y;
+    {
+      autocast amp(DType::bf16);
+      y = block->forward(x);
+    }
+    CHECK(norm_outputs.size() == 2);
+    CHECK(drops == 2);
+    CHECK(alive_at_last_drop == 0);
+    y.sum().backward();  // the graph is whole without them
+    CHECK(x.grad().defined());
+  }
+}
+
 TEST_CASE("--precision f16: an overflowing step is skipped; a resumed run keeps the loss scale") {
   Corpus corpus = make_corpus(paragraph(), 0.1, 17);
   Config c;
