@@ -1,5 +1,5 @@
 // Ops that draw random numbers. dropout: a mask drawn in the same pass as the forward
-// (kernels/fused.cpp); multinomial: inverse-CDF sampling per row, in double whatever the
+// and again in backward (kernels/fused.cpp); multinomial: inverse-CDF sampling per row, in double whatever the
 // input dtype.
 #include "attograd/ops/random.h"
 
@@ -15,19 +15,31 @@ namespace ag {
 
 // ---- dropout ------------------------------------------------------------------------
 // Inverted dropout: kept elements are scaled by 1/(1-p) so the expectation is x.
-// out = x * mask with mask drawn in the same pass.   dx = g * mask
+// out = x * mask with mask drawn in the same pass.   dx = g * mask, the mask drawn again
+// from the call's Philox key: nothing (B, T, E)-sized is saved, where a saved mask in x's
+// dtype (PyTorch's CPU dropout) was workload 7's 9 MiB of f32 masks.
+namespace {
+// g times the mask of the dropout call that drew `key`, drawn again (kernels/fused.h): the
+// forward saves no mask. The product's own gradient is the same product (double backward).
+Tensor dropout_mask_mul(const Tensor& g, double p, uint64_t key) {
+  Tensor out = K::dropout_apply(g, p, key);
+  return record("dropout_backward", out, {g},
+                [p, key](const Tensor& gg, NeedsGrad) { return Grads{dropout_mask_mul(gg, p, key)}; });
+}
+}  // namespace
+
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
   AG_CHECK(p >= 0 && p <= 1, ValueError, "dropout: p must be in [0, 1], got ", p);
   if (!training || p == 0) return x;
   check_float(x, "dropout");
   if (p == 1) return x * 0.0;
   Generator& rng = gen ? *gen : default_generator();
-  K::DropoutForward f = [&] {
-    auto hold = rng.lock();  // the whole mask from one run of the default sequence
-    return K::dropout_forward(x, p, rng);
+  const uint64_t key = [&] {
+    auto hold = rng.lock();
+    return rng.next_u64();  // one draw per call: the whole mask comes from this key
   }();
-  return record("dropout", f.y, {x},
-                [sm = save_if(wants_grad(x), f.mask)](const Tensor& g, NeedsGrad) { return Grads{g * sm.get()}; });
+  Tensor y = K::dropout_apply(x, p, key);
+  return record("dropout", y, {x}, [p, key](const Tensor& g, NeedsGrad) { return Grads{dropout_mask_mul(g, p, key)}; });
 }
 
 // ---- multinomial --------------------------------------------------------------------

@@ -127,61 +127,59 @@ LayerNormGrads layer_norm_backward(const Tensor& x_in, const Tensor& mean, const
 }
 
 // Element i is kept when word i % 4 of Philox block i / 4, under a key drawn once per
-// call from `gen`, is below (1 - p) 2^32: a counter-based stream (PyTorch's GPU dropout
+// dropout call, is below (1 - p) 2^32: a counter-based stream (PyTorch's GPU dropout
 // draws from Philox the same way), so chunks run on any thread, at any vector width, and
-// give the same mask.
-DropoutForward dropout_forward(const Tensor& x_in, double p, Generator& gen) {
+// give the same mask, in forward and again in backward.
+Tensor dropout_apply(const Tensor& x_in, double p, uint64_t key) {
   Tensor x = contiguous(x_in);
-  DropoutForward r{empty(x.shape(), x.dtype()), empty(x.shape(), x.dtype())};
+  Tensor y = empty(x.shape(), x.dtype());
   const uint64_t threshold = static_cast<uint64_t>((1.0 - p) * 4294967296.0);  // keep when below
-  const uint64_t key = gen.next_u64();
   const uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
   const auto philox = philox_blocks.get();
   constexpr int64_t kChunk = 1024;  // elements per Philox call: a multiple of 4
   const int64_t n = x.numel(), chunks = (n + kChunk - 1) / kChunk;
   if (is_half(x)) {
-    // The f32 path chunk by chunk: the same draws, x widened, the f32 mask and product
-    // each rounded once into the 16-bit outputs. The same bits as widening x, dropping out
-    // in f32 and rounding both results, without those three f32 tensors.
+    // The f32 path chunk by chunk: the same draws, x widened, the product rounded once into
+    // the 16-bit output, without f32 tensors.
     const float scale = static_cast<float>(1.0 / (1.0 - p));
     const auto mask = keep_mask.of<float>().get();
     const auto mul_into = row_mul_into.of<float>().get();
     const auto widen = widen_row(x.dtype());
     const auto round = round_row(x.dtype());
     const auto* px = static_cast<const uint16_t*>(x.raw_data());
-    auto *py = static_cast<uint16_t*>(r.y.raw_data()), *pm = static_cast<uint16_t*>(r.mask.raw_data());
+    auto* py = static_cast<uint16_t*>(y.raw_data());
     detail::parallel_for(chunks, 64, [&](int64_t c0, int64_t c1) {
       uint32_t bits[kChunk];
-      alignas(64) float xf[kChunk], mf[kChunk], yf[kChunk];
+      alignas(64) float xf[kChunk], mf[kChunk];
       for (int64_t c = c0; c < c1; ++c) {
         const int64_t i0 = c * kChunk, len = std::min(kChunk, n - i0);
         philox(bits, (len + 3) / 4, static_cast<uint64_t>(i0 / 4), k0, k1);
         mask(mf, bits, len, threshold, scale);
         widen(xf, px + i0, len);
-        mul_into(yf, xf, mf, len);
-        round(py + i0, yf, len);
-        round(pm + i0, mf, len);
+        mul_into(xf, xf, mf, len);
+        round(py + i0, xf, len);
       }
     });
-    return r;
+    return y;
   }
   dispatch_float(x.dtype(), "dropout", [&]<class T>() {
     const T scale = static_cast<T>(1.0 / (1.0 - p));
     const T* px = x.data<T>();
-    T *py = r.y.data<T>(), *pm = r.mask.data<T>();
+    T* py = y.data<T>();
     const auto mask = keep_mask.of<T>().get();
     const auto mul_into = row_mul_into.of<T>().get();
     detail::parallel_for(chunks, 64, [&](int64_t c0, int64_t c1) {
       uint32_t bits[kChunk];
+      alignas(64) T m[kChunk];
       for (int64_t c = c0; c < c1; ++c) {
         const int64_t i0 = c * kChunk, len = std::min(kChunk, n - i0);
         philox(bits, (len + 3) / 4, static_cast<uint64_t>(i0 / 4), k0, k1);
-        mask(pm + i0, bits, len, threshold, scale);
-        mul_into(py + i0, px + i0, pm + i0, len);
+        mask(m, bits, len, threshold, scale);
+        mul_into(py + i0, px + i0, m, len);
       }
     });
   });
-  return r;
+  return y;
 }
 
 }  // namespace ag::kernels

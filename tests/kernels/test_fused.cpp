@@ -77,6 +77,27 @@ TEST_CASE("fused dropout: kept fraction, scale, a repeatable mask and its gradie
   CHECK(max_abs_diff(dropout(x, 0.3, false), x) == 0.0);   // eval: identity
 }
 
+TEST_CASE("dropout saves no mask: backward draws it again, for any gradient layout and twice") {
+  Generator gen(4);
+  Tensor x = ones({256, 256}).requires_grad_();
+  const std::size_t before = memory_allocated();
+  Tensor y = dropout(x, 0.25, true, &gen);                          // with x = 1, y is the mask itself
+  CHECK(memory_allocated() - before == 256 * 256 * sizeof(float));  // y only: no saved mask
+  Generator data(5);
+  Tensor g = randn({256, 256}, DType::f32, &data).t();  // a transposed (non-contiguous) gradient
+  y.backward(g);
+  CHECK(max_abs_diff(x.grad(), g.contiguous() * y.detach()) == 0.0);
+  // Double backward: d/dw of sum(d(sum(y * w))/dx) is the mask again.
+  Tensor w = randn({256, 256}, DType::f32, &data).requires_grad_();
+  Tensor x2 = ones({256, 256}).requires_grad_();
+  Generator again(4);
+  Tensor y2 = dropout(x2, 0.25, true, &again);
+  CHECK(max_abs_diff(y2, y) == 0.0);
+  Tensor gx = grad({sum(y2 * w)}, {x2}, {}, /*retain_graph=*/true, /*create_graph=*/true)[0];
+  sum(gx).backward();
+  CHECK(max_abs_diff(w.grad(), y.detach()) == 0.0);
+}
+
 TEST_CASE("large kernels give the same bits on 1 and 2 threads") {
   Generator g(4);
   Tensor a = randn({300, 1000}, DType::f32, &g), b = randn({300, 1000}, DType::f32, &g);

@@ -172,7 +172,7 @@ TEST_CASE("add, sub, mul, div in bf16 / f16: contiguous rows and a bias give the
 
 TEST_CASE("dropout in bf16 / f16: the draws and bits of the f32 path, without its f32 tensors") {
   // 2600 elements: two whole 1024-element Philox chunks and a tail; a transposed input
-  // (made contiguous first), special values, and the gradient (the saved 16-bit mask).
+  // (made contiguous first), special values, and the gradient (the mask drawn again).
   Generator data(27);
   Tensor base = randn({40, 65}, DType::f32, &data) * 3.0;
   base.view({-1}).narrow(0, 0, 4).copy_(Tensor::from_vector(std::vector<float>{0.0f, -0.0f, INFINITY, NAN}));
@@ -185,11 +185,12 @@ TEST_CASE("dropout in bf16 / f16: the draws and bits of the f32 path, without it
       Tensor want = dropout(x.to(DType::f32), 0.3, true, &g2).to(half);
       CHECK(y.dtype() == half);
       CHECK(tc::diff(y, want) == "");
-      Tensor ones_like_y = ones(y.shape(), DType::f32).to(half);
-      y.backward(ones_like_y);
+      // The gradient as the forward: widened, times the f32 mask, rounded once.
+      Tensor up = (randn(y.shape(), DType::f32, &data) * 3.0).to(half);
+      y.backward(up);
       Generator g3(5);
       Tensor x32 = x.to(DType::f32).detach().requires_grad_();
-      dropout(x32, 0.3, true, &g3).backward(ones(y.shape(), DType::f32));
+      dropout(x32, 0.3, true, &g3).backward(up.to(DType::f32));
       CHECK(tc::diff(xg.grad(), x32.grad().to(half)) == "");
     }
   }

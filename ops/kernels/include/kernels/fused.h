@@ -22,10 +22,10 @@ LayerNormGrads layer_norm_backward(const Tensor& x, const Tensor& mean, const Te
                                    const Tensor& g, const Shape& normalized_shape, bool need_x, bool need_w,
                                    bool need_b);
 
-struct DropoutForward {
-  Tensor y;     // x * mask
-  Tensor mask;  // 0 or 1/(1-p), in x's dtype
-};
-DropoutForward dropout_forward(const Tensor& x, double p, Generator& gen);
+// x * mask, mask 0 or 1/(1-p) elementwise, drawn from Philox under `key` by the element's
+// index in x's row-major order: the same key gives the same mask at any thread count, so
+// dropout's backward draws it again (g * mask) instead of saving it. 16-bit x: widened,
+// times the f32 mask, rounded once (the f32 path's bits). Contiguous result.
+Tensor dropout_apply(const Tensor& x, double p, uint64_t key);
 
 }  // namespace ag::kernels
