@@ -19,16 +19,16 @@ namespace {
 using namespace flash;
 
 template <class T>
-void forward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv, T* out, T* lse,
-                   Scratch<T>& sc, uint64_t slice) {
+void forward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv, T* out, int64_t ldo,
+                   T* lse, Scratch<T>& sc, uint64_t slice) {  // out: L rows of dv, ldo apart
   transpose_kv(s, L, S, d, dv, false, sc);
   const T ninf = -std::numeric_limits<T>::infinity();
   const Rows<T> R;
   std::vector<T>&tile = sc.tile, &m = sc.m, &l = sc.l;
   for (int64_t i0 = 0; i0 < L; i0 += Br) {
     const int64_t rows = std::min(Br, L - i0);
-    T* acc = out + i0 * dv;  // (rows, dv), accumulated in place
-    std::fill(acc, acc + rows * dv, T(0));
+    T* acc = out + i0 * ldo;  // (rows, dv), accumulated in place
+    for (int64_t r = 0; r < rows; ++r) std::fill(acc + r * ldo, acc + r * ldo + dv, T(0));
     std::fill(m.begin(), m.end(), ninf);
     std::fill(l.begin(), l.end(), T(0));
     const int64_t kend = key_end(s, cfg, i0, rows);
@@ -50,7 +50,7 @@ void forward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int
         }
         const T sum = R.exp_sub_sum(row, cols, m_new);
         const T alpha = std::exp(m[r] - m_new);  // 0 when m was -inf
-        if (alpha != T(1)) R.scale(acc + r * dv, dv, alpha);
+        if (alpha != T(1)) R.scale(acc + r * ldo, dv, alpha);
         l[r] = alpha * l[r] + sum;
         m[r] = m_new;
       }
@@ -58,10 +58,10 @@ void forward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int
         dropout_tile(cfg, R, slice, L, S, i0, rows, j0, cols, sc.z.data());
         for (int64_t r = 0; r < rows; ++r) R.mul(tile.data() + r * Bc, sc.z.data() + r * Bc, cols);
       }
-      gemm<T>(false, false, rows, dv, cols, T(1), tile.data(), Bc, s.v + j0 * s.vs, s.vs, T(1), acc, dv);
+      gemm<T>(false, false, rows, dv, cols, T(1), tile.data(), Bc, s.v + j0 * s.vs, s.vs, T(1), acc, ldo);
     }
     for (int64_t r = 0; r < rows; ++r) {  // a row with no visible key: zeros, lse -inf; NaN l: NaN
-      R.scale(acc + r * dv, dv, l[r] == T(0) ? T(0) : T(1) / l[r]);
+      R.scale(acc + r * ldo, dv, l[r] == T(0) ? T(0) : T(1) / l[r]);
       lse[i0 + r] = l[r] == T(0) ? ninf : m[r] + std::log(l[r]);
     }
   }
@@ -83,13 +83,13 @@ FlashForward forward_16bit(const Tensor& q_in, const Tensor& k_in, const Tensor&
   const Heads heads = heads_of(q, cfg);
   Shape out_shape = batch, lse_shape = batch;
   out_shape.push_back(L), out_shape.push_back(dv), lse_shape.push_back(L);
-  FlashForward r{empty(out_shape, q.dtype()), empty(lse_shape, DType::f32)};
+  FlashForward r{empty_in_layout_of(q, out_shape, q.dtype()), empty(lse_shape, DType::f32)};
   Shape full = batch;
   full.push_back(L), full.push_back(S);
   const Strides mst = mask.defined() ? broadcast_strides(mask, full) : Strides{};
   const auto widen = bf16 ? bf16_to_f32_row.get() : f16_to_f32_row.get();
   const auto round = bf16 ? f32_to_bf16_row.get() : f32_to_f16_row.get();
-  auto* out = static_cast<uint16_t*>(r.out.raw_data());
+  const int64_t ldo = row_stride(r.out);
   float* lse = r.lse.data<float>();
   detail::parallel_for(numel(batch), slice_grain(L, S, d, dv), [&](int64_t b0, int64_t b1) {
     Scratch<float> sc(L, false, cfg.dropout_p > 0);
@@ -107,8 +107,9 @@ FlashForward forward_16bit(const Tensor& q_in, const Tensor& k_in, const Tensor&
         widen(kf.data() + kv_rows * d, h.k + kv_rows * h.ks, d);
         widen(vf.data() + kv_rows * dv, h.v + kv_rows * h.vs, dv);
       }
-      forward_slice(s, cfg, L, S, d, dv, of.data(), lse + b * L, sc, static_cast<uint64_t>(b));
-      round(out + b * L * dv, of.data(), L * dv);
+      forward_slice(s, cfg, L, S, d, dv, of.data(), dv, lse + b * L, sc, static_cast<uint64_t>(b));
+      uint16_t* o = slice_rows<uint16_t>(r.out, b, batch);
+      for (int64_t i = 0; i < L; ++i) round(o + i * ldo, of.data() + i * dv, dv);
     }
   });
   return r;
@@ -130,19 +131,19 @@ FlashForward flash_attention_forward(const Tensor& q_in, const Tensor& k_in, con
   const Heads heads = heads_of(q, cfg);
   Shape out_shape = batch, lse_shape = batch;
   out_shape.push_back(L), out_shape.push_back(dv), lse_shape.push_back(L);
-  FlashForward r{empty(out_shape, q.dtype()), empty(lse_shape, q.dtype())};
+  FlashForward r{empty_in_layout_of(q, out_shape, q.dtype()), empty(lse_shape, q.dtype())};
   Shape full = batch;
   full.push_back(L), full.push_back(S);
   Strides mst = mask.defined() ? broadcast_strides(mask, full) : Strides{};
   const int64_t n = numel(batch);
   dispatch_float(q.dtype(), "flash_attention", [&]<class T>() {
-    T* out = r.out.data<T>();
+    const int64_t ldo = row_stride(r.out);
     T* lse = r.lse.data<T>();
     detail::parallel_for(n, slice_grain(L, S, d, dv), [&](int64_t b0, int64_t b1) {
       Scratch<T> sc(L, false, cfg.dropout_p > 0);
       for (int64_t b = b0; b < b1; ++b)
         forward_slice(slice_at<T>(b, q, k, v, mask, batch, kv_batch, heads, mst, cfg), cfg, L, S, d, dv,
-                      out + b * L * dv, lse + b * L, sc, static_cast<uint64_t>(b));
+                      slice_rows<T>(r.out, b, batch), ldo, lse + b * L, sc, static_cast<uint64_t>(b));
     });
   });
   return r;

@@ -15,16 +15,26 @@ namespace {
 
 using namespace flash;
 
+// Rows of a matrix: row i at p + i * ld (out, dO and the gradients keep their tensors'
+// layouts: a (B, H, L, d) view of (B, L, H, d) rows is read and written in place).
 template <class T>
-void backward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv, const T* out,
-                    const T* lse, const T* dout, T* dq, T* dk, T* dvv, Scratch<T>& sc,
+struct Mat {
+  T* p;
+  int64_t ld;
+  T* row(int64_t i) const { return p + i * ld; }
+};
+
+template <class T>
+void backward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int64_t d, int64_t dv, Mat<const T> out,
+                    const T* lse, Mat<const T> dout, Mat<T> dq, Mat<T> dk, Mat<T> dvv, Scratch<T>& sc,
                     uint64_t slice) {  // adds this query slice's dK, dV into dk, dvv
   transpose_kv(s, L, S, d, dv, true, sc);
   std::vector<T>&tile = sc.tile, &dp = sc.dp, &D = sc.D;
   const Rows<T> R;
   D.resize(static_cast<std::size_t>(L));
-  for (int64_t i = 0; i < L; ++i) D[i] = R.dot(dout + i * dv, out + i * dv, dv);  // D_i = dO_i . O_i
-  std::fill(dq, dq + L * d, T(0));  // dk, dvv accumulate: the caller zeroes them once per K/V head
+  for (int64_t i = 0; i < L; ++i) D[i] = R.dot(dout.row(i), out.row(i), dv);  // D_i = dO_i . O_i
+  for (int64_t i = 0; i < L; ++i)  // dk, dvv accumulate: the caller zeroes them once per K/V head
+    std::fill(dq.row(i), dq.row(i) + d, T(0));
   const T scale = static_cast<T>(cfg.scale);
   const T ninf = -std::numeric_limits<T>::infinity();
   for (int64_t i0 = 0; i0 < L; i0 += Br) {
@@ -50,20 +60,20 @@ void backward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, in
           R.mul_into(sc.pz.data() + r * Bc, tile.data() + r * Bc, sc.z.data() + r * Bc, cols);
       }
       // dV_j += (P Z)^T dO_i
-      gemm<T>(true, false, cols, dv, rows, T(1), drop ? sc.pz.data() : tile.data(), Bc, dout + i0 * dv, dv, T(1),
-              dvv + j0 * dv, dv);
+      gemm<T>(true, false, cols, dv, rows, T(1), drop ? sc.pz.data() : tile.data(), Bc, dout.row(i0), dout.ld, T(1),
+              dvv.row(j0), dvv.ld);
       // dP = dO_i V_j^T (times Z with dropout)
       if (s.vt)
-        gemm<T>(false, false, rows, cols, dv, T(1), dout + i0 * dv, dv, s.vt + j0, S, T(0), dp.data(), Bc);
+        gemm<T>(false, false, rows, cols, dv, T(1), dout.row(i0), dout.ld, s.vt + j0, S, T(0), dp.data(), Bc);
       else
-        gemm<T>(false, true, rows, cols, dv, T(1), dout + i0 * dv, dv, s.v + j0 * s.vs, s.vs, T(0), dp.data(), Bc);
+        gemm<T>(false, true, rows, cols, dv, T(1), dout.row(i0), dout.ld, s.v + j0 * s.vs, s.vs, T(0), dp.data(), Bc);
       if (drop)
         for (int64_t r = 0; r < rows; ++r) R.mul(dp.data() + r * Bc, sc.z.data() + r * Bc, cols);
       for (int64_t r = 0; r < rows; ++r)  // dS = P * (dP - D_i), into dp
         R.ds(dp.data() + r * Bc, tile.data() + r * Bc, cols, D[i0 + r]);
       // dQ_i += scale dS K_j;  dK_j += scale dS^T Q_i
-      gemm<T>(false, false, rows, d, cols, scale, dp.data(), Bc, s.k + j0 * s.ks, s.ks, T(1), dq + i0 * d, d);
-      gemm<T>(true, false, cols, d, rows, scale, dp.data(), Bc, s.q + i0 * s.qs, s.qs, T(1), dk + j0 * d, d);
+      gemm<T>(false, false, rows, d, cols, scale, dp.data(), Bc, s.k + j0 * s.ks, s.ks, T(1), dq.row(i0), dq.ld);
+      gemm<T>(true, false, cols, d, rows, scale, dp.data(), Bc, s.q + i0 * s.qs, s.qs, T(1), dk.row(j0), dk.ld);
     }
   }
 }
@@ -79,25 +89,23 @@ FlashGrads backward_16bit(const Tensor& q_in, const Tensor& k_in, const Tensor& 
                           const FlashConfig& cfg, const Tensor& out_in, const Tensor& lse_in, const Tensor& dout_in) {
   const DType dt = q_in.dtype();
   Tensor q = unit_rows(q_in), k = unit_rows(k_in), v = unit_rows(v_in), mask = as_f32(mask_in);
-  Tensor out = contiguous(out_in), dout = contiguous(dout_in), lse = contiguous(as_f32(lse_in));
+  Tensor out = blas_rows(out_in), dout = blas_rows(dout_in), lse = contiguous(as_f32(lse_in));
   const int64_t L = q.size(-2), S = k.size(-2), d = q.size(-1), dv = v.size(-1);
   Shape batch = batch_of(q), kv_batch = batch_of(k);
   const Heads heads = heads_of(q, cfg);
   Shape full = batch;
   full.push_back(L), full.push_back(S);
   const Strides mst = mask.defined() ? broadcast_strides(mask, full) : Strides{};
-  auto shaped = [&](Shape s, int64_t a, int64_t b) {
+  auto shaped = [&](const Tensor& like, Shape s, int64_t a, int64_t b) {
     s.push_back(a), s.push_back(b);
-    return empty(s, dt);
+    return empty_in_layout_of(like, s, dt);
   };
-  FlashGrads g{shaped(batch, L, d), shaped(kv_batch, S, d), shaped(kv_batch, S, dv)};
+  FlashGrads g{shaped(q, batch, L, d), shaped(k, kv_batch, S, d), shaped(v, kv_batch, S, dv)};
   const auto widen = widen_row(dt);
   const auto round = round_row(dt);
-  const auto* po = static_cast<const uint16_t*>(out.raw_data());
-  const auto* pd = static_cast<const uint16_t*>(dout.raw_data());
+  const int64_t ldo = row_stride(out), ldd = row_stride(dout), ldq = row_stride(g.dq), ldk = row_stride(g.dk),
+                ldv = row_stride(g.dv);
   const float* pl = lse.data<float>();
-  auto *gq = static_cast<uint16_t*>(g.dq.raw_data()), *gk = static_cast<uint16_t*>(g.dk.raw_data()),
-       *gv = static_cast<uint16_t*>(g.dv.raw_data());
   detail::parallel_for(numel(kv_batch), slice_grain(L, S, d, dv, 2 * heads.group), [&](int64_t k0, int64_t k1) {
     Scratch<float> sc(L, true, cfg.dropout_p > 0);
     std::vector<float> qf(L * d), kf(S * d), vf(S * dv), of(L * dv), dof(L * dv), dqf(L * d), dkf(S * d), dvf(S * dv);
@@ -113,17 +121,25 @@ FlashGrads backward_16bit(const Tensor& q_in, const Tensor& k_in, const Tensor& 
             widen(vf.data() + j * dv, h.v + j * h.vs, dv);
           }
         for (int64_t i = 0; i < L; ++i) widen(qf.data() + i * d, h.q + i * h.qs, d);
-        widen(of.data(), po + b * L * dv, L * dv);
-        widen(dof.data(), pd + b * L * dv, L * dv);
+        const uint16_t *po = slice_rows<const uint16_t>(out, b, batch),
+                       *pd = slice_rows<const uint16_t>(dout, b, batch);
+        for (int64_t i = 0; i < L; ++i) {
+          widen(of.data() + i * dv, po + i * ldo, dv);
+          widen(dof.data() + i * dv, pd + i * ldd, dv);
+        }
         Slice<float> s{};
         s.q = qf.data(), s.k = kf.data(), s.v = vf.data(), s.qs = d, s.ks = d, s.vs = dv;
         s.mask = h.mask, s.ml = h.ml, s.mc = h.mc, s.key_len = h.key_len;
-        backward_slice(s, cfg, L, S, d, dv, of.data(), pl + b * L, dof.data(), dqf.data(), dkf.data(), dvf.data(), sc,
-                       static_cast<uint64_t>(b));
-        round(gq + b * L * d, dqf.data(), L * d);
+        backward_slice<float>(s, cfg, L, S, d, dv, {of.data(), dv}, pl + b * L, {dof.data(), dv}, {dqf.data(), d},
+                              {dkf.data(), d}, {dvf.data(), dv}, sc, static_cast<uint64_t>(b));
+        uint16_t* gq = slice_rows<uint16_t>(g.dq, b, batch);
+        for (int64_t i = 0; i < L; ++i) round(gq + i * ldq, dqf.data() + i * d, d);
       }
-      round(gk + kb * S * d, dkf.data(), S * d);
-      round(gv + kb * S * dv, dvf.data(), S * dv);
+      uint16_t *gk = slice_rows<uint16_t>(g.dk, kb, kv_batch), *gv = slice_rows<uint16_t>(g.dv, kb, kv_batch);
+      for (int64_t j = 0; j < S; ++j) {
+        round(gk + j * ldk, dkf.data() + j * d, d);
+        round(gv + j * ldv, dvf.data() + j * dv, dv);
+      }
     }
   });
   return g;
@@ -132,47 +148,50 @@ FlashGrads backward_16bit(const Tensor& q_in, const Tensor& k_in, const Tensor& 
 }  // namespace
 
 FlashGrads flash_attention_backward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const Tensor& mask,
-                                    const FlashConfig& cfg, const Tensor& out, const Tensor& lse,
+                                    const FlashConfig& cfg, const Tensor& out_in, const Tensor& lse,
                                     const Tensor& dout_in) {
   if (is_half(q_in)) {
-    if (k_in.dtype() == q_in.dtype() && v_in.dtype() == q_in.dtype() && out.dtype() == q_in.dtype() &&
+    if (k_in.dtype() == q_in.dtype() && v_in.dtype() == q_in.dtype() && out_in.dtype() == q_in.dtype() &&
         dout_in.dtype() == q_in.dtype())
-      return backward_16bit(q_in, k_in, v_in, mask, cfg, out, lse, dout_in);
-    FlashGrads r = flash_attention_backward(as_f32(q_in), as_f32(k_in), as_f32(v_in), as_f32(mask), cfg, as_f32(out),
+      return backward_16bit(q_in, k_in, v_in, mask, cfg, out_in, lse, dout_in);
+    FlashGrads r = flash_attention_backward(as_f32(q_in), as_f32(k_in), as_f32(v_in), as_f32(mask), cfg, as_f32(out_in),
                                             as_f32(lse), as_f32(dout_in));
     return {to_half(r.dq, q_in.dtype()), to_half(r.dk, k_in.dtype()), to_half(r.dv, v_in.dtype())};
   }
-  Tensor q = unit_rows(q_in), k = unit_rows(k_in), v = unit_rows(v_in), dout = contiguous(dout_in);
+  Tensor q = unit_rows(q_in), k = unit_rows(k_in), v = unit_rows(v_in), out = blas_rows(out_in),
+         dout = blas_rows(dout_in);
   const int64_t L = q.size(-2), S = k.size(-2), d = q.size(-1), dv = v.size(-1);
   Shape batch = batch_of(q), kv_batch = batch_of(k);
   const Heads heads = heads_of(q, cfg);
   Shape full = batch;
   full.push_back(L), full.push_back(S);
   Strides mst = mask.defined() ? broadcast_strides(mask, full) : Strides{};
-  auto shaped = [&](Shape s, int64_t a, int64_t b) {
+  auto shaped = [&](const Tensor& like, Shape s, int64_t a, int64_t b) {
     s.push_back(a), s.push_back(b);
-    return empty(s, q.dtype());
+    return empty_in_layout_of(like, s, q.dtype());
   };
-  FlashGrads g{shaped(batch, L, d), shaped(kv_batch, S, d), shaped(kv_batch, S, dv)};
+  FlashGrads g{shaped(q, batch, L, d), shaped(k, kv_batch, S, d), shaped(v, kv_batch, S, dv)};
   // One task per key/value slice: it owns that slice's dK, dV and sums them over the
   // `group` query slices that share it (no two threads write the same dK).
   const int64_t n_kv = numel(kv_batch);
   dispatch_float(q.dtype(), "flash_attention_backward", [&]<class T>() {
-    const T* po = out.data<T>();
     const T* pl = lse.data<T>();
-    const T* pd = dout.data<T>();
-    T *gq = g.dq.data<T>(), *gk = g.dk.data<T>(), *gv = g.dv.data<T>();
+    const int64_t ldo = row_stride(out), ldd = row_stride(dout), ldq = row_stride(g.dq), ldk = row_stride(g.dk),
+                  ldv = row_stride(g.dv);
     detail::parallel_for(n_kv, slice_grain(L, S, d, dv, 2 * heads.group), [&](int64_t k0, int64_t k1) {
       Scratch<T> sc(L, true, cfg.dropout_p > 0);
       for (int64_t kb = k0; kb < k1; ++kb) {
-        T *dk = gk + kb * S * d, *dvv = gv + kb * S * dv;
-        std::fill(dk, dk + S * d, T(0));
-        std::fill(dvv, dvv + S * dv, T(0));
+        const Mat<T> dk{slice_rows<T>(g.dk, kb, kv_batch), ldk}, dvv{slice_rows<T>(g.dv, kb, kv_batch), ldv};
+        for (int64_t j = 0; j < S; ++j) {
+          std::fill(dk.row(j), dk.row(j) + d, T(0));
+          std::fill(dvv.row(j), dvv.row(j) + dv, T(0));
+        }
         for (int64_t r = 0; r < heads.group; ++r) {
           const int64_t b = heads.first_q(kb) + r;
-          backward_slice(slice_at<T>(b, q, k, v, mask, batch, kv_batch, heads, mst, cfg), cfg, L, S, d, dv,
-                         po + b * L * dv, pl + b * L, pd + b * L * dv, gq + b * L * d, dk, dvv, sc,
-                         static_cast<uint64_t>(b));
+          backward_slice<T>(slice_at<T>(b, q, k, v, mask, batch, kv_batch, heads, mst, cfg), cfg, L, S, d, dv,
+                            {slice_rows<const T>(out, b, batch), ldo}, pl + b * L,
+                            {slice_rows<const T>(dout, b, batch), ldd}, {slice_rows<T>(g.dq, b, batch), ldq}, dk, dvv,
+                            sc, static_cast<uint64_t>(b));
         }
       }
     });

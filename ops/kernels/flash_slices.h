@@ -232,4 +232,49 @@ inline Tensor unit_rows(const Tensor& t) {
   return t.strides()[t.dim() - 1] == 1 || t.size(-1) == 1 ? t : contiguous(t);
 }
 
+// Rows BLAS can take as an operand or a result: unit column stride and a row stride of at
+// least a row (an expanded gradient, e.g. of sum(), has stride 0); a copy otherwise.
+inline Tensor blas_rows(const Tensor& t) {
+  const int64_t n = t.dim();
+  const bool ok = (t.strides()[n - 1] == 1 || t.size(-1) == 1) && (t.size(-2) == 1 || t.strides()[n - 2] >= t.size(-1));
+  return ok ? t : contiguous(t);
+}
+
+// An empty tensor of `shape` whose dims are laid out in the order of `like`'s strides, as
+// PyTorch's empty_like (its CPU flash attention allocates its output and gradients so):
+// q is usually a (B, H, L, d) view of a (B, L, H, d) projection, and an output or
+// gradient laid out the same way merges its heads back with a view instead of a copy.
+// Contiguous when `like` is not dense (expanded or overlapping), of another rank, or its
+// last dim is not the innermost.
+inline Tensor empty_in_layout_of(const Tensor& like, const Shape& shape, DType dt) {
+  const int64_t n = like.dim();
+  if (static_cast<int64_t>(shape.size()) != n) return empty(shape, dt);
+  std::vector<int64_t> order(static_cast<std::size_t>(n));  // outermost first
+  for (int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return like.strides()[a] > like.strides()[b]; });
+  if (order.back() != n - 1) return empty(shape, dt);  // the kernels write unit-stride rows
+  int64_t expect = 1;  // dense: each dim of size > 1 strides over exactly the dims inside it
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (like.size(*it) == 1) continue;
+    if (like.strides()[*it] != expect) return empty(shape, dt);
+    expect *= like.size(*it);
+  }
+  Strides st(std::vector<int64_t>(static_cast<std::size_t>(n), 0));
+  int64_t step = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    st[static_cast<std::size_t>(*it)] = step;
+    step *= shape[static_cast<std::size_t>(*it)];
+  }
+  Tensor buf = empty(Shape{step}, dt);
+  return Tensor(buf.storage(), shape, st, 0, dt);
+}
+
+// Slice b's first row in t (batch dims `nb`), and the stride between its rows.
+template <class T>
+T* slice_rows(const Tensor& t, int64_t b, const Shape& batch) {
+  return static_cast<T*>(t.raw_data()) + batch_offset(b, batch, batch_part(t, static_cast<int64_t>(batch.size())));
+}
+inline int64_t row_stride(const Tensor& t) { return t.strides()[t.dim() - 2]; }
+
 }  // namespace ag::kernels::flash

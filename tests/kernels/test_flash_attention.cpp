@@ -104,6 +104,53 @@ TEST_CASE("fused attention passes float64 gradcheck, on head-split views") {
   CHECK_MESSAGE(rc.ok, rc.message);
 }
 
+TEST_CASE("fused attention lays out its output and gradients like q; strided dO and O are read in place") {
+  // q, k, v as modules make them: (B, H, L, d) views of (B, L, H, d) projections. The
+  // output and the gradients come out in that layout (PyTorch's empty_like), so merging
+  // the heads back is a view; every value is the contiguous inputs' bit for bit, for any
+  // upstream gradient layout (heads-last, contiguous, expanded), in f64, f32 and bf16,
+  // with GQA groups (2 kv heads for 4), causal across a tile edge (L 70).
+  for (DType dt : {DType::f64, DType::f32, DType::bf16}) {
+    CAPTURE(dt);
+    Generator g(21);
+    const int64_t B = 2, L = 70, d = 8;
+    auto proj = [&](int64_t heads) { return randn({B, L, heads, d}, DType::f32, &g).to(dt); };
+    Tensor qb = proj(4), kb = proj(2), vb = proj(2);
+    Tensor up_merged = randn({B, L, 4 * d}, DType::f32, &g).to(dt);  // through the heads' merge: dO heads-last
+    Tensor up_contig = randn({B, 4, L, d}, DType::f32, &g).to(dt);
+    SdpaOptions o;
+    o.causal = true;
+    o.enable_gqa = true;
+    auto run = [&](bool heads_last, const Tensor& up) {
+      Tensor q = qb.detach().requires_grad_(), k = kb.detach().requires_grad_(), v = vb.detach().requires_grad_();
+      auto view = [&](const Tensor& t) { return heads_last ? t.transpose(1, 2) : t.transpose(1, 2).contiguous(); };
+      Tensor out = scaled_dot_product_attention(view(q), view(k), view(v), o).first;
+      if (!up.defined())
+        sum(out).backward();  // an expanded upstream gradient (strides 0)
+      else if (up.dim() == 3)
+        sum(out.transpose(1, 2).reshape({B, L, 4 * d}) * up).backward();
+      else
+        out.backward(up);
+      return std::make_tuple(out, q.grad(), k.grad(), v.grad());
+    };
+    // Each upstream form against its values as a contiguous dO and contiguous inputs.
+    const Tensor dense_merged = up_merged.reshape({B, L, 4, d}).transpose(1, 2).contiguous();
+    const Tensor dense_ones = ones({B, 4, L, d}, DType::f32).to(dt);
+    const std::pair<Tensor, Tensor> forms[] = {{up_merged, dense_merged}, {up_contig, up_contig}, {{}, dense_ones}};
+    for (const auto& [up, dense] : forms) {
+      auto [o1, q1, k1, v1] = run(true, up);
+      auto [o2, q2, k2, v2] = run(false, dense);
+      CHECK(o1.grad_fn()->name == std::string("scaled_dot_product_attention"));
+      CHECK(o1.transpose(1, 2).is_contiguous());  // (B, L, H, d): merging heads is a view
+      CHECK(o2.is_contiguous());                  // contiguous q: a contiguous output
+      CHECK(max_abs_diff(o1, o2) == 0.0);
+      CHECK(max_abs_diff(q1, q2) == 0.0);
+      CHECK(max_abs_diff(k1, k2) == 0.0);
+      CHECK(max_abs_diff(v1, v2) == 0.0);
+    }
+  }
+}
+
 TEST_CASE("the composite path is used when weights, dropout or a mask gradient are asked for") {
   Tensor q = randn({1, 3, 2}, DType::f64), k = randn({1, 4, 2}, DType::f64);
   SdpaOptions o;
