@@ -46,17 +46,17 @@ Tensor lower_shared(const Tensor& t) {
     return record_to(t, std::move(v));
   }
   Tensor out = ag::to(t, t_dtype);
-  t_casts[t_next_cast] = {t.storage(),
-                          out.storage(),
-                          t.shape(),
-                          t.strides(),
-                          out.strides(),
-                          t.offset(),
-                          out.offset(),
-                          t.storage()->version(),
-                          out.storage()->version(),
-                          t.dtype(),
-                          t_dtype};
+  t_casts[t_next_cast] = {.src = t.storage(),
+                          .out = out.storage(),
+                          .shape = t.shape(),
+                          .src_strides = t.strides(),
+                          .out_strides = out.strides(),
+                          .src_offset = t.offset(),
+                          .out_offset = out.offset(),
+                          .src_version = t.storage()->version(),
+                          .out_version = out.storage()->version(),
+                          .from = t.dtype(),
+                          .to = t_dtype};
   t_next_cast = (t_next_cast + 1) % kSharedCasts;
   return out;
 }

@@ -1,6 +1,6 @@
-// Ops that draw random numbers. dropout: a mask drawn in the same pass as the forward
-// and again in backward (kernels/fused.cpp); multinomial: inverse-CDF sampling per row, in double whatever the
-// input dtype.
+// Ops that draw random numbers. dropout: a mask drawn in the same pass as the forward,
+// and again in backward (kernels/fused.cpp); multinomial: inverse-CDF sampling per row,
+// in double whatever the input dtype.
 #include "attograd/ops/random.h"
 
 #include <algorithm>
@@ -19,12 +19,13 @@ namespace ag {
 // from the call's Philox key: nothing (B, T, E)-sized is saved, where a saved mask in x's
 // dtype (PyTorch's CPU dropout) was workload 7's 9 MiB of f32 masks.
 namespace {
-// g times the mask of the dropout call that drew `key`, drawn again (kernels/fused.h): the
-// forward saves no mask. The product's own gradient is the same product (double backward).
-Tensor dropout_mask_mul(const Tensor& g, double p, uint64_t key) {
-  Tensor out = K::dropout_apply(g, p, key);
-  return record("dropout_backward", out, {g},
-                [p, key](const Tensor& gg, NeedsGrad) { return Grads{dropout_mask_mul(gg, p, key)}; });
+// x times the mask of the dropout call that drew `key` (kernels/fused.h). Its gradient is
+// the incoming gradient times the same mask, drawn again: the same op, so double backward
+// works and the forward saves no mask.
+Tensor times_mask(const char* name, const Tensor& x, double p, uint64_t key) {
+  Tensor out = K::dropout_apply(x, p, key);
+  return record(name, out, {x},
+                [p, key](const Tensor& g, NeedsGrad) { return Grads{times_mask("dropout_backward", g, p, key)}; });
 }
 }  // namespace
 
@@ -38,8 +39,7 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
     auto hold = rng.lock();
     return rng.next_u64();  // one draw per call: the whole mask comes from this key
   }();
-  Tensor y = K::dropout_apply(x, p, key);
-  return record("dropout", y, {x}, [p, key](const Tensor& g, NeedsGrad) { return Grads{dropout_mask_mul(g, p, key)}; });
+  return times_mask("dropout", x, p, key);
 }
 
 // ---- multinomial --------------------------------------------------------------------
