@@ -77,6 +77,13 @@ int64_t checkpoint_nodes(const Tensor& t) {
   return n;
 }
 
+// A model of either style over 20 tokens: 16 positions, width 32, 4 heads.
+Run tiny_run(bool llama, int64_t layers, uint64_t seed) {
+  Config c;
+  c.context = 16, c.d_model = 32, c.heads = 4, c.layers = layers, c.seed = seed;
+  return Run(llama ? llama_style(c) : gpt2_style(c), 20);
+}
+
 }  // namespace
 
 TEST_CASE("a tiny GPT beats the bigram baseline on held-out text") {
@@ -297,10 +304,7 @@ TEST_CASE("causal: a position's logits do not depend on later tokens (both model
   // this pins the causal alignment of the fused kernel, RoPE and the learned positions.
   for (bool llama : {false, true}) {
     CAPTURE(llama);
-    Config c;
-    c.context = 16, c.d_model = 32, c.heads = 4, c.layers = 2, c.seed = 5;
-    c = llama ? llama_style(c) : gpt2_style(c);
-    Run run(c, 20);
+    Run run = tiny_run(llama, 2, 5);
     run.model->eval();
     std::vector<int64_t> ids(16);
     for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(1 + (i * 7) % 19);
@@ -351,10 +355,7 @@ TEST_CASE("bf16 autocast: a block lets its f32 norm outputs go once they are cas
   // hold their f32 outputs by the block's last residual add (workload 7's live peak).
   for (bool llama : {false, true}) {
     CAPTURE(llama);
-    Config c;
-    c.context = 16, c.d_model = 32, c.heads = 4, c.layers = 1, c.seed = 4;
-    c = llama ? llama_style(c) : gpt2_style(c);
-    Run run(c, 20);
+    Run run = tiny_run(llama, 1, 4);
     run.model->train();
     auto block = std::static_pointer_cast<BlockImpl>((*run.model->blocks)[0]);
     std::vector<std::weak_ptr<Storage>> norm_outputs;
