@@ -260,21 +260,20 @@ inline Tensor empty_in_layout_of(const Tensor& like, const Shape& shape, DType d
     if (like.strides()[*it] != expect) return empty(shape, dt);
     expect *= like.size(*it);
   }
+  Shape laid_out;  // shape's sizes, outermost first: empty() checks their product
+  for (int64_t i : order) laid_out.push_back(shape[static_cast<std::size_t>(i)]);
+  Tensor buf = empty(laid_out, dt);
   Strides st(std::vector<int64_t>(static_cast<std::size_t>(n), 0));
-  int64_t step = 1;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    st[static_cast<std::size_t>(*it)] = step;
-    step *= shape[static_cast<std::size_t>(*it)];
-  }
-  Tensor buf = empty(Shape{step}, dt);
+  for (int64_t k = 0; k < n; ++k) st[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])] = buf.strides()[k];
   return Tensor(buf.storage(), shape, st, 0, dt);
 }
 
-// Slice b's first row in t (batch dims `nb`), and the stride between its rows.
+// Slice b's first row in t, a tensor with batch dims `batch` before its (rows, cols).
 template <class T>
 T* slice_rows(const Tensor& t, int64_t b, const Shape& batch) {
   return static_cast<T*>(t.raw_data()) + batch_offset(b, batch, batch_part(t, static_cast<int64_t>(batch.size())));
 }
+// The stride between t's rows (dim -2).
 inline int64_t row_stride(const Tensor& t) { return t.strides()[t.dim() - 2]; }
 
 }  // namespace ag::kernels::flash
