@@ -21,11 +21,13 @@ namespace ag {
 namespace {
 // x times the mask of the dropout call that drew `key` (kernels/fused.h). Its gradient is
 // the incoming gradient times the same mask, drawn again: the same op, so double backward
-// works and the forward saves no mask.
-Tensor times_mask(const char* name, const Tensor& x, double p, uint64_t key) {
-  Tensor out = K::dropout_apply(x, p, key);
-  return record(name, out, {x},
-                [p, key](const Tensor& g, NeedsGrad) { return Grads{times_mask("dropout_backward", g, p, key)}; });
+// works and the forward saves no mask. In 16 bits the backward multiplies by the mask
+// rounded to the dtype, the bits it had when that mask was saved.
+Tensor times_mask(const char* name, const Tensor& x, double p, uint64_t key, bool rounded_mask) {
+  Tensor out = K::dropout_apply(x, p, key, rounded_mask);
+  return record(name, out, {x}, [p, key](const Tensor& g, NeedsGrad) {
+    return Grads{times_mask("dropout_backward", g, p, key, true)};
+  });
 }
 }  // namespace
 
@@ -39,7 +41,7 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
     auto hold = rng.lock();
     return rng.next_u64();  // one draw per call: the whole mask comes from this key
   }();
-  return times_mask("dropout", x, p, key);
+  return times_mask("dropout", x, p, key, false);
 }
 
 // ---- multinomial --------------------------------------------------------------------

@@ -130,7 +130,7 @@ LayerNormGrads layer_norm_backward(const Tensor& x_in, const Tensor& mean, const
 // dropout call, is below (1 - p) 2^32: a counter-based stream (PyTorch's GPU dropout
 // draws from Philox the same way), so chunks run on any thread, at any vector width, and
 // give the same mask, in forward and again in backward.
-Tensor dropout_apply(const Tensor& x_in, double p, uint64_t key) {
+Tensor dropout_apply(const Tensor& x_in, double p, uint64_t key, bool rounded_mask) {
   Tensor x = contiguous(x_in);
   Tensor y = empty(x.shape(), x.dtype());
   const uint64_t threshold = static_cast<uint64_t>((1.0 - p) * 4294967296.0);  // keep when below
@@ -151,10 +151,15 @@ Tensor dropout_apply(const Tensor& x_in, double p, uint64_t key) {
     detail::parallel_for(chunks, 64, [&](int64_t c0, int64_t c1) {
       uint32_t bits[kChunk];
       alignas(64) float xf[kChunk], mf[kChunk];
+      alignas(64) uint16_t m16[kChunk];
       for (int64_t c = c0; c < c1; ++c) {
         const int64_t i0 = c * kChunk, len = std::min(kChunk, n - i0);
         philox(bits, (len + 3) / 4, static_cast<uint64_t>(i0 / 4), k0, k1);
         mask(mf, bits, len, threshold, scale);
+        if (rounded_mask) {
+          round(m16, mf, len);
+          widen(mf, m16, len);
+        }
         widen(xf, px + i0, len);
         mul_into(xf, xf, mf, len);
         round(py + i0, xf, len);

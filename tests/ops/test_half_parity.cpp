@@ -185,13 +185,17 @@ TEST_CASE("dropout in bf16 / f16: the draws and bits of the f32 path, without it
       Tensor want = dropout(x.to(DType::f32), 0.3, true, &g2).to(half);
       CHECK(y.dtype() == half);
       CHECK(tc::diff(y, want) == "");
-      // The gradient as the forward: widened, times the f32 mask, rounded once.
+      // The gradient: the upstream times the mask rounded to the dtype (drawn again, with
+      // the bits of the 16-bit mask that used to be saved), the product rounded once.
       Tensor up = (randn(y.shape(), DType::f32, &data) * 3.0).to(half);
       y.backward(up);
       Generator g3(5);
-      Tensor x32 = x.to(DType::f32).detach().requires_grad_();
-      dropout(x32, 0.3, true, &g3).backward(up.to(DType::f32));
-      CHECK(tc::diff(xg.grad(), x32.grad().to(half)) == "");
+      Tensor mask16 = dropout(ones(x.shape(), DType::f32).to(half), 0.3, true, &g3);
+      CHECK(tc::diff(xg.grad(), up * mask16) == "");
+      Generator g4(5);
+      Tensor x32 = x.to(DType::f32).detach().requires_grad_();  // with g = 1: the f32 gradient rounded
+      dropout(x32, 0.3, true, &g4).backward(ones(y.shape(), DType::f32));
+      CHECK(tc::diff(mask16, x32.grad().to(half)) == "");
     }
   }
 }

@@ -25,7 +25,9 @@ LayerNormGrads layer_norm_backward(const Tensor& x, const Tensor& mean, const Te
 // x * mask, mask 0 or 1/(1-p) elementwise, drawn from Philox under `key` by the element's
 // index in x's row-major order: the same key gives the same mask at any thread count, so
 // dropout's backward draws it again (g * mask) instead of saving it. 16-bit x: widened,
-// times the f32 mask, rounded once (the f32 path's bits). Contiguous result.
-Tensor dropout_apply(const Tensor& x, double p, uint64_t key);
+// times the f32 mask, rounded once (the f32 path's bits); with rounded_mask, times the
+// mask rounded to x's dtype and widened (the bits of the 16-bit mask backward used to
+// save). Contiguous result.
+Tensor dropout_apply(const Tensor& x, double p, uint64_t key, bool rounded_mask = false);
 
 }  // namespace ag::kernels
