@@ -104,10 +104,11 @@ class Pool {
   static constexpr int kPartBits = 16;  // parts <= threads <= kMaxThreads (runtime.h)
   static constexpr uint64_t kPartMask = (uint64_t{1} << kPartBits) - 1;
 
-  // Claims and runs parts of job `gen`: part `home` first, then the others in turn.
+  // Claims and runs parts of job `gen`: first_part(home) first, then the others in turn.
   void work(uint64_t gen, int parts, int home) {
+    const int first = first_part(home, parts);
     for (int i = 0; i < parts; ++i) {
-      const int part = (home + i) % parts;
+      const int part = (first + i) % parts;
       if ((current_.load(std::memory_order_acquire) >> kPartBits) != gen) return;
       // A slot holds the job that claimed it last: a worker late from an older job (its
       // gen not past the slot's) must neither take nor release a newer job's part. 48 bits
@@ -179,6 +180,11 @@ std::unique_ptr<Pool> g_pool;
 thread_local bool t_inside = false;  // no nested parallelism from inside a chunk
 
 }  // namespace
+
+int first_part(int home, int parts) {
+  if (home < parts) return home;
+  return parts > 1 ? 1 + (home - parts) % (parts - 1) : 0;
+}
 
 bool in_parallel_region() { return t_inside; }
 

@@ -93,6 +93,25 @@ TEST_CASE("parallel_for: an exception in any part reaches the caller; the pool s
 // cache). A worker takes part 0 only if the caller is preempted in the few instructions
 // between publishing a job and claiming its part; the old scheme (the next unclaimed part
 // to whoever comes first) gave it to a spinning worker whenever the worker won the race.
+TEST_CASE("parallel_for: a thread starts at its home part; one without starts past part 0") {
+  using ag::detail::first_part;
+  CHECK(first_part(0, 2) == 0);  // the caller
+  CHECK(first_part(1, 2) == 1);
+  CHECK(first_part(3, 5) == 3);
+  // Workers past the job's parts spread over parts 1 .. parts - 1, never the caller's part 0.
+  CHECK(first_part(2, 2) == 1);
+  CHECK(first_part(5, 2) == 1);
+  CHECK(first_part(3, 3) == 1);
+  CHECK(first_part(4, 3) == 2);
+  CHECK(first_part(5, 3) == 1);
+  for (int home = 1; home < 40; ++home)
+    for (int parts = 2; parts < 9; ++parts) {
+      const int p = first_part(home, parts);
+      CHECK((p >= 1 && p < parts));
+    }
+  CHECK(first_part(7, 1) == 0);  // a one-part job has only the caller's part
+}
+
 TEST_CASE("parallel_for: the calling thread runs part 0 of every job") {
   Threads t(2);
   const auto caller = std::this_thread::get_id();
