@@ -77,7 +77,7 @@ void forward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, int
 FlashForward forward_16bit(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const Tensor& mask_in,
                            const FlashConfig& cfg) {
   const bool bf16 = q_in.dtype() == DType::bf16;
-  Tensor q = unit_rows(q_in), k = unit_rows(k_in), v = unit_rows(v_in), mask = as_f32(mask_in);
+  Tensor q = blas_rows(q_in), k = blas_rows(k_in), v = blas_rows(v_in), mask = as_f32(mask_in);
   const int64_t L = q.size(-2), S = k.size(-2), d = q.size(-1), dv = v.size(-1);
   Shape batch = batch_of(q), kv_batch = batch_of(k);
   const Heads heads = heads_of(q, cfg);
@@ -125,7 +125,7 @@ FlashForward flash_attention_forward(const Tensor& q_in, const Tensor& k_in, con
     r.out = to_half(r.out, q_in.dtype());
     return r;
   }
-  Tensor q = unit_rows(q_in), k = unit_rows(k_in), v = unit_rows(v_in);
+  Tensor q = blas_rows(q_in), k = blas_rows(k_in), v = blas_rows(v_in);
   const int64_t L = q.size(-2), S = k.size(-2), d = q.size(-1), dv = v.size(-1);
   Shape batch = batch_of(q), kv_batch = batch_of(k);
   const Heads heads = heads_of(q, cfg);

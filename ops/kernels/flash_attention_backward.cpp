@@ -88,7 +88,7 @@ void backward_slice(Slice<T> s, const FlashConfig& cfg, int64_t L, int64_t S, in
 FlashGrads backward_16bit(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const Tensor& mask_in,
                           const FlashConfig& cfg, const Tensor& out_in, const Tensor& lse_in, const Tensor& dout_in) {
   const DType dt = q_in.dtype();
-  Tensor q = unit_rows(q_in), k = unit_rows(k_in), v = unit_rows(v_in), mask = as_f32(mask_in);
+  Tensor q = blas_rows(q_in), k = blas_rows(k_in), v = blas_rows(v_in), mask = as_f32(mask_in);
   Tensor out = blas_rows(out_in), dout = blas_rows(dout_in), lse = contiguous(as_f32(lse_in));
   const int64_t L = q.size(-2), S = k.size(-2), d = q.size(-1), dv = v.size(-1);
   Shape batch = batch_of(q), kv_batch = batch_of(k);
@@ -158,7 +158,7 @@ FlashGrads flash_attention_backward(const Tensor& q_in, const Tensor& k_in, cons
                                             as_f32(lse), as_f32(dout_in));
     return {to_half(r.dq, q_in.dtype()), to_half(r.dk, k_in.dtype()), to_half(r.dv, v_in.dtype())};
   }
-  Tensor q = unit_rows(q_in), k = unit_rows(k_in), v = unit_rows(v_in), out = blas_rows(out_in),
+  Tensor q = blas_rows(q_in), k = blas_rows(k_in), v = blas_rows(v_in), out = blas_rows(out_in),
          dout = blas_rows(dout_in);
   const int64_t L = q.size(-2), S = k.size(-2), d = q.size(-1), dv = v.size(-1);
   Shape batch = batch_of(q), kv_batch = batch_of(k);

@@ -227,13 +227,11 @@ inline Heads heads_of(const Tensor& q, const FlashConfig& cfg) {
   return hd;
 }
 
-// Last dim contiguous (BLAS needs a unit column stride); a copy only when it is not.
-inline Tensor unit_rows(const Tensor& t) {
-  return t.strides()[t.dim() - 1] == 1 || t.size(-1) == 1 ? t : contiguous(t);
-}
-
-// Rows BLAS can take as an operand or a result: unit column stride and a row stride of at
-// least a row (an expanded gradient, e.g. of sum(), has stride 0); a copy otherwise.
+// Rows BLAS can take as an operand or a result: a unit column stride and a row stride of
+// at least a row; a copy otherwise. q, k, v, O and dO all pass through it: OpenBLAS
+// rejects a leading dimension below the row length ("parameter 10 had an illegal value")
+// and leaves its result unwritten, which q expanded along L (row stride 0) or dO of sum()
+// would give.
 inline Tensor blas_rows(const Tensor& t) {
   const int64_t n = t.dim();
   const bool ok = (t.strides()[n - 1] == 1 || t.size(-1) == 1) && (t.size(-2) == 1 || t.strides()[n - 2] >= t.size(-1));
