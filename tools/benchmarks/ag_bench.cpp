@@ -265,24 +265,34 @@ lm::GPT make_llama_150m() {
 // contiguous slice; GB/s counts the bytes read plus written.
 Timings read_bandwidth(const Args& a);
 
+// fn(w) on `threads` std::threads of their own (w = 0 .. threads - 1), joined.
+template <class F>
+void on_threads(int threads, F fn) {
+  std::vector<std::thread> pool;
+  for (int w = 0; w < threads; ++w) pool.emplace_back(fn, w);
+  for (auto& th : pool) th.join();
+}
+
+// GB/s of each repetition that moved `bytes`.
+std::vector<double> gb_per_s(const Timings& t, double bytes) {
+  std::vector<double> gbs;
+  for (double s : t.times) gbs.push_back(bytes / s / 1e9);
+  return gbs;
+}
+
 Timings bandwidth(const Args& a) {
   if (a.kb > 0) return read_bandwidth(a);
   const int64_t n = int64_t{64} << 20;
   std::vector<float> src(static_cast<std::size_t>(n), 1.0f), dst(static_cast<std::size_t>(n), 0.0f);
   Timings t = run_reps(a, [&] {
-    std::vector<std::thread> pool;
     const int64_t per = n / a.threads;
-    for (int w = 0; w < a.threads; ++w)
-      pool.emplace_back([&, w] {
-        const int64_t lo = w * per, hi = w + 1 == a.threads ? n : lo + per;
-        std::memcpy(dst.data() + lo, src.data() + lo, static_cast<std::size_t>(hi - lo) * sizeof(float));
-      });
-    for (auto& th : pool) th.join();
+    on_threads(a.threads, [&](int w) {
+      const int64_t lo = w * per, hi = w + 1 == a.threads ? n : lo + per;
+      std::memcpy(dst.data() + lo, src.data() + lo, static_cast<std::size_t>(hi - lo) * sizeof(float));
+    });
   });
   const double bytes = 2.0 * static_cast<double>(n) * sizeof(float);
-  std::vector<double> gbs;
-  for (double s : t.times) gbs.push_back(bytes / s / 1e9);
-  t.info = {{"bytes_moved", bytes}, {"gb_per_s", gbs}};
+  t.info = {{"bytes_moved", bytes}, {"gb_per_s", gb_per_s(t, bytes)}};
   return t;
 }
 
@@ -338,19 +348,17 @@ Timings read_bandwidth(const Args& a) {
                                             std::vector<uint64_t>(static_cast<std::size_t>(words), 1));
   std::atomic<uint64_t> sink{0};
   Timings t = run_reps(a, [&] {
-    std::vector<std::thread> pool;
-    for (int w = 0; w < a.threads; ++w)
-      pool.emplace_back([&, w] {
-        uint64_t x = 0;
-        for (int64_t p = 0; p < passes; ++p) x ^= xor_words(arrays[static_cast<std::size_t>(w)].data(), words);
-        sink ^= x;
-      });
-    for (auto& th : pool) th.join();
+    on_threads(a.threads, [&](int w) {
+      uint64_t x = 0;
+      for (int64_t p = 0; p < passes; ++p) x ^= xor_words(arrays[static_cast<std::size_t>(w)].data(), words);
+      sink ^= x;
+    });
   });
   const double bytes = static_cast<double>(a.threads) * static_cast<double>(passes * words * 8);
-  std::vector<double> gbs;
-  for (double s : t.times) gbs.push_back(bytes / s / 1e9);
-  t.info = {{"kb_per_thread", words * 8 / 1024}, {"bytes_read", bytes}, {"gb_per_s", gbs}, {"sink", sink.load() & 1}};
+  t.info = {{"kb_per_thread", words * 8 / 1024},
+            {"bytes_read", bytes},
+            {"gb_per_s", gb_per_s(t, bytes)},
+            {"sink", sink.load() & 1}};
   return t;
 }
 
