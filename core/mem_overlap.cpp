@@ -118,6 +118,8 @@ std::string layout_str(const Tensor& t) {
 
 MemOverlap has_internal_overlap(const Tensor& t) { return internal_overlap(layout_of(t)); }
 
+bool is_non_overlapping_and_dense(const Tensor& t) { return dense(layout_of(t)); }
+
 void assert_no_internal_overlap(const Tensor& t, const char* op) {
   AG_CHECK(has_internal_overlap(t) != MemOverlap::yes, ValueError, op,
            ": unsupported operation: more than one element of the written-to tensor refers to a single memory "

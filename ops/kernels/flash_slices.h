@@ -17,6 +17,7 @@
 #include "kernels/dropout_rows.h"
 #include "kernels/strided.h"
 #include "attograd/detail/parallel.h"
+#include "attograd/mem_overlap.h"
 #include "kernels/half.h"
 
 namespace ag::kernels::flash {
@@ -251,13 +252,8 @@ inline Tensor empty_in_layout_of(const Tensor& like, const Shape& shape, DType d
   for (int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](int64_t a, int64_t b) { return like.strides()[a] > like.strides()[b]; });
-  if (order.back() != n - 1) return empty(shape, dt);  // the kernels write unit-stride rows
-  int64_t expect = 1;  // dense: each dim of size > 1 strides over exactly the dims inside it
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    if (like.size(*it) == 1) continue;
-    if (like.strides()[*it] != expect) return empty(shape, dt);
-    expect *= like.size(*it);
-  }
+  // the kernels write unit-stride rows
+  if (order.back() != n - 1 || !is_non_overlapping_and_dense(like)) return empty(shape, dt);
   Shape laid_out;  // shape's sizes, outermost first: empty() checks their product
   for (int64_t i : order) laid_out.push_back(shape[static_cast<std::size_t>(i)]);
   Tensor buf = empty(laid_out, dt);

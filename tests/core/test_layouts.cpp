@@ -274,6 +274,18 @@ TEST_CASE("in-place ops allow an input identical to, or disjoint from, the writt
   CHECK(diff(big.slice(1, 0, 299), want) == "");
 }
 
+TEST_CASE("is_non_overlapping_and_dense: contiguous and permuted yes; expanded or gapped no") {
+  ag::Tensor t = ag::arange(0, 24).reshape({2, 3, 4});
+  CHECK(ag::is_non_overlapping_and_dense(t));
+  CHECK(ag::is_non_overlapping_and_dense(t.transpose(0, 2)));                      // a permutation
+  CHECK(ag::is_non_overlapping_and_dense(t.narrow(0, 1, 1)));                      // one whole block
+  CHECK_FALSE(ag::is_non_overlapping_and_dense(t.narrow(2, 0, 2)));                // skips elements
+  CHECK_FALSE(ag::is_non_overlapping_and_dense(t.select(2, 0)));                   // every 4th
+  CHECK_FALSE(ag::is_non_overlapping_and_dense(ag::ones({1, 4}).expand({3, 4})));  // shared
+  CHECK(ag::is_non_overlapping_and_dense(ag::ones({1, 4}).expand({1, 4})));        // size-1 dims
+  CHECK(ag::is_non_overlapping_and_dense(ag::ones({0, 4})));
+}
+
 TEST_CASE("has_internal_overlap and get_overlap_status") {
   Tensor t = tc::iota(12);
   CHECK(ag::has_internal_overlap(t) == ag::MemOverlap::no);

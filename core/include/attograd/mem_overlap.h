@@ -24,6 +24,11 @@ enum class MemOverlapStatus : uint8_t { full, partial, no, too_hard };
 /// tensor), and by listing the locations of up to 2^16 elements; too_hard beyond.
 MemOverlap has_internal_overlap(const Tensor& t);
 
+/// Whether t's elements fill [offset, offset + numel) exactly, each location once, in some
+/// order of its dims (PyTorch's Tensor::is_non_overlapping_and_dense): contiguous tensors
+/// and their permutations; not an expand, nor a slice that skips elements.
+bool is_non_overlapping_and_dense(const Tensor& t);
+
 /// ValueError "unsupported operation: more than one element of the written-to tensor
 /// refers to a single memory location. Please clone() the tensor before performing the
 /// operation." (PyTorch's wording) prefixed by `op` and the layout, when t overlaps itself.
