@@ -283,9 +283,9 @@ void Module::load_state_dict(const TensorMap& state, bool strict) {
     }
     const Tensor& src = state.at(n);
     if (!(src.shape() == t.shape()))
-      mismatched.push_back(detail::cat("'", n, "': checkpoint shape ", src.shape(), ", module shape ", t.shape()));
+      mismatched.push_back(ag::detail::cat("'", n, "': checkpoint shape ", src.shape(), ", module shape ", t.shape()));
     else if (t.is_floating_point() != src.is_floating_point())
-      mismatched.push_back(detail::cat("'", n, "': checkpoint dtype ", src.dtype(), ", module dtype ", t.dtype()));
+      mismatched.push_back(ag::detail::cat("'", n, "': checkpoint dtype ", src.dtype(), ", module dtype ", t.dtype()));
   }
   for (auto& entry : state)
     if (!own_names.count(entry.first)) unexpected.push_back(entry.first);

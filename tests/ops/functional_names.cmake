@@ -7,7 +7,7 @@
 #   cmake -DHEADER_DIR=<ops/include/attograd/ops> -DOUT=<file.cpp> -P functional_names.cmake
 
 # The families whose every op is a torch.nn.functional-style function ...
-set(families activation attention loss norm position softmax)
+set(families activation attention conv loss norm pool position softmax)
 # ... and the functional ops of other families (LibTorch's F:: has them too).
 set(extra dropout embedding linear one_hot pad PadFuncOptions PadMode)
 

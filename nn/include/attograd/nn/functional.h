@@ -25,4 +25,18 @@
 
 namespace ag::nn::functional {
 using namespace ag;  // NOLINT(google-build-using-namespace): the point of this header
+
+/// F.unfold: ag::im2col under torch.nn.functional's name (torch.Tensor.unfold, a
+/// different op, keeps that name for itself): (N, C, H, W) -> (N, C kH kW, L).
+inline Tensor unfold(const Tensor& input, const std::vector<int64_t>& kernel_size,
+                     const std::vector<int64_t>& dilation = {1}, const std::vector<int64_t>& padding = {0},
+                     const std::vector<int64_t>& stride = {1}) {
+  return im2col(input, kernel_size, dilation, padding, stride);
+}
+/// F.fold: ag::col2im under torch.nn.functional's name: (N, C kH kW, L) -> (N, C, H, W).
+inline Tensor fold(const Tensor& input, const std::vector<int64_t>& output_size,
+                   const std::vector<int64_t>& kernel_size, const std::vector<int64_t>& dilation = {1},
+                   const std::vector<int64_t>& padding = {0}, const std::vector<int64_t>& stride = {1}) {
+  return col2im(input, output_size, kernel_size, dilation, padding, stride);
+}
 }  // namespace ag::nn::functional

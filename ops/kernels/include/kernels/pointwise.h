@@ -165,7 +165,7 @@ Tensor map(const Tensor& x, const char* op, F&& f) {
 template <class F>
 Tensor map_bool(const Tensor& x, const char* op, F&& f) {
   if (is_half(x)) return map_bool(as_f32(x), op, f);
-  check_float(x, op);
+  pw::check_float(x, op);  // qualified: ADL would also find ag::check_float (op_util.h) in a unity batch
   return dispatch_float(x.dtype(), op, [&]<class T>() {
     return zip_n<bool, T, 1>({&x}, x.shape(), [&](T v) { return static_cast<bool>(f(v)); });
   });
@@ -174,7 +174,7 @@ Tensor map_bool(const Tensor& x, const char* op, F&& f) {
 // out = f(a, b) with broadcasting; a and b share a float dtype. O = void gives a's dtype.
 template <class O = void, class F>
 Tensor zip(const Tensor& a, const Tensor& b, const char* op, F&& f) {
-  check_float(a, op);
+  pw::check_float(a, op);
   check_same_dtype(a, b, op);
   if (is_half(a)) return to_half(zip<O>(as_f32(a), as_f32(b), op, f), a.dtype());
   Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
@@ -187,7 +187,7 @@ Tensor zip(const Tensor& a, const Tensor& b, const char* op, F&& f) {
 // out = f(a, b, c) with broadcasting; all three share a float dtype.
 template <class O = void, class F>
 Tensor zip3(const Tensor& a, const Tensor& b, const Tensor& c, const char* op, F&& f) {
-  check_float(a, op);
+  pw::check_float(a, op);
   check_same_dtype(a, b, op);
   check_same_dtype(a, c, op);
   if (is_half(a)) return to_half(zip3<O>(as_f32(a), as_f32(b), as_f32(c), op, f), a.dtype());
