@@ -48,18 +48,19 @@ int64_t checked_mul(int64_t a, int64_t b, const char* op) {
   return r;
 }
 
-Tensor im2col_windows(const Tensor& x, const K::Window& h, const K::Window& w) {
+Tensor im2col_windows(const Tensor& x, const K::Window& h, const K::Window& w, K::ColLayout layout) {
   checked_mul(checked_mul(checked_mul(x.shape()[0], x.shape()[1], "im2col"), h.kernel * w.kernel, "im2col"),
               checked_mul(h.out, w.out, "im2col"), "im2col");
-  const int64_t C = x.shape()[1];
-  return record("im2col", K::im2col(x, h, w), {x}, [C, h, w](const Tensor& g, NeedsGrad) {
-    return Grads{col2im_windows(g, C, h, w)};
+  const int64_t C = x.shape()[1], N = x.shape()[0];
+  return record("im2col", K::im2col(x, h, w, layout), {x}, [C, N, h, w, layout](const Tensor& g, NeedsGrad) {
+    return Grads{col2im_windows(g, C, h, w, layout, N)};
   });
 }
 
-Tensor col2im_windows(const Tensor& cols, int64_t C, const K::Window& h, const K::Window& w) {
-  return record("col2im", K::col2im(cols, C, h, w), {cols}, [h, w](const Tensor& g, NeedsGrad) {
-    return Grads{im2col_windows(g, h, w)};
+Tensor col2im_windows(const Tensor& cols, int64_t C, const K::Window& h, const K::Window& w, K::ColLayout layout,
+                      int64_t batch) {
+  return record("col2im", K::col2im(cols, C, h, w, layout, batch), {cols}, [h, w, layout](const Tensor& g, NeedsGrad) {
+    return Grads{im2col_windows(g, h, w, layout)};
   });
 }
 
@@ -67,13 +68,6 @@ Tensor col2im_windows(const Tensor& cols, int64_t C, const K::Window& h, const K
 
 namespace {
 using namespace conv_detail;
-
-// The convolution's arguments, checked, per spatial dim (two: a 1-d op has height 1).
-struct ConvGeometry {
-  K::Window h, w;
-  int64_t N = 0, C_in = 0, C_out = 0, G = 1;
-  bool batched = true;
-};
 
 std::string shapes(const Tensor& x, const Tensor& weight) {
   return detail::cat("(input shape ", x.shape(), ", weight shape ", weight.shape(), ")");
@@ -193,19 +187,7 @@ Tensor conv_nd(const char* op, std::size_t D, const Tensor& x_in, const Tensor& 
   std::vector<int64_t> pads = padding.amounts;
   if (padding.same) std::tie(x, pads) = same_padding(op, D, x, weight, stride, dilation);
   const ConvGeometry g = check_conv(op, D, x, weight, bias, stride, pads, dilation, groups, false, {0});
-  const Tensor x4 = as_4d(x, D, g.batched);
-  const int64_t K = g.h.kernel * g.w.kernel, L = g.h.out * g.w.out, Cg = g.C_in / g.G;
-  const bool pointwise = K == 1 && g.h.stride == 1 && g.w.stride == 1 && g.h.pad == 0 && g.w.pad == 0;
-  Tensor cols = pointwise ? reshape(x4, {g.N, g.C_in, L}) : im2col_windows(x4, g.h, g.w);  // (N, C_in K, L)
-  Tensor out;
-  if (g.G == 1) {
-    out = matmul(reshape(weight, {g.C_out, g.C_in * K}), cols);  // (N, C_out, L)
-  } else {
-    Tensor wg = reshape(weight, {g.G, g.C_out / g.G, Cg * K});
-    out = matmul(wg, reshape(cols, {g.N, g.G, Cg * K, L}));  // (N, G, C_out / G, L)
-  }
-  out = add_bias(reshape(out, {g.N, g.C_out, g.h.out, g.w.out}), bias);
-  return from_4d(out, D, g.batched);
+  return from_4d(conv_forward(op, as_4d(x, D, g.batched), weight, bias, g), D, g.batched);
 }
 
 Tensor conv_transpose_nd(const char* op, std::size_t D, const Tensor& x_in, const Tensor& w_in, const Tensor& b_in,
@@ -217,10 +199,13 @@ Tensor conv_transpose_nd(const char* op, std::size_t D, const Tensor& x_in, cons
   const ConvGeometry g = check_conv(op, D, x, weight, bias, stride, padding, dilation, groups, true, output_padding);
   const Tensor x4 = as_4d(x, D, g.batched);
   const int64_t K = g.h.kernel * g.w.kernel, HW = g.h.out * g.w.out, Cg = g.C_in / g.G, Og = g.C_out / g.G;
-  // cols (N, G, Og K, HW) = w^T (G, Og K, Cg) @ x (N, G, Cg, HW), then summed into the output.
+  // cols (G, Og K, N HW) = w^T (G, Og K, Cg) @ x (G, Cg, N HW), one GEMM per group over
+  // the batch, then summed into the output.
   Tensor wt = transpose(reshape(weight, {g.G, Cg, Og * K}), -1, -2);
-  Tensor cols = matmul(wt, reshape(x4, {g.N, g.G, Cg, HW}));
-  Tensor out = col2im_windows(reshape(cols, {g.N, g.C_out * K, HW}), g.C_out, g.h, g.w);
+  Tensor xc = reshape(permute(reshape(x4, {g.N, g.C_in, HW}), {1, 0, 2}), {g.G, Cg, g.N * HW});
+  Tensor cols = matmul(wt, xc);
+  Tensor out = col2im_windows(reshape(cols, {g.C_out * K, g.N * HW}), g.C_out, g.h, g.w,
+                              K::ColLayout::batch_in_columns, g.N);
   return from_4d(add_bias(out, bias), D, g.batched);
 }
 

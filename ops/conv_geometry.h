@@ -16,10 +16,26 @@ namespace ag::conv_detail {
 std::vector<int64_t> per_dim(const std::vector<int64_t>& v, std::size_t D, const char* op, const char* arg,
                              int64_t min);
 
-// x (N, C, H, W) -> (N, C kH kW, oH oW); its gradient is col2im_windows, and back.
-Tensor im2col_windows(const Tensor& x, const kernels::Window& h, const kernels::Window& w);
-// cols (N, C kH kW, oH oW) -> (N, C, H, W), overlapping windows summed.
-Tensor col2im_windows(const Tensor& cols, int64_t channels, const kernels::Window& h, const kernels::Window& w);
+// x (N, C, H, W) -> columns (N, C kH kW, oH oW), or (C kH kW, N oH oW) with
+// batch_in_columns; its gradient is col2im_windows, and back.
+Tensor im2col_windows(const Tensor& x, const kernels::Window& h, const kernels::Window& w,
+                      kernels::ColLayout layout = kernels::ColLayout::per_sample);
+// columns in `layout` -> (N, C, H, W), overlapping windows summed (batch: N, for
+// batch_in_columns).
+Tensor col2im_windows(const Tensor& cols, int64_t channels, const kernels::Window& h, const kernels::Window& w,
+                      kernels::ColLayout layout = kernels::ColLayout::per_sample, int64_t batch = -1);
+
+// A convolution's arguments, checked, per spatial dim (two: a 1-d op has height 1).
+struct ConvGeometry {
+  kernels::Window h, w;
+  int64_t N = 0, C_in = 0, C_out = 0, G = 1;
+  bool batched = true;
+};
+
+// The convolution of x4 (N, C_in, H, W) with weight (C_out, C_in / G, kH, kW) and bias
+// (C_out) or undefined, checked: -> (N, C_out, oH, oW), contiguous. oneDNN's primitives
+// where they run (f32), else the columns (conv_forward.cpp).
+Tensor conv_forward(const char* op, const Tensor& x4, const Tensor& weight, const Tensor& bias, const ConvGeometry& g);
 
 // a * b, ShapeError naming op when it overflows int64.
 int64_t checked_mul(int64_t a, int64_t b, const char* op);

@@ -27,13 +27,14 @@ std::pair<int64_t, int64_t> valid_range(const Window& d, int64_t off) {
 
 // Bytes are copied as they are, so one instantiation per element size serves every dtype
 // (0 is all-zero bits in each).
+// One (n, c) plane into its K rows of L columns, `row_stride` apart.
 template <class T>
-void im2col_plane(const T* plane, T* rows, const Window& h, const Window& w) {
+void im2col_plane(const T* plane, T* rows, int64_t row_stride, const Window& h, const Window& w) {
   const int64_t L = h.out * w.out;
   for (int64_t i = 0; i < h.kernel; ++i) {
     const int64_t offh = i * h.dilation - h.pad;
     const auto [h_lo, h_hi] = valid_range(h, offh);
-    for (int64_t j = 0; j < w.kernel; ++j, rows += L) {
+    for (int64_t j = 0; j < w.kernel; ++j, rows += row_stride) {
       const int64_t offw = j * w.dilation - w.pad;
       const auto [w_lo, w_hi] = valid_range(w, offw);
       std::fill(rows, rows + h_lo * w.out, T(0));
@@ -54,13 +55,12 @@ void im2col_plane(const T* plane, T* rows, const Window& h, const Window& w) {
 }
 
 template <class T>
-void col2im_plane(const T* rows, T* plane, const Window& h, const Window& w) {
-  const int64_t L = h.out * w.out;
+void col2im_plane(const T* rows, int64_t row_stride, T* plane, const Window& h, const Window& w) {
   std::fill(plane, plane + h.in * w.in, T(0));
   for (int64_t i = 0; i < h.kernel; ++i) {
     const int64_t offh = i * h.dilation - h.pad;
     const auto [h_lo, h_hi] = valid_range(h, offh);
-    for (int64_t j = 0; j < w.kernel; ++j, rows += L) {
+    for (int64_t j = 0; j < w.kernel; ++j, rows += row_stride) {
       const int64_t offw = j * w.dilation - w.pad;
       const auto [w_lo, w_hi] = valid_range(w, offw);
       for (int64_t oh = h_lo; oh < h_hi; ++oh) {
@@ -75,18 +75,30 @@ void col2im_plane(const T* rows, T* plane, const Window& h, const Window& w) {
 // Planes per parallel_for chunk: enough work (elements touched) to pay for a hand-off.
 int64_t plane_grain(int64_t work_per_plane) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work_per_plane)); }
 
+// Where plane (n, c)'s first row starts, and the distance between its rows.
+struct RowPlace {
+  int64_t sample, channel, row;
+};
+RowPlace row_place(ColLayout layout, int64_t N, int64_t C, int64_t K, int64_t L) {
+  if (layout == ColLayout::per_sample) return {C * K * L, K * L, L};
+  return {L, K * N * L, N * L};  // (C K, N L): row (c, k) is N L long, sample n at column n L
+}
+
 }  // namespace
 
-Tensor im2col(const Tensor& x_in, const Window& h, const Window& w) {
+Tensor im2col(const Tensor& x_in, const Window& h, const Window& w, ColLayout layout) {
   const Tensor x = contiguous(x_in);
   const int64_t N = x.shape()[0], C = x.shape()[1], K = h.kernel * w.kernel, L = h.out * w.out;
-  Tensor cols = empty({N, C * K, L}, x.dtype(), "im2col");
+  Tensor cols = layout == ColLayout::per_sample ? empty({N, C * K, L}, x.dtype(), "im2col")
+                                                : empty({C * K, N * L}, x.dtype(), "im2col");
   if (cols.numel() == 0) return cols;
+  const RowPlace at = row_place(layout, N, C, K, L);
   auto run = [&]<class T>() {
     const T* src = static_cast<const T*>(x.raw_data());
     T* dst = static_cast<T*>(cols.raw_data());
     detail::parallel_for(N * C, plane_grain(K * L), [&](int64_t b, int64_t e) {
-      for (int64_t p = b; p < e; ++p) im2col_plane<T>(src + p * h.in * w.in, dst + p * K * L, h, w);
+      for (int64_t p = b; p < e; ++p)
+        im2col_plane<T>(src + p * h.in * w.in, dst + (p / C) * at.sample + (p % C) * at.channel, at.row, h, w);
     });
   };
   switch (itemsize(x.dtype())) {
@@ -98,17 +110,20 @@ Tensor im2col(const Tensor& x_in, const Window& h, const Window& w) {
   return cols;
 }
 
-Tensor col2im(const Tensor& cols_in, int64_t C, const Window& h, const Window& w) {
-  if (is_half(cols_in)) return to_half(col2im(as_f32(cols_in), C, h, w), cols_in.dtype());
+Tensor col2im(const Tensor& cols_in, int64_t C, const Window& h, const Window& w, ColLayout layout, int64_t batch) {
+  if (is_half(cols_in)) return to_half(col2im(as_f32(cols_in), C, h, w, layout, batch), cols_in.dtype());
   const Tensor cols = contiguous(cols_in);
-  const int64_t N = cols.shape()[0], K = h.kernel * w.kernel, L = h.out * w.out;
+  const int64_t N = layout == ColLayout::per_sample ? cols.shape()[0] : batch;
+  const int64_t K = h.kernel * w.kernel, L = h.out * w.out;
   Tensor out = empty({N, C, h.in, w.in}, cols.dtype(), "col2im");
   if (out.numel() == 0) return out;
+  const RowPlace at = row_place(layout, N, C, K, L);
   dispatch_float(cols.dtype(), "col2im", [&]<class T>() {
     const T* src = cols.data<T>();
     T* dst = out.data<T>();
     detail::parallel_for(N * C, plane_grain(K * L), [&](int64_t b, int64_t e) {
-      for (int64_t p = b; p < e; ++p) col2im_plane<T>(src + p * K * L, dst + p * h.in * w.in, h, w);
+      for (int64_t p = b; p < e; ++p)
+        col2im_plane<T>(src + (p / C) * at.sample + (p % C) * at.channel, at.row, dst + p * h.in * w.in, h, w);
     });
   });
   return out;
@@ -130,29 +145,35 @@ std::pair<Tensor, Tensor> max_pool(const Tensor& x_in, const Taps& th, const Tap
     const T* src = x.data<T>();
     T* val = values.data<T>();
     int64_t* idx = indices.data<int64_t>();
+    // The tap tables as plain pointers, loaded once: read through the vectors they would be
+    // reloaded on every tap (the stores to val / idx might alias them).
+    const int64_t *fh = th.first.data(), *ch = th.count.data(), *fw = tw.first.data(), *cw = tw.count.data();
+    const int64_t sh = th.step, sw = tw.step;
     detail::parallel_for(N * C, plane_grain(H * W + oH * oW), [&](int64_t b, int64_t e) {
       for (int64_t p = b; p < e; ++p) {
         const T* plane = src + p * H * W;
-        for (int64_t oh = 0; oh < oH; ++oh)
+        T* vrow = val + p * oH * oW;
+        int64_t* irow = idx + p * oH * oW;
+        for (int64_t oh = 0; oh < oH; ++oh, vrow += oW, irow += oW) {
+          const int64_t h0 = fh[oh], hn = ch[oh];
           for (int64_t ow = 0; ow < oW; ++ow) {
-            const int64_t h0 = th.first[size_t(oh)], w0 = tw.first[size_t(ow)];
+            const int64_t w0 = fw[ow], wn = cw[ow];
             int64_t best_i = h0 * W + w0;
             T best = -std::numeric_limits<T>::infinity();
-            for (int64_t a = 0; a < th.count[size_t(oh)]; ++a) {
-              const int64_t ih = h0 + a * th.step;
-              for (int64_t c = 0; c < tw.count[size_t(ow)]; ++c) {
-                const int64_t i = ih * W + w0 + c * tw.step;
-                const T v = plane[i];
-                if (v > best || std::isnan(v)) {
-                  best = v;
-                  best_i = i;
-                }
+            for (int64_t a = 0; a < hn; ++a) {
+              const int64_t row = (h0 + a * sh) * W + w0;
+              for (int64_t c = 0; c < wn; ++c) {
+                // Selects, not branches: the maximum of real data is unpredictable. v != v: NaN.
+                const T v = plane[row + c * sw];
+                const bool take = (v > best) | (v != v);
+                best = take ? v : best;
+                best_i = take ? row + c * sw : best_i;
               }
             }
-            const int64_t o = (p * oH + oh) * oW + ow;
-            val[o] = best;
-            idx[o] = best_i;
+            vrow[ow] = best;
+            irow[ow] = best_i;
           }
+        }
       }
     });
   });

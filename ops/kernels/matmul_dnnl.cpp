@@ -16,9 +16,9 @@
 #include <vector>
 
 #if ATTOGRAD_HAVE_DNNL
-#include <dlfcn.h>
-
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include "dnnl_threads.h"
 #endif
 
 namespace ag::kernels {
@@ -67,41 +67,6 @@ bool cpu_has_amx() {
   }();
   return amx;
 }
-
-// Debian's oneDNN runs on OpenMP. Each call runs on the calling thread alone (a product
-// uses more threads by splitting its rows over attograd's pool, matmul_dnnl below): with
-// OpenMP's threads, its spinning workers and OpenBLAS's (f32 products between the bf16
-// ones) fought for the cores and a product took 10-100x longer (half_bench, "_1t"). The
-// OpenMP calls are looked up at run time (libgomp comes with libdnnl), so the library
-// needs no -fopenmp.
-struct OmpThreads {
-  using Set = void (*)(int);
-  using Get = int (*)();
-  Set set = nullptr;
-  Get get = nullptr;
-  OmpThreads() {
-    set = reinterpret_cast<Set>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-    get = reinterpret_cast<Get>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
-  }
-};
-
-// Sets the calling thread's OpenMP thread count to 1 for its lifetime.
-class OneThread {
- public:
-  OneThread() {
-    static const OmpThreads omp;
-    if (omp.set && omp.get) set_ = omp.set, saved_ = omp.get(), set_(1);
-  }
-  ~OneThread() {
-    if (set_) set_(saved_);
-  }
-  OneThread(const OneThread&) = delete;
-  OneThread& operator=(const OneThread&) = delete;
-
- private:
-  OmpThreads::Set set_ = nullptr;
-  int saved_ = 1;
-};
 
 // t's dims and strides padded on the left to nd dims; a size-1 dim (padded or not) gets
 // a stride past the whole tensor, as oneDNN expects of a dense layout.

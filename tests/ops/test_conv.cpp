@@ -7,8 +7,11 @@
 #include <attograd/attograd.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include "kernels/conv.h"
+#include "kernels/matmul_dnnl.h"
 #include "tensor_checks.h"
 
 using namespace ag;
@@ -159,4 +162,37 @@ TEST_CASE("conv errors name the op and the shapes") {
   CHECK_THROWS_MSG(conv_transpose2d(x, randn({3, 2, 3, 3})), ShapeError, "weight dim 0 (3)");
   CHECK_THROWS_MSG(col2im(randn({1, 8, 5}), {3, 4}, {2}), ShapeError, "must equal the 6 kernel positions");
   CHECK_THROWS_MSG(im2col(randn({1, 1, 2, 2}), {3}), ShapeError, "im2col: the dilated kernel");
+}
+
+TEST_CASE("conv2d through oneDNN equals the columns in f32: values, gradients, and double backward") {
+  if (!kernels::have_dnnl()) {
+    MESSAGE("built without oneDNN: only the columns run");
+    return;
+  }
+  Generator gen(5);
+  for (const Case& c : kCases) {
+    CAPTURE(c.x);
+    Tensor x0 = randn(c.x, DType::f32, &gen), w0 = randn(c.w, DType::f32, &gen), b0 = randn({c.w[0]}, DType::f32, &gen);
+    Tensor u = randn(naive_conv2d(x0.to(DType::f64), w0.to(DType::f64), {}, c.s, c.p, c.d, c.groups).shape(),
+                     DType::f32, &gen);
+    // y, dx, dw, db, and d(sum(dx^2))/dw (a gradient penalty: the fused op's Composite).
+    auto run = [&](kernels::ConvEngine e) {
+      const kernels::ConvEngine saved = kernels::set_conv_engine(e);
+      Tensor x = x0.detach().requires_grad_(), w = w0.detach().requires_grad_(), b = b0.detach().requires_grad_();
+      Tensor y = conv2d(x, w, b, c.s, c.p, c.d, c.groups);
+      // The fused op is one node named after the op; the columns end in the bias add.
+      CHECK((std::string(y.grad_fn()->name) == "conv2d") == (e == kernels::ConvEngine::dnnl));
+      auto g = ag::grad({(y * u).sum()}, {x, w, b}, {}, true, true);
+      Tensor pen = ag::grad({(g[0] * g[0]).sum()}, {w})[0];
+      kernels::set_conv_engine(saved);
+      return std::vector<Tensor>{y, g[0], g[1], g[2], pen};
+    };
+    auto dnnl = run(kernels::ConvEngine::dnnl), cols = run(kernels::ConvEngine::im2col);
+    for (std::size_t i = 0; i < dnnl.size(); ++i) {
+      CAPTURE(i);
+      // f32 sums of up to a few hundred products in different orders
+      const double scale = 1 + cols[i].abs().max().item<double>();
+      CHECK(diff(dnnl[i].detach(), cols[i].detach(), 2e-5 * scale) == "");
+    }
+  }
 }
