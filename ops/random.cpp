@@ -44,6 +44,36 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
   return times_mask("dropout", x, p, key, false);
 }
 
+// ---- dropout1d / dropout2d (channel dropout) ----------------------------------------
+// PyTorch's feature dropout: a mask (N, C, 1, ...) of Bernoulli(1 - p) draws divided by
+// 1 - p, in x's dtype, times x. The mask is a constant, so out = x * mask is all the graph:
+// dx = g * mask, and that again for double backward. Its N * C draws are small enough to
+// keep (an element-wise mask redrawn in backward pays off only at x's size).
+namespace {
+Tensor channel_dropout(const char* op, const Tensor& x, double p, bool training, Generator* gen, int64_t spatial) {
+  AG_CHECK(p >= 0 && p <= 1, ValueError, op, ": dropout probability has to be between 0 and 1, but got ", p);
+  const int64_t batched = spatial + 2;  // (N, C, spatial...) or unbatched (C, spatial...)
+  AG_CHECK(x.dim() == batched || x.dim() == batched - 1, ShapeError, op, ": expected a ", batched - 1, "-D or ",
+           batched, "-D input (", spatial == 1 ? "(C, L) or (N, C, L)" : "(C, H, W) or (N, C, H, W)", "), got shape ",
+           x.shape());
+  if (!training || p == 0 || x.numel() == 0) return x;
+  check_float(x, op);
+  if (p == 1) return x * 0.0;
+  Shape mask_shape = x.shape();  // 1 in each spatial dim: one draw per (sample, channel)
+  for (int64_t d = x.dim() - spatial; d < x.dim(); ++d) mask_shape[d] = 1;
+  Tensor mask = bernoulli(mask_shape, 1 - p, x.dtype(), gen) / (1 - p);
+  return x * mask;
+}
+}  // namespace
+
+Tensor dropout1d(const Tensor& x, double p, bool training, Generator* gen) {
+  return channel_dropout("dropout1d", x, p, training, gen, 1);
+}
+
+Tensor dropout2d(const Tensor& x, double p, bool training, Generator* gen) {
+  return channel_dropout("dropout2d", x, p, training, gen, 2);
+}
+
 // ---- multinomial --------------------------------------------------------------------
 // Index of the class that u in [0, total) falls into on the running sums `cdf` (C):
 // the first c with cdf[c] > u. A class of weight 0 has cdf[c] == cdf[c - 1], so u can

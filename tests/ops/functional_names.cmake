@@ -7,9 +7,9 @@
 #   cmake -DHEADER_DIR=<ops/include/attograd/ops> -DOUT=<file.cpp> -P functional_names.cmake
 
 # The families whose every op is a torch.nn.functional-style function ...
-set(families activation attention conv loss norm pool position softmax)
+set(families activation attention conv loss norm pool position softmax upsample)
 # ... and the functional ops of other families (LibTorch's F:: has them too).
-set(extra dropout embedding linear one_hot pad PadFuncOptions PadMode)
+set(extra dropout dropout1d dropout2d embedding linear one_hot pad PadFuncOptions PadMode)
 
 if(NOT HEADER_DIR OR NOT OUT)
   message(FATAL_ERROR "functional_names.cmake: pass -DHEADER_DIR=... -DOUT=...")

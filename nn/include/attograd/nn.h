@@ -7,6 +7,7 @@
 #include "attograd/nn/container.h"
 #include "attograd/nn/conv.h"
 #include "attograd/nn/distributed.h"
+#include "attograd/nn/dropout.h"
 #include "attograd/nn/functional.h"
 #include "attograd/nn/gqa.h"
 #include "attograd/nn/init.h"
@@ -19,3 +20,4 @@
 #include "attograd/nn/quantize.h"
 #include "attograd/nn/tensor_parallel.h"
 #include "attograd/nn/transformer.h"
+#include "attograd/nn/upsampling.h"

@@ -29,4 +29,5 @@
 #include "attograd/ops/shape.h"
 #include "attograd/ops/softmax.h"
 #include "attograd/ops/unary.h"
+#include "attograd/ops/upsample.h"
 #include "attograd/ops/view.h"

@@ -16,6 +16,30 @@ AG_OP_TABLE(random) {
        }},
       {"dropout eval (identity)", {{3, 4}}, [](auto& x) { return dropout(x[0], 0.3, false); }},
       {"dropout p=1", {{3, 4}}, [](auto& x) { return dropout(x[0], 1.0, true); }},
+      {"dropout1d p=0.4 whole channels",
+       {{2, 3, 4}},
+       [](auto& x) {
+         static Generator gen;
+         gen.manual_seed(5);  // the same channel mask on every evaluation
+         return dropout1d(x[0], 0.4, true, &gen);
+       }},
+      {"dropout1d unbatched eval (identity)", {{3, 4}}, [](auto& x) { return dropout1d(x[0], 0.4, false); }},
+      {"dropout2d p=0.5 whole channels",
+       {{2, 3, 2, 2}},
+       [](auto& x) {
+         static Generator gen;
+         gen.manual_seed(9);
+         return dropout2d(x[0], 0.5, true, &gen);
+       }},
+      {"dropout2d unbatched p=0.3 non-contiguous",
+       {{3, 2, 2}},
+       [](auto& x) {
+         static Generator gen;
+         gen.manual_seed(2);
+         return dropout2d(x[0], 0.3, true, &gen);
+       },
+       transposed},
+      {"dropout2d p=1", {{2, 3, 2, 2}}, [](auto& x) { return dropout2d(x[0], 1.0, true); }},
       {"multinomial (gather of softmax probs at 2 classes drawn without replacement)",
        {{3, 5}},
        [](auto& x) {

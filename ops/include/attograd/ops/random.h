@@ -14,6 +14,16 @@ namespace ag {
 /// Its backward (g * saved mask) is differentiable, so double backward works as is.
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen = nullptr);
 
+/// F.dropout1d, channel dropout: x (N, C, L) or unbatched (C, L) times a mask (N, C, 1)
+/// (or (C, 1)) that zeroes each whole channel with probability p and scales the others
+/// by 1/(1-p), drawn from `gen` when training. x itself in eval or with p == 0, zeros
+/// with p == 1; ValueError for p outside [0, 1], ShapeError for another rank.
+Tensor dropout1d(const Tensor& x, double p, bool training, Generator* gen = nullptr);
+/// F.dropout2d: x (N, C, H, W) or unbatched (C, H, W), a mask (N, C, 1, 1) or (C, 1, 1),
+/// otherwise as dropout1d. (PyTorch 1.13 treats a 3-D input as (N, C, L) with a warning;
+/// this follows its documented (C, H, W), the behaviour that warning announces.)
+Tensor dropout2d(const Tensor& x, double p, bool training, Generator* gen = nullptr);
+
 /// torch.multinomial: probs (C) or (N, C), non-negative and finite weights (rows need not
 /// sum to 1, but must not sum to 0) -> i64 class indices (num_samples) or (N, num_samples).
 /// With replacement each draw is independent; without, a class is drawn at most once per
