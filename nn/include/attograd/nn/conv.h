@@ -5,6 +5,8 @@
 /// kaiming_uniform_(a = sqrt(5)), bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = weight.size(1)
 /// times the kernel's elements. forward calls the functional ops of attograd/ops/conv.h.
 #include <array>
+#include <concepts>
+#include <initializer_list>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -13,6 +15,16 @@
 #include "attograd/ops.h"
 
 namespace ag::nn {
+
+/// A per-spatial-dim size in module options (LibTorch's ExpandingArray): one value for
+/// every dim (`.stride(2)`), or one per dim (`.stride({2, 1})`).
+struct ExpandingArray : std::vector<int64_t> {
+  ExpandingArray(std::initializer_list<int64_t> v) : std::vector<int64_t>(v) {}  ///< {2} or {2, 1}
+  ExpandingArray(std::vector<int64_t> v) : std::vector<int64_t>(std::move(v)) {}  ///< per dim
+  template <std::integral I>
+  ExpandingArray(I v) : std::vector<int64_t>{static_cast<int64_t>(v)} {}  ///< the same on every dim
+  ExpandingArray() = default;  ///< empty (a pool's stride: the kernel size)
+};
 
 /// Conv's padding_mode: zeros (the op's own padding), or the input padded by F.pad's mode
 /// first (then the op pads nothing), as PyTorch's `_conv_forward`.
@@ -23,17 +35,14 @@ enum class ConvPaddingMode { zeros, reflect, replicate, circular };
 template <std::size_t D>
 struct ConvOptions {
   /// The required options; the others keep their PyTorch defaults.
-  ConvOptions(int64_t in_channels, int64_t out_channels, std::vector<int64_t> kernel_size)
+  ConvOptions(int64_t in_channels, int64_t out_channels, ExpandingArray kernel_size)
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(std::move(kernel_size)) {}
-  /// The same kernel size on every spatial dim.
-  ConvOptions(int64_t in_channels, int64_t out_channels, int64_t kernel_size)
-      : ConvOptions(in_channels, out_channels, std::vector<int64_t>{kernel_size}) {}
   AG_ARG(int64_t, in_channels);                 ///< C_in
   AG_ARG(int64_t, out_channels);                ///< C_out
-  AG_ARG(std::vector<int64_t>, kernel_size);    ///< (k) or (kH, kW)
-  AG_ARG(std::vector<int64_t>, stride) = {1};   ///< per spatial dim, or one for all
+  AG_ARG(ExpandingArray, kernel_size);    ///< (k) or (kH, kW)
+  AG_ARG(ExpandingArray, stride) = {1};   ///< per spatial dim, or one for all
   AG_ARG(ConvPadding, padding) = {0};           ///< amounts, or "same" / "valid"
-  AG_ARG(std::vector<int64_t>, dilation) = {1}; ///< per spatial dim, or one for all
+  AG_ARG(ExpandingArray, dilation) = {1}; ///< per spatial dim, or one for all
   AG_ARG(int64_t, groups) = 1;                  ///< C_in and C_out split into groups
   AG_ARG(bool, bias) = true;                    ///< learn an additive bias (C_out)
   AG_ARG(ConvPaddingMode, padding_mode) = ConvPaddingMode::zeros;  ///< how padding is filled
@@ -45,20 +54,17 @@ using Conv2dOptions = ConvOptions<2>;  ///< nn::Conv2d's options
 template <std::size_t D>
 struct ConvTransposeOptions {
   /// The required options; the others keep their PyTorch defaults.
-  ConvTransposeOptions(int64_t in_channels, int64_t out_channels, std::vector<int64_t> kernel_size)
+  ConvTransposeOptions(int64_t in_channels, int64_t out_channels, ExpandingArray kernel_size)
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(std::move(kernel_size)) {}
-  /// The same kernel size on every spatial dim.
-  ConvTransposeOptions(int64_t in_channels, int64_t out_channels, int64_t kernel_size)
-      : ConvTransposeOptions(in_channels, out_channels, std::vector<int64_t>{kernel_size}) {}
   AG_ARG(int64_t, in_channels);                       ///< C_in
   AG_ARG(int64_t, out_channels);                      ///< C_out
-  AG_ARG(std::vector<int64_t>, kernel_size);          ///< (k) or (kH, kW)
-  AG_ARG(std::vector<int64_t>, stride) = {1};         ///< per spatial dim, or one for all
-  AG_ARG(std::vector<int64_t>, padding) = {0};        ///< removed from each side of the output
-  AG_ARG(std::vector<int64_t>, output_padding) = {0}; ///< added to one side of the output
+  AG_ARG(ExpandingArray, kernel_size);          ///< (k) or (kH, kW)
+  AG_ARG(ExpandingArray, stride) = {1};         ///< per spatial dim, or one for all
+  AG_ARG(ExpandingArray, padding) = {0};        ///< removed from each side of the output
+  AG_ARG(ExpandingArray, output_padding) = {0}; ///< added to one side of the output
   AG_ARG(int64_t, groups) = 1;                        ///< C_in and C_out split into groups
   AG_ARG(bool, bias) = true;                          ///< learn an additive bias (C_out)
-  AG_ARG(std::vector<int64_t>, dilation) = {1};       ///< per spatial dim, or one for all
+  AG_ARG(ExpandingArray, dilation) = {1};       ///< per spatial dim, or one for all
 };
 using ConvTranspose1dOptions = ConvTransposeOptions<1>;  ///< nn::ConvTranspose1d's options
 using ConvTranspose2dOptions = ConvTransposeOptions<2>;  ///< nn::ConvTranspose2d's options
@@ -72,7 +78,7 @@ class ConvNdImpl : public Module {
   void reset_parameters();  ///< PyTorch's default initialization (see the file comment)
   /// (N, C_in, *spatial) or (C_in, *spatial) -> (N, C_out, *spatial_out).
   Tensor forward(const Tensor& input);
-  void pretty_print(std::ostream& os) const override;
+  void pretty_print(std::ostream& os) const override;  ///< PyTorch's repr, e.g. Conv2d(1, 16, kernel_size=(3, 3), ...)
 
   ConvOptions<D> options;  ///< the options it was built with
   Tensor weight;           ///< (C_out, C_in / groups, *kernel_size)
@@ -86,6 +92,7 @@ class Conv1dImpl : public ConvNdImpl<1> {
   /// Shorthand for the options constructor.
   Conv1dImpl(int64_t in, int64_t out, int64_t kernel_size) : ConvNdImpl<1>(ConvOptions<1>(in, out, kernel_size)) {}
 };
+/// The holder of Conv1dImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(Conv1d);
 
 /// torch.nn.Conv2d: (N, C_in, H, W) -> (N, C_out, H_out, W_out).
@@ -95,6 +102,7 @@ class Conv2dImpl : public ConvNdImpl<2> {
   /// Shorthand for the options constructor.
   Conv2dImpl(int64_t in, int64_t out, int64_t kernel_size) : ConvNdImpl<2>(ConvOptions<2>(in, out, kernel_size)) {}
 };
+/// The holder of Conv2dImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(Conv2d);
 
 /// The shared body of ConvTranspose1d and ConvTranspose2d.
@@ -108,7 +116,7 @@ class ConvTransposeNdImpl : public Module {
   /// PyTorch's forward(input, output_size)) picks output_padding; ValueError when no
   /// output_padding below max(stride, dilation) reaches it.
   Tensor forward(const Tensor& input, const std::optional<std::vector<int64_t>>& output_size = std::nullopt);
-  void pretty_print(std::ostream& os) const override;
+  void pretty_print(std::ostream& os) const override;  ///< PyTorch's repr, e.g. Conv2d(1, 16, kernel_size=(3, 3), ...)
 
   ConvTransposeOptions<D> options;  ///< the options it was built with
   Tensor weight;                    ///< (C_in, C_out / groups, *kernel_size)
@@ -123,6 +131,7 @@ class ConvTranspose1dImpl : public ConvTransposeNdImpl<1> {
   ConvTranspose1dImpl(int64_t in, int64_t out, int64_t kernel_size)
       : ConvTransposeNdImpl<1>(ConvTransposeOptions<1>(in, out, kernel_size)) {}
 };
+/// The holder of ConvTranspose1dImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(ConvTranspose1d);
 
 /// torch.nn.ConvTranspose2d: (N, C_in, H, W) -> (N, C_out, H_out, W_out).
@@ -133,6 +142,7 @@ class ConvTranspose2dImpl : public ConvTransposeNdImpl<2> {
   ConvTranspose2dImpl(int64_t in, int64_t out, int64_t kernel_size)
       : ConvTransposeNdImpl<2>(ConvTransposeOptions<2>(in, out, kernel_size)) {}
 };
+/// The holder of ConvTranspose2dImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(ConvTranspose2d);
 
 extern template class ConvNdImpl<1>;

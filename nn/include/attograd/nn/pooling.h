@@ -2,11 +2,13 @@
 /// \file
 /// Pooling modules with LibTorch's options (`nn::MaxPool2d(nn::MaxPool2dOptions(2).stride(2))`);
 /// no parameters. forward calls the functional ops of attograd/ops/pool.h.
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "attograd/nn/conv.h"  // ExpandingArray
 #include "attograd/nn/module.h"
 #include "attograd/ops.h"
 
@@ -16,12 +18,13 @@ namespace ag::nn {
 template <std::size_t D>
 struct MaxPoolOptions {
   /// The required option; the others keep their PyTorch defaults.
-  MaxPoolOptions(std::vector<int64_t> kernel_size) : kernel_size_(std::move(kernel_size)) {}
-  MaxPoolOptions(int64_t kernel_size) : kernel_size_{kernel_size} {}  ///< the same on every dim
-  AG_ARG(std::vector<int64_t>, kernel_size);    ///< the window
-  AG_ARG(std::vector<int64_t>, stride);         ///< empty: kernel_size
-  AG_ARG(std::vector<int64_t>, padding) = {0};  ///< implicit -inf on both sides
-  AG_ARG(std::vector<int64_t>, dilation) = {1}; ///< spacing of the window's elements
+  MaxPoolOptions(ExpandingArray kernel_size) : kernel_size_(std::move(kernel_size)) {}  ///< one value or one per dim
+  template <std::integral I>
+  MaxPoolOptions(I kernel_size) : kernel_size_(kernel_size) {}  ///< the same on every dim
+  AG_ARG(ExpandingArray, kernel_size);    ///< the window
+  AG_ARG(ExpandingArray, stride);         ///< empty: kernel_size
+  AG_ARG(ExpandingArray, padding) = {0};  ///< implicit -inf on both sides
+  AG_ARG(ExpandingArray, dilation) = {1}; ///< spacing of the window's elements
   AG_ARG(bool, ceil_mode) = false;              ///< ceil instead of floor for the output size
 };
 using MaxPool1dOptions = MaxPoolOptions<1>;  ///< nn::MaxPool1d's options
@@ -31,11 +34,12 @@ using MaxPool2dOptions = MaxPoolOptions<2>;  ///< nn::MaxPool2d's options
 template <std::size_t D>
 struct AvgPoolOptions {
   /// The required option; the others keep their PyTorch defaults.
-  AvgPoolOptions(std::vector<int64_t> kernel_size) : kernel_size_(std::move(kernel_size)) {}
-  AvgPoolOptions(int64_t kernel_size) : kernel_size_{kernel_size} {}  ///< the same on every dim
-  AG_ARG(std::vector<int64_t>, kernel_size);                ///< the window
-  AG_ARG(std::vector<int64_t>, stride);                     ///< empty: kernel_size
-  AG_ARG(std::vector<int64_t>, padding) = {0};              ///< implicit zeros on both sides
+  AvgPoolOptions(ExpandingArray kernel_size) : kernel_size_(std::move(kernel_size)) {}  ///< one value or one per dim
+  template <std::integral I>
+  AvgPoolOptions(I kernel_size) : kernel_size_(kernel_size) {}  ///< the same on every dim
+  AG_ARG(ExpandingArray, kernel_size);                ///< the window
+  AG_ARG(ExpandingArray, stride);                     ///< empty: kernel_size
+  AG_ARG(ExpandingArray, padding) = {0};              ///< implicit zeros on both sides
   AG_ARG(bool, ceil_mode) = false;                          ///< ceil instead of floor for the output size
   AG_ARG(bool, count_include_pad) = true;                    ///< padding counts in the divisor
   AG_ARG(std::optional<int64_t>, divisor_override);         ///< 2-d only: every window's divisor
@@ -46,9 +50,10 @@ using AvgPool2dOptions = AvgPoolOptions<2>;  ///< nn::AvgPool2d's options
 /// Options of the adaptive pools: the output's spatial size.
 template <std::size_t D>
 struct AdaptivePoolOptions {
-  AdaptivePoolOptions(std::vector<int64_t> output_size) : output_size_(std::move(output_size)) {}  ///< per dim
-  AdaptivePoolOptions(int64_t output_size) : output_size_{output_size} {}  ///< the same on every dim
-  AG_ARG(std::vector<int64_t>, output_size);  ///< (L_out) or (H_out, W_out)
+  AdaptivePoolOptions(ExpandingArray output_size) : output_size_(std::move(output_size)) {}  ///< one value or one per dim
+  template <std::integral I>
+  AdaptivePoolOptions(I output_size) : output_size_(output_size) {}  ///< the same on every dim
+  AG_ARG(ExpandingArray, output_size);  ///< (L_out) or (H_out, W_out)
 };
 using AdaptiveAvgPool1dOptions = AdaptivePoolOptions<1>;  ///< nn::AdaptiveAvgPool1d's options
 using AdaptiveAvgPool2dOptions = AdaptivePoolOptions<2>;  ///< nn::AdaptiveAvgPool2d's options
