@@ -7,6 +7,7 @@
 #include <attograd/attograd.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -194,5 +195,34 @@ TEST_CASE("conv2d through oneDNN equals the columns in f32: values, gradients, a
       const double scale = 1 + cols[i].abs().max().item<double>();
       CHECK(diff(dnnl[i].detach(), cols[i].detach(), 2e-5 * scale) == "");
     }
+  }
+}
+
+TEST_CASE("conv2d special values: a NaN or inf input reaches exactly the outputs whose window covers it, in both engines") {
+  for (kernels::ConvEngine e : {kernels::ConvEngine::im2col, kernels::ConvEngine::dnnl}) {
+    const kernels::ConvEngine saved = kernels::set_conv_engine(e);
+    for (double special : {std::nan(""), std::numeric_limits<double>::infinity()}) {
+      for (DType dt : {DType::f32, DType::f64}) {
+        CAPTURE(special);
+        // 1 x 1 x 6 x 7 input, the special value at (2, 3); 3x3 kernel, padding 1, stride 2.
+        Tensor x = randn({1, 1, 6, 7}, dt);
+        x.index_put_({0, 0, 2, 3}, special);
+        Tensor w = uniform({1, 1, 3, 3}, 0.5, 1.0, dt);  // positive: inf stays inf
+        Tensor y = conv2d(x, w, {}, {2}, {1});
+        auto v = y.to_vector<double>();
+        const int64_t oW = y.size(3);
+        for (int64_t i = 0; i < y.size(2); ++i)
+          for (int64_t j = 0; j < oW; ++j) {
+            // window rows 2i - 1 .. 2i + 1, columns 2j - 1 .. 2j + 1
+            const bool covers = 2 * i - 1 <= 2 && 2 <= 2 * i + 1 && 2 * j - 1 <= 3 && 3 <= 2 * j + 1;
+            const double o = v[size_t(i * oW + j)];
+            CAPTURE(i);
+            CAPTURE(j);
+            CHECK(std::isfinite(o) == !covers);
+            if (covers) CHECK(std::isnan(o) == std::isnan(special));
+          }
+      }
+    }
+    kernels::set_conv_engine(saved);
   }
 }
