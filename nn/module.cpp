@@ -261,9 +261,17 @@ void Module::to(DType dtype) {
 
 TensorMap Module::state_dict() const {
   TensorMap out;
-  // Every name, tied ones included (PyTorch's state_dict keeps both keys).
-  for (auto& [n, t] : named_parameters(true, false)) out.insert(n, t.detach());
-  for (auto& [n, t] : named_buffers(true, false)) out.insert(n, t.detach());
+  // Every name, tied ones included (PyTorch's state_dict keeps both keys), in PyTorch's
+  // order: each module's parameters, then its buffers, then its children's, depth first
+  // (bn.weight, bn.bias, bn.running_mean, ... before the next layer's weight).
+  std::vector<std::pair<std::string, Tensor>> entries;
+  auto visit = [&entries](auto&& self, const Module& m, const std::string& prefix) -> void {
+    m.collect(prefix, true, false, entries);
+    m.collect(prefix, false, false, entries);
+    for (const auto& [n, c] : m.children_) self(self, *c, prefix + n + ".");
+  };
+  visit(visit, *this, "");
+  for (auto& [n, t] : entries) out.insert(n, t.detach());
   return out;
 }
 

@@ -51,12 +51,13 @@ TEST_CASE("custom module: named_parameters are dotted and recursive, in registra
   CHECK(net->layers->size() == 2);
   CHECK(net->layers->children().size() == 2);
 
-  // state_dict: parameters then buffers, all by dotted name, detached.
+  // state_dict: PyTorch's order, each module's parameters then its buffers, then its
+  // children's; by dotted name, detached.
   TensorMap sd = net->state_dict();
   std::vector<std::string> keys;
   for (auto& [k, t] : sd) keys.push_back(k);
-  CHECK(keys == std::vector<std::string>{"scale", "layers.0.weight", "layers.0.bias", "layers.1.weight", "norm.weight",
-                                         "norm.bias", "steps", "running"});
+  CHECK(keys == std::vector<std::string>{"scale", "steps", "running", "layers.0.weight", "layers.0.bias",
+                                         "layers.1.weight", "norm.weight", "norm.bias"});
   CHECK_FALSE(sd.at("layers.0.weight").requires_grad());
   CHECK(sd.at("layers.0.weight").shares_storage(net->layers->at<nn::LinearImpl>(0)->weight));
 }
