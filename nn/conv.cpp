@@ -72,8 +72,8 @@ ConvNdImpl<D>::ConvNdImpl(const ConvOptions<D>& o) : Module(conv_name<D>()), opt
   const auto k = kernel_dims<D>(o.kernel_size(), name);
   AG_CHECK(o.in_channels() > 0 && o.out_channels() > 0, ValueError, name, ": in_channels ", o.in_channels(),
            " and out_channels ", o.out_channels(), " must be positive");
-  AG_CHECK(o.groups() > 0 && o.in_channels() % o.groups() == 0 && o.out_channels() % o.groups() == 0, ValueError,
-           name, ": groups ", o.groups(), " must divide in_channels ", o.in_channels(), " and out_channels ",
+  AG_CHECK(o.groups() > 0 && o.in_channels() % o.groups() == 0 && o.out_channels() % o.groups() == 0, ValueError, name,
+           ": groups ", o.groups(), " must divide in_channels ", o.in_channels(), " and out_channels ",
            o.out_channels());
   Shape ws{o.out_channels(), o.in_channels() / o.groups()};
   for (int64_t v : k) ws.push_back(v);
@@ -159,8 +159,8 @@ ConvTransposeNdImpl<D>::ConvTransposeNdImpl(const ConvTransposeOptions<D>& o)
   const auto k = kernel_dims<D>(o.kernel_size(), name);
   AG_CHECK(o.in_channels() > 0 && o.out_channels() > 0, ValueError, name, ": in_channels ", o.in_channels(),
            " and out_channels ", o.out_channels(), " must be positive");
-  AG_CHECK(o.groups() > 0 && o.in_channels() % o.groups() == 0 && o.out_channels() % o.groups() == 0, ValueError,
-           name, ": groups ", o.groups(), " must divide in_channels ", o.in_channels(), " and out_channels ",
+  AG_CHECK(o.groups() > 0 && o.in_channels() % o.groups() == 0 && o.out_channels() % o.groups() == 0, ValueError, name,
+           ": groups ", o.groups(), " must divide in_channels ", o.in_channels(), " and out_channels ",
            o.out_channels());
   Shape ws{o.in_channels(), o.out_channels() / o.groups()};
   for (int64_t v : k) ws.push_back(v);
@@ -189,8 +189,8 @@ Tensor ConvTransposeNdImpl<D>::forward(const Tensor& input, const std::optional<
     // the requested size between that and stride - 1 more.
     std::vector<int64_t> want = *output_size;
     if (want.size() == D + 2 || want.size() == D + 1) want.erase(want.begin(), want.end() - int64_t(D));
-    AG_CHECK(want.size() == D, ValueError, name, ": output_size must have ", D, " (or ", D + 2,
-             ") values, got ", want.size());
+    AG_CHECK(want.size() == D, ValueError, name, ": output_size must have ", D, " (or ", D + 2, ") values, got ",
+             want.size());
     AG_CHECK(input.dim() >= int64_t(D), ShapeError, name, ": input shape ", input.shape(), " has fewer than ", D,
              " dims");
     opad.assign(D, 0);
@@ -200,8 +200,8 @@ Tensor ConvTransposeNdImpl<D>::forward(const Tensor& input, const std::optional<
       const int64_t min_size =
           (n - 1) * at(o.stride(), d) - 2 * at(o.padding(), d) + at(o.dilation(), d) * (k[d] - 1) + 1;
       const int64_t max_size = min_size + at(o.stride(), d) - 1;
-      AG_CHECK(want[d] >= min_size && want[d] <= max_size, ValueError, name, ": requested an output size of ",
-               want[d], " along spatial dim ", d, ", but valid sizes range from ", min_size, " to ", max_size,
+      AG_CHECK(want[d] >= min_size && want[d] <= max_size, ValueError, name, ": requested an output size of ", want[d],
+               " along spatial dim ", d, ", but valid sizes range from ", min_size, " to ", max_size,
                " (for an input of shape ", input.shape(), ")");
       opad[d] = want[d] - min_size;
     }

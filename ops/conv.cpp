@@ -48,8 +48,15 @@ int64_t checked_mul(int64_t a, int64_t b, const char* op) {
   return r;
 }
 
+int64_t checked_add(int64_t a, int64_t b, const char* op) {
+  int64_t r = 0;
+  AG_CHECK(!__builtin_add_overflow(a, b, &r), ShapeError, op, ": sizes ", a, " + ", b, " overflow int64");
+  return r;
+}
+
 Tensor im2col_windows(const Tensor& x, const K::Window& h, const K::Window& w, K::ColLayout layout) {
-  checked_mul(checked_mul(checked_mul(x.shape()[0], x.shape()[1], "im2col"), h.kernel * w.kernel, "im2col"),
+  checked_mul(checked_mul(checked_mul(x.shape()[0], x.shape()[1], "im2col"), checked_mul(h.kernel, w.kernel, "im2col"),
+                          "im2col"),
               checked_mul(h.out, w.out, "im2col"), "im2col");
   const int64_t C = x.shape()[1], N = x.shape()[0];
   return record("im2col", K::im2col(x, h, w, layout), {x}, [C, N, h, w, layout](const Tensor& g, NeedsGrad) {
@@ -59,9 +66,8 @@ Tensor im2col_windows(const Tensor& x, const K::Window& h, const K::Window& w, K
 
 Tensor col2im_windows(const Tensor& cols, int64_t C, const K::Window& h, const K::Window& w, K::ColLayout layout,
                       int64_t batch) {
-  return record("col2im", K::col2im(cols, C, h, w, layout, batch), {cols}, [h, w, layout](const Tensor& g, NeedsGrad) {
-    return Grads{im2col_windows(g, h, w, layout)};
-  });
+  return record("col2im", K::col2im(cols, C, h, w, layout, batch), {cols},
+                [h, w, layout](const Tensor& g, NeedsGrad) { return Grads{im2col_windows(g, h, w, layout)}; });
 }
 
 }  // namespace conv_detail
@@ -108,8 +114,8 @@ ConvGeometry check_conv(const char* op, std::size_t D, const Tensor& x, const Te
              ") times groups ", groups, " must equal the input channels ", g.C_in, " ", shapes(x, weight));
   }
   if (bias.defined()) {
-    AG_CHECK(bias.dim() == 1 && bias.shape()[0] == g.C_out, ShapeError, op, ": bias shape ", bias.shape(),
-             " must be (", g.C_out, ") ", shapes(x, weight));
+    AG_CHECK(bias.dim() == 1 && bias.shape()[0] == g.C_out, ShapeError, op, ": bias shape ", bias.shape(), " must be (",
+             g.C_out, ") ", shapes(x, weight));
     AG_CHECK(bias.dtype() == x.dtype(), DTypeError, op, ": bias dtype ", bias.dtype(), " differs from input dtype ",
              x.dtype());
   }
@@ -125,15 +131,16 @@ ConvGeometry check_conv(const char* op, std::size_t D, const Tensor& x, const Te
       AG_CHECK(opad[d] < stride[d] || opad[d] < dil[d], ValueError, op, ": output_padding ", list_str(opad),
                " must be smaller than either stride ", list_str(stride), " or dilation ", list_str(dil));
       // The conv this transposes maps `out` (its input) to n: col2im's geometry.
-      const int64_t out = (n - 1) * stride[d] - 2 * pad[d] + span - 1 + opad[d] + 1;
+      const int64_t grown = checked_add(checked_mul(n - 1, stride[d], op), checked_add(span, opad[d], op), op);
+      const int64_t out = grown - checked_mul(2, pad[d], op);
       AG_CHECK(out > 0, ShapeError, op, ": output size ", out, " along spatial dim ", d, " is not positive ",
                shapes(x, weight));
       win = K::Window{out, n, k, stride[d], pad[d], dil[d]};
     } else {
-      AG_CHECK(n + 2 * pad[d] >= span, ShapeError, op, ": the dilated kernel (size ", span,
-               ") is larger than the padded input (size ", n + 2 * pad[d], ") along spatial dim ", d, " ",
-               shapes(x, weight));
-      win.out = (n + 2 * pad[d] - span) / stride[d] + 1;
+      const int64_t np = padded(n, pad[d], op);
+      AG_CHECK(np >= span, ShapeError, op, ": the dilated kernel (size ", span,
+               ") is larger than the padded input (size ", np, ") along spatial dim ", d, " ", shapes(x, weight));
+      win.out = (np - span) / stride[d] + 1;
     }
     (D == 1 || d == 1 ? g.w : g.h) = win;
   }
@@ -204,8 +211,8 @@ Tensor conv_transpose_nd(const char* op, std::size_t D, const Tensor& x_in, cons
   Tensor wt = transpose(reshape(weight, {g.G, Cg, Og * K}), -1, -2);
   Tensor xc = reshape(permute(reshape(x4, {g.N, g.C_in, HW}), {1, 0, 2}), {g.G, Cg, g.N * HW});
   Tensor cols = matmul(wt, xc);
-  Tensor out = col2im_windows(reshape(cols, {g.C_out * K, g.N * HW}), g.C_out, g.h, g.w,
-                              K::ColLayout::batch_in_columns, g.N);
+  Tensor out =
+      col2im_windows(reshape(cols, {g.C_out * K, g.N * HW}), g.C_out, g.h, g.w, K::ColLayout::batch_in_columns, g.N);
   return from_4d(add_bias(out, bias), D, g.batched);
 }
 
@@ -218,10 +225,10 @@ std::pair<K::Window, K::Window> fold_windows(const char* op, const std::vector<i
              pad = per_dim(padding, 2, op, "padding", 0), st = per_dim(stride, 2, op, "stride", 1);
   K::Window win[2];
   for (std::size_t d = 0; d < 2; ++d) {
-    const int64_t span = checked_mul(dil[d], k[d] - 1, op) + 1;
-    AG_CHECK(in[d] + 2 * pad[d] >= span, ShapeError, op, ": the dilated kernel ", list_str(k), " (span ", span,
-             ") is larger than the padded input size ", in[d] + 2 * pad[d], " along spatial dim ", d);
-    win[d] = K::Window{in[d], (in[d] + 2 * pad[d] - span) / st[d] + 1, k[d], st[d], pad[d], dil[d]};
+    const int64_t span = checked_mul(dil[d], k[d] - 1, op) + 1, np = padded(in[d], pad[d], op);
+    AG_CHECK(np >= span, ShapeError, op, ": the dilated kernel ", list_str(k), " (span ", span,
+             ") is larger than the padded input size ", np, " along spatial dim ", d);
+    win[d] = K::Window{in[d], (np - span) / st[d] + 1, k[d], st[d], pad[d], dil[d]};
   }
   return {win[0], win[1]};
 }

@@ -65,9 +65,8 @@ bool dnnl_takes(const Tensor& x4, const Tensor& weight) {
 
 // oneDNN's forward as a fused op; undefined when oneDNN declines.
 Tensor conv_dnnl(const char* op, const Tensor& x4, const Tensor& weight, const Tensor& bias, const ConvGeometry& g) {
-  const K::ConvShape s{g.N,          g.C_in,       x4.shape()[2], x4.shape()[3], g.C_out,    g.h.kernel,
-                       g.w.kernel,   g.h.out,      g.w.out,       g.h.stride,    g.w.stride, g.h.pad,
-                       g.w.pad,      g.h.dilation, g.w.dilation,  g.G};
+  const K::ConvShape s{g.N,     g.C_in,     x4.shape()[2], x4.shape()[3], g.C_out, g.h.kernel,   g.w.kernel,   g.h.out,
+                       g.w.out, g.h.stride, g.w.stride,    g.h.pad,       g.w.pad, g.h.dilation, g.w.dilation, g.G};
   const Tensor xc = K::contiguous(x4), wc = K::contiguous(weight);
   const Tensor bc = bias.defined() ? K::contiguous(bias) : Tensor{};
   Tensor out = K::conv2d_dnnl(xc, wc, bc, s);
@@ -76,7 +75,7 @@ Tensor conv_dnnl(const char* op, const Tensor& x4, const Tensor& weight, const T
   return record(
       op, out, {x4, weight, bias},
       [sx = save_if(need, xc), sw = save_if(need, wc), s, g, has_bias = bias.defined()](const Tensor& grad,
-                                                                                         NeedsGrad needs) {
+                                                                                        NeedsGrad needs) {
         const Tensor gc = K::contiguous(grad);
         Tensor dx, dw, db;
         if (needs[0]) dx = K::conv2d_dnnl_backward_data(gc, sw.get(), s);

@@ -37,7 +37,11 @@ struct ConvGeometry {
 // where they run (f32), else the columns (conv_forward.cpp).
 Tensor conv_forward(const char* op, const Tensor& x4, const Tensor& weight, const Tensor& bias, const ConvGeometry& g);
 
-// a * b, ShapeError naming op when it overflows int64.
+// a * b and a + b, ShapeError naming op when they overflow int64 (hostile sizes and
+// paddings must raise, never wrap).
 int64_t checked_mul(int64_t a, int64_t b, const char* op);
+int64_t checked_add(int64_t a, int64_t b, const char* op);
+// n + 2 pad: a padded size.
+inline int64_t padded(int64_t n, int64_t pad, const char* op) { return checked_add(n, checked_mul(2, pad, op), op); }
 
 }  // namespace ag::conv_detail

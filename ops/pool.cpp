@@ -34,10 +34,12 @@ std::vector<PoolDim> pool_dims(const char* op, std::size_t D, const Tensor& x4, 
   std::vector<PoolDim> dims;
   for (std::size_t i = 0; i < D; ++i) {
     const int64_t in = x4.shape()[4 - int64_t(D) + int64_t(i)];
-    AG_CHECK(p[i] <= k[i] / 2, ValueError, op, ": padding ", list_str(padding),
-             " must be at most half of kernel_size ", list_str(kernel_size), " (input shape ", caller_shape, ")");
+    AG_CHECK(p[i] <= k[i] / 2, ValueError, op, ": padding ", list_str(padding), " must be at most half of kernel_size ",
+             list_str(kernel_size), " (input shape ", caller_shape, ")");
+    // p <= k / 2 and span >= k keep every sum below in + k + s: no overflow past the checks.
     const int64_t span = checked_mul(d[i], k[i] - 1, op) + 1;
-    int64_t out = floor_div(in + 2 * p[i] - span + (ceil_mode ? s[i] - 1 : 0), s[i]) + 1;
+    const int64_t reach = checked_add(padded(in, p[i], op), ceil_mode ? s[i] - 1 : 0, op);
+    int64_t out = floor_div(reach - span, s[i]) + 1;
     if (ceil_mode && (out - 1) * s[i] >= in + p[i]) --out;  // the last window starts inside the input or left padding
     AG_CHECK(out >= 1, ShapeError, op, ": input shape ", caller_shape, " is too small for kernel_size ",
              list_str(kernel_size), ", dilation ", list_str(dilation), " and padding ", list_str(padding),
@@ -66,56 +68,29 @@ Tensor unpool_4d(const Tensor& y, std::size_t D, const Tensor& caller) {
   return caller.dim() == int64_t(D) + 2 ? r : squeeze(r, 0);
 }
 
-// The taps of a strided, padded, dilated window (PyTorch's max pool loop bounds).
-K::Taps window_taps(const PoolDim& d) {
-  K::Taps t;
-  t.step = d.dilation;
-  for (int64_t o = 0; o < d.out; ++o) {
-    int64_t start = o * d.stride - d.pad;
-    const int64_t end = std::min(start + (d.kernel - 1) * d.dilation + 1, d.in);
-    while (start < 0) start += d.dilation;
-    t.first.push_back(start);
-    t.count.push_back(end > start ? (end - start + d.dilation - 1) / d.dilation : 0);
-  }
-  return t;
-}
-
-// Adaptive windows: output o of n covers [floor(o in / n), ceil((o + 1) in / n)).
-K::Taps adaptive_taps(int64_t in, int64_t out) {
-  K::Taps t;
-  for (int64_t o = 0; o < out; ++o) {
-    const int64_t start = (o / out) * in + ((o % out) * in) / out, end = 1 + ((o + 1) * in - 1) / out;
-    t.first.push_back(start);
-    t.count.push_back(end - start);
-  }
-  return t;
-}
+K::PoolWindows windows_of(const PoolDim& d) { return {d.in, d.out, d.kernel, d.stride, d.pad, d.dilation, false}; }
+K::PoolWindows adaptive_windows(int64_t in, int64_t out) { return {in, out, 1, 1, 0, 1, true}; }
 
 Tensor gather_at(const Tensor& gg, const Tensor& idx);
 
 // g (N, C, oH, oW) scattered to the indices in zeros (N, C, H, W).
 Tensor scatter_to(const Tensor& g, const Tensor& idx, int64_t H, int64_t W) {
-  return record("max_pool_backward", K::max_pool_backward(g, idx, H, W), {g}, [idx](const Tensor& gg, NeedsGrad) {
-    return Grads{gather_at(gg, idx)};
-  });
+  return record("max_pool_backward", K::max_pool_backward(g, idx, H, W), {g},
+                [idx](const Tensor& gg, NeedsGrad) { return Grads{gather_at(gg, idx)}; });
 }
 
 Tensor gather_at(const Tensor& gg, const Tensor& idx) {
   const int64_t H = gg.shape()[2], W = gg.shape()[3];
-  return record("max_pool_double_backward", K::gather_planes(gg, idx), {gg}, [idx, H, W](const Tensor& g, NeedsGrad) {
-    return Grads{scatter_to(g, idx, H, W)};
-  });
+  return record("max_pool_double_backward", K::gather_planes(gg, idx), {gg},
+                [idx, H, W](const Tensor& g, NeedsGrad) { return Grads{scatter_to(g, idx, H, W)}; });
 }
 
-std::pair<Tensor, Tensor> max_pool_taps(const char* op, const Tensor& x4, const K::Taps& th, const K::Taps& tw) {
-  for (const K::Taps* t : {&th, &tw})
-    for (int64_t c : t->count)
-      AG_CHECK(c > 0, ShapeError, op, ": a pooling window covers no input element (input shape ", x4.shape(), ")");
-  auto [values, idx] = K::max_pool(x4, th, tw);
+std::pair<Tensor, Tensor> max_pool_windows(const char* op, const Tensor& x4, const K::PoolWindows& wh,
+                                           const K::PoolWindows& ww) {
+  auto [values, idx] = K::max_pool(x4, wh, ww);
   const int64_t H = x4.shape()[2], W = x4.shape()[3];
-  Tensor out = record(op, values, {x4}, [idx = idx, H, W](const Tensor& g, NeedsGrad) {
-    return Grads{scatter_to(g, idx, H, W)};
-  });
+  Tensor out = record(op, values, {x4},
+                      [idx = idx, H, W](const Tensor& g, NeedsGrad) { return Grads{scatter_to(g, idx, H, W)}; });
   return {out, idx};
 }
 
@@ -125,7 +100,7 @@ std::pair<Tensor, Tensor> max_pool_nd(const char* op, std::size_t D, const Tenso
                                       bool ceil_mode) {
   const Tensor x4 = pool_4d(op, D, x);
   const auto dims = pool_dims(op, D, x4, kernel_size, stride, padding, dilation, ceil_mode, x.shape());
-  auto [v, i] = max_pool_taps(op, x4, window_taps(dims[0]), window_taps(dims[1]));
+  auto [v, i] = max_pool_windows(op, x4, windows_of(dims[0]), windows_of(dims[1]));
   return {unpool_4d(v, D, x), unpool_4d(i, D, x)};
 }
 
@@ -153,7 +128,12 @@ Tensor avg_pool_nd(const char* op, std::size_t D, const Tensor& x, const std::ve
         .to(x.dtype());
   const Tensor x4 = pool_4d(op, D, x);
   const auto dims = pool_dims(op, D, x4, kernel_size, stride, padding, {1}, ceil_mode, x.shape());
-  const int64_t N = x4.shape()[0], C = x4.shape()[1];
+  const int64_t N = x4.shape()[0], C = x4.shape()[1], H = x4.shape()[2], W = x4.shape()[3];
+  K::Window wh{dims[0].in, dims[0].out, dims[0].kernel, dims[0].stride, dims[0].pad, 1};
+  K::Window ww{dims[1].in, dims[1].out, dims[1].kernel, dims[1].stride, dims[1].pad, 1};
+  // The columns first: their allocation refuses a size no machine could hold before the
+  // divisors below (oH oW of them) are made.
+  Tensor cols = im2col_windows(reshape(x4, {N * C, 1, H, W}), wh, ww);  // (N C, K, oH oW)
   // Scale (oH oW): 1 / divisor; a window outside the input (its divisor 0) sums nothing.
   const auto dh = avg_divisors(dims[0], count_include_pad), dw = avg_divisors(dims[1], count_include_pad);
   std::vector<double> scale;
@@ -162,24 +142,22 @@ Tensor avg_pool_nd(const char* op, std::size_t D, const Tensor& x, const std::ve
       const double div = divisor_override ? double(*divisor_override) : a * b;
       scale.push_back(div == 0 ? 0.0 : 1.0 / div);
     }
-  K::Window wh{dims[0].in, dims[0].out, dims[0].kernel, dims[0].stride, dims[0].pad, 1};
-  K::Window ww{dims[1].in, dims[1].out, dims[1].kernel, dims[1].stride, dims[1].pad, 1};
-  const int64_t H = x4.shape()[2], W = x4.shape()[3];
-  Tensor cols = im2col_windows(reshape(x4, {N * C, 1, H, W}), wh, ww);  // (N C, K, oH oW)
   Tensor s = Tensor::from_vector(scale, {int64_t(scale.size())}).to(x.dtype());
   Tensor out = reshape(sum(cols, {1}) * s, {N, C, dims[0].out, dims[1].out});
   return unpool_4d(out, D, x);
 }
 
 // (out, in) with 1 / count over each adaptive window: adaptive average pooling along one
-// dim is a product with it.
+// dim is a product with it. Filled in a tensor (the allocator refuses a size no machine
+// could hold, with a MemoryError) before its out taps are made.
 Tensor adaptive_matrix(int64_t in, int64_t out, DType dtype) {
-  const K::Taps t = adaptive_taps(in, out);
-  std::vector<double> m(static_cast<std::size_t>(in * out), 0.0);
+  Tensor m = zeros({out, in}, DType::f64);
+  const K::Taps t = K::taps_of(adaptive_windows(in, out));
+  double* p = m.data<double>();
   for (int64_t o = 0; o < out; ++o)
     for (int64_t c = 0; c < t.count[size_t(o)]; ++c)
-      m[size_t(o * in + t.first[size_t(o)] + c)] = 1.0 / static_cast<double>(t.count[size_t(o)]);
-  return Tensor::from_vector(m, {out, in}).to(dtype);
+      p[o * in + t.first[size_t(o)] + c] = 1.0 / static_cast<double>(t.count[size_t(o)]);
+  return m.to(dtype);
 }
 
 std::vector<int64_t> adaptive_size(const char* op, std::size_t D, const std::vector<int64_t>& output_size) {
@@ -209,7 +187,7 @@ std::pair<Tensor, Tensor> adaptive_max_nd(const char* op, std::size_t D, const T
   const auto size = adaptive_size(op, D, output_size);
   const Tensor x4 = pool_4d(op, D, x);
   const int64_t oH = D == 1 ? 1 : size[0], oW = size[D - 1];
-  auto [v, i] = max_pool_taps(op, x4, adaptive_taps(x4.shape()[2], oH), adaptive_taps(x4.shape()[3], oW));
+  auto [v, i] = max_pool_windows(op, x4, adaptive_windows(x4.shape()[2], oH), adaptive_windows(x4.shape()[3], oW));
   return {unpool_4d(v, D, x), unpool_4d(i, D, x)};
 }
 

@@ -73,7 +73,9 @@ void col2im_plane(const T* rows, int64_t row_stride, T* plane, const Window& h, 
 }
 
 // Planes per parallel_for chunk: enough work (elements touched) to pay for a hand-off.
-int64_t plane_grain(int64_t work_per_plane) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work_per_plane)); }
+int64_t plane_grain(int64_t work_per_plane) {
+  return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work_per_plane));
+}
 
 // Where plane (n, c)'s first row starts, and the distance between its rows.
 struct RowPlace {
@@ -130,17 +132,42 @@ Tensor col2im(const Tensor& cols_in, int64_t C, const Window& h, const Window& w
 }
 
 // ---- max pooling ----------------------------------------------------------------
-std::pair<Tensor, Tensor> max_pool(const Tensor& x_in, const Taps& th, const Taps& tw) {
+Taps taps_of(const PoolWindows& d) {
+  Taps t;
+  t.step = d.adaptive ? 1 : d.dilation;
+  t.first.reserve(std::size_t(d.out));
+  t.count.reserve(std::size_t(d.out));
+  for (int64_t o = 0; o < d.out; ++o) {
+    if (d.adaptive) {  // PyTorch's start_index / end_index, in integers
+      const int64_t start = (o / d.out) * d.in + ((o % d.out) * d.in) / d.out, end = 1 + ((o + 1) * d.in - 1) / d.out;
+      t.first.push_back(start);
+      t.count.push_back(end - start);
+      continue;
+    }
+    int64_t start = o * d.stride - d.pad;
+    const int64_t end = std::min(start + (d.kernel - 1) * d.dilation + 1, d.in);
+    if (start < 0) start += ((-start + d.dilation - 1) / d.dilation) * d.dilation;  // the first tap inside
+    t.first.push_back(start);
+    t.count.push_back(end > start ? (end - start + d.dilation - 1) / d.dilation : 0);
+  }
+  return t;
+}
+
+std::pair<Tensor, Tensor> max_pool(const Tensor& x_in, const PoolWindows& wh, const PoolWindows& ww) {
   if (is_half(x_in)) {  // a selection: exact in f32
-    auto [v, i] = max_pool(as_f32(x_in), th, tw);
+    auto [v, i] = max_pool(as_f32(x_in), wh, ww);
     return {to_half(v, x_in.dtype()), i};
   }
   const Tensor x = contiguous(x_in);
   const int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
-  const int64_t oH = static_cast<int64_t>(th.first.size()), oW = static_cast<int64_t>(tw.first.size());
+  const int64_t oH = wh.out, oW = ww.out;
   Tensor values = empty({N, C, oH, oW}, x.dtype(), "max_pool");
   Tensor indices = empty({N, C, oH, oW}, DType::i64, "max_pool");
   if (values.numel() == 0) return {values, indices};
+  const Taps th = taps_of(wh), tw = taps_of(ww);  // oH + oW entries: below the outputs' size
+  for (const Taps* t : {&th, &tw})
+    for (int64_t c : t->count)
+      AG_CHECK(c > 0, ShapeError, "max_pool: a pooling window covers no input element (input shape ", x.shape(), ")");
   dispatch_float(x.dtype(), "max_pool", [&]<class T>() {
     const T* src = x.data<T>();
     T* val = values.data<T>();

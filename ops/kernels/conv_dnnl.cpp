@@ -60,8 +60,8 @@ Descs descs(const ConvShape& s, int64_t n, DType dtype) {
   const auto t = dnnl_type(dtype);
   Descs d;
   const memory::dims src{n, s.C, s.H, s.W}, dst{n, s.O, s.oH, s.oW};
-  const memory::dims wei = s.G == 1 ? memory::dims{s.O, s.C, s.kH, s.kW}
-                                    : memory::dims{s.G, s.O / s.G, s.C / s.G, s.kH, s.kW};
+  const memory::dims wei =
+      s.G == 1 ? memory::dims{s.O, s.C, s.kH, s.kW} : memory::dims{s.G, s.O / s.G, s.C / s.G, s.kH, s.kW};
   d.src = memory::desc(src, t, Tag::nchw);
   d.dst = memory::desc(dst, t, Tag::nchw);
   d.wei = memory::desc(wei, t, s.G == 1 ? Tag::oihw : Tag::goihw);
@@ -82,9 +82,9 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Descs& d, bool bias) 
   using F = dnnl::convolution_forward;
   const auto kind = dnnl::prop_kind::forward_training;
   const auto alg = dnnl::algorithm::convolution_direct;
-  F::desc desc = bias ? F::desc(kind, alg, d.src_any, d.wei_any, d.bias, d.dst_any, d.strides, d.dilates, d.pad_l,
-                                d.pad_r)
-                      : F::desc(kind, alg, d.src_any, d.wei_any, d.dst_any, d.strides, d.dilates, d.pad_l, d.pad_r);
+  F::desc desc =
+      bias ? F::desc(kind, alg, d.src_any, d.wei_any, d.bias, d.dst_any, d.strides, d.dilates, d.pad_l, d.pad_r)
+           : F::desc(kind, alg, d.src_any, d.wei_any, d.dst_any, d.strides, d.dilates, d.pad_l, d.pad_r);
   return F::primitive_desc(desc, engine());
 }
 
@@ -121,7 +121,7 @@ struct Prims {
 Prims& prims_for(const ConvShape& s, int64_t n, DType dtype, bool bias) {
   constexpr std::size_t kMax = 128;
   thread_local std::map<std::vector<int64_t>, Prims> cache;
-  std::vector<int64_t> key{n,    s.C,  s.H,  s.W,  s.O,  s.kH, s.kW, s.oH,          s.oW,
+  std::vector<int64_t> key{n,    s.C,  s.H,  s.W,  s.O,  s.kH, s.kW, s.oH,           s.oW,
                            s.sH, s.sW, s.pH, s.pW, s.dH, s.dW, s.G,  int64_t(dtype), bias};
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   if (cache.size() >= kMax) cache.clear();
@@ -240,9 +240,9 @@ std::pair<Tensor, Tensor> conv2d_dnnl_backward_weights(const Tensor& x, const Te
       if (!p.fwd_pd) p.fwd_pd = forward_pd(d, bias);
       using B = dnnl::convolution_backward_weights;
       const auto alg = dnnl::algorithm::convolution_direct;
-      B::desc desc = bias ? B::desc(alg, d.src_any, d.wei_any, d.bias, d.dst_any, d.strides, d.dilates, d.pad_l,
-                                    d.pad_r)
-                          : B::desc(alg, d.src_any, d.wei_any, d.dst_any, d.strides, d.dilates, d.pad_l, d.pad_r);
+      B::desc desc = bias
+                         ? B::desc(alg, d.src_any, d.wei_any, d.bias, d.dst_any, d.strides, d.dilates, d.pad_l, d.pad_r)
+                         : B::desc(alg, d.src_any, d.wei_any, d.dst_any, d.strides, d.dilates, d.pad_l, d.pad_r);
       p.bwd_w_pd.emplace(desc, engine(), *p.fwd_pd);
       if (!usable(p.bwd_w_pd->impl_info_str())) return p.declined = true, false;
       p.bwd_w.emplace(*p.bwd_w_pd);
@@ -256,7 +256,8 @@ std::pair<Tensor, Tensor> conv2d_dnnl_backward_weights(const Tensor& x, const Te
     memory src_m = in_layout(src, p.bwd_w_pd->src_desc(), strm, keep);
     memory g_m = in_layout(gd, p.bwd_w_pd->diff_dst_desc(), strm, keep);
     memory dw_m = p.bwd_w_pd->diff_weights_desc() == d.wei ? dwm : buffer(p.bwd_w_pd->diff_weights_desc(), keep);
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_m}, {DNNL_ARG_DIFF_DST, g_m}, {DNNL_ARG_DIFF_WEIGHTS, dw_m}};
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, src_m}, {DNNL_ARG_DIFF_DST, g_m}, {DNNL_ARG_DIFF_WEIGHTS, dw_m}};
     if (bias) args.insert({DNNL_ARG_DIFF_BIAS, memory(d.bias, engine(), db.raw_data())});
     p.bwd_w->execute(strm, args);
     if (dw_m != dwm) dnnl::reorder(dw_m, dwm).execute(strm, dw_m, dwm);

@@ -40,7 +40,7 @@ TEST_CASE("Conv2d and ConvTranspose2d: state-dict keys and shapes, PyTorch's ini
         "Conv1d(2, 3, kernel_size=(5,), stride=(1,), padding=same, bias=false)");
 
   nn::ConvTranspose2d up(nn::ConvTranspose2dOptions(4, 6, 3).stride(2).groups(2));
-  CHECK(up->weight.shape() == Shape{4, 3, 3, 3});  // (C_in, C_out / groups, kH, kW), as PyTorch
+  CHECK(up->weight.shape() == Shape{4, 3, 3, 3});                       // (C_in, C_out / groups, kH, kW), as PyTorch
   CHECK(up->weight.abs().max().item<double>() <= 1 / std::sqrt(27.0));  // fan_in = weight.size(1) * 9
   CHECK(repr(*up) == "ConvTranspose2d(4, 6, kernel_size=(3, 3), stride=(2, 2), groups=2)");
   CHECK_THROWS_AS(nn::Conv2d(nn::Conv2dOptions(4, 6, 3).groups(4)), ValueError);

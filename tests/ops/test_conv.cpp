@@ -26,7 +26,8 @@ Tensor naive_conv2d(const Tensor& x, const Tensor& w, const Tensor& b, std::vect
                     std::vector<int64_t> d, int64_t groups) {
   const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
   const int64_t O = w.size(0), Cg = w.size(1), kh = w.size(2), kw = w.size(3), Og = O / groups;
-  const int64_t oH = (H + 2 * p[0] - d[0] * (kh - 1) - 1) / s[0] + 1, oW = (W + 2 * p[1] - d[1] * (kw - 1) - 1) / s[1] + 1;
+  const int64_t oH = (H + 2 * p[0] - d[0] * (kh - 1) - 1) / s[0] + 1,
+                oW = (W + 2 * p[1] - d[1] * (kw - 1) - 1) / s[1] + 1;
   auto xv = x.contiguous().to_vector<double>(), wv = w.contiguous().to_vector<double>();
   std::vector<double> out(size_t(N * O * oH * oW));
   for (int64_t n = 0; n < N; ++n)
@@ -93,8 +94,8 @@ TEST_CASE("conv_transpose2d is the adjoint of conv2d, and im2col of col2im") {
     // output_padding so that it is x's.
     std::vector<int64_t> op(2);
     for (int d = 0; d < 2; ++d)
-      op[size_t(d)] = c.x[size_t(2 + d)] -
-                      ((y.size(2 + d) - 1) * c.s[size_t(d)] - 2 * c.p[size_t(d)] + c.d[size_t(d)] * (c.w[size_t(2 + d)] - 1) + 1);
+      op[size_t(d)] = c.x[size_t(2 + d)] - ((y.size(2 + d) - 1) * c.s[size_t(d)] - 2 * c.p[size_t(d)] +
+                                            c.d[size_t(d)] * (c.w[size_t(2 + d)] - 1) + 1);
     Tensor xt = conv_transpose2d(r, w, {}, c.s, c.p, op, c.groups, c.d);
     REQUIRE(xt.shape() == x.shape());
     CHECK(std::abs(dot(y, r) - dot(x, xt)) < 1e-10 * (1 + std::abs(dot(y, r))));
@@ -198,7 +199,8 @@ TEST_CASE("conv2d through oneDNN equals the columns in f32: values, gradients, a
   }
 }
 
-TEST_CASE("conv2d special values: a NaN or inf input reaches exactly the outputs whose window covers it, in both engines") {
+TEST_CASE(
+    "conv2d special values: a NaN or inf input reaches exactly the outputs whose window covers it, in both engines") {
   for (kernels::ConvEngine e : {kernels::ConvEngine::im2col, kernels::ConvEngine::dnnl}) {
     const kernels::ConvEngine saved = kernels::set_conv_engine(e);
     for (double special : {std::nan(""), std::numeric_limits<double>::infinity()}) {

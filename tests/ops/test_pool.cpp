@@ -59,7 +59,8 @@ TEST_CASE("max_pool ceil_mode, dilation and 1-d indices") {
   // ceil_mode drops a window that would start in the right padding: L = 3, k = 2, s = 2,
   // p = 1 gives ceil((3 + 2 - 2) / 2) + 1 = 3 windows, starting at -1, 1 and 3 = L: the
   // third is dropped.
-  CHECK(max_pool1d(Tensor::from_vector(std::vector<double>{1, 2, 3}, {1, 1, 3}), {2}, {2}, {1}, {1}, true).size(2) == 2);
+  CHECK(max_pool1d(Tensor::from_vector(std::vector<double>{1, 2, 3}, {1, 1, 3}), {2}, {2}, {1}, {1}, true).size(2) ==
+        2);
   // dilation 2, k 2: taps (0, 2), (1, 3), (2, 4).
   CHECK(diff(max_pool1d(x, {2}, {1}, {0}, {2}), {1, 3, 9}) == "");
 }

@@ -19,11 +19,11 @@ namespace ag::nn {
 /// A per-spatial-dim size in module options (LibTorch's ExpandingArray): one value for
 /// every dim (`.stride(2)`), or one per dim (`.stride({2, 1})`).
 struct ExpandingArray : std::vector<int64_t> {
-  ExpandingArray(std::initializer_list<int64_t> v) : std::vector<int64_t>(v) {}  ///< {2} or {2, 1}
+  ExpandingArray(std::initializer_list<int64_t> v) : std::vector<int64_t>(v) {}   ///< {2} or {2, 1}
   ExpandingArray(std::vector<int64_t> v) : std::vector<int64_t>(std::move(v)) {}  ///< per dim
   template <std::integral I>
   ExpandingArray(I v) : std::vector<int64_t>{static_cast<int64_t>(v)} {}  ///< the same on every dim
-  ExpandingArray() = default;  ///< empty (a pool's stride: the kernel size)
+  ExpandingArray() = default;                                             ///< empty (a pool's stride: the kernel size)
 };
 
 /// Conv's padding_mode: zeros (the op's own padding), or the input padded by F.pad's mode
@@ -37,14 +37,14 @@ struct ConvOptions {
   /// The required options; the others keep their PyTorch defaults.
   ConvOptions(int64_t in_channels, int64_t out_channels, ExpandingArray kernel_size)
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(std::move(kernel_size)) {}
-  AG_ARG(int64_t, in_channels);                 ///< C_in
-  AG_ARG(int64_t, out_channels);                ///< C_out
-  AG_ARG(ExpandingArray, kernel_size);    ///< (k) or (kH, kW)
-  AG_ARG(ExpandingArray, stride) = {1};   ///< per spatial dim, or one for all
-  AG_ARG(ConvPadding, padding) = {0};           ///< amounts, or "same" / "valid"
-  AG_ARG(ExpandingArray, dilation) = {1}; ///< per spatial dim, or one for all
-  AG_ARG(int64_t, groups) = 1;                  ///< C_in and C_out split into groups
-  AG_ARG(bool, bias) = true;                    ///< learn an additive bias (C_out)
+  AG_ARG(int64_t, in_channels);                                    ///< C_in
+  AG_ARG(int64_t, out_channels);                                   ///< C_out
+  AG_ARG(ExpandingArray, kernel_size);                             ///< (k) or (kH, kW)
+  AG_ARG(ExpandingArray, stride) = {1};                            ///< per spatial dim, or one for all
+  AG_ARG(ConvPadding, padding) = {0};                              ///< amounts, or "same" / "valid"
+  AG_ARG(ExpandingArray, dilation) = {1};                          ///< per spatial dim, or one for all
+  AG_ARG(int64_t, groups) = 1;                                     ///< C_in and C_out split into groups
+  AG_ARG(bool, bias) = true;                                       ///< learn an additive bias (C_out)
   AG_ARG(ConvPaddingMode, padding_mode) = ConvPaddingMode::zeros;  ///< how padding is filled
 };
 using Conv1dOptions = ConvOptions<1>;  ///< nn::Conv1d's options
@@ -56,15 +56,15 @@ struct ConvTransposeOptions {
   /// The required options; the others keep their PyTorch defaults.
   ConvTransposeOptions(int64_t in_channels, int64_t out_channels, ExpandingArray kernel_size)
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(std::move(kernel_size)) {}
-  AG_ARG(int64_t, in_channels);                       ///< C_in
-  AG_ARG(int64_t, out_channels);                      ///< C_out
-  AG_ARG(ExpandingArray, kernel_size);          ///< (k) or (kH, kW)
-  AG_ARG(ExpandingArray, stride) = {1};         ///< per spatial dim, or one for all
-  AG_ARG(ExpandingArray, padding) = {0};        ///< removed from each side of the output
-  AG_ARG(ExpandingArray, output_padding) = {0}; ///< added to one side of the output
-  AG_ARG(int64_t, groups) = 1;                        ///< C_in and C_out split into groups
-  AG_ARG(bool, bias) = true;                          ///< learn an additive bias (C_out)
-  AG_ARG(ExpandingArray, dilation) = {1};       ///< per spatial dim, or one for all
+  AG_ARG(int64_t, in_channels);                  ///< C_in
+  AG_ARG(int64_t, out_channels);                 ///< C_out
+  AG_ARG(ExpandingArray, kernel_size);           ///< (k) or (kH, kW)
+  AG_ARG(ExpandingArray, stride) = {1};          ///< per spatial dim, or one for all
+  AG_ARG(ExpandingArray, padding) = {0};         ///< removed from each side of the output
+  AG_ARG(ExpandingArray, output_padding) = {0};  ///< added to one side of the output
+  AG_ARG(int64_t, groups) = 1;                   ///< C_in and C_out split into groups
+  AG_ARG(bool, bias) = true;                     ///< learn an additive bias (C_out)
+  AG_ARG(ExpandingArray, dilation) = {1};        ///< per spatial dim, or one for all
 };
 using ConvTranspose1dOptions = ConvTransposeOptions<1>;  ///< nn::ConvTranspose1d's options
 using ConvTranspose2dOptions = ConvTransposeOptions<2>;  ///< nn::ConvTranspose2d's options

@@ -21,11 +21,11 @@ struct MaxPoolOptions {
   MaxPoolOptions(ExpandingArray kernel_size) : kernel_size_(std::move(kernel_size)) {}  ///< one value or one per dim
   template <std::integral I>
   MaxPoolOptions(I kernel_size) : kernel_size_(kernel_size) {}  ///< the same on every dim
-  AG_ARG(ExpandingArray, kernel_size);    ///< the window
-  AG_ARG(ExpandingArray, stride);         ///< empty: kernel_size
-  AG_ARG(ExpandingArray, padding) = {0};  ///< implicit -inf on both sides
-  AG_ARG(ExpandingArray, dilation) = {1}; ///< spacing of the window's elements
-  AG_ARG(bool, ceil_mode) = false;              ///< ceil instead of floor for the output size
+  AG_ARG(ExpandingArray, kernel_size);                          ///< the window
+  AG_ARG(ExpandingArray, stride);                               ///< empty: kernel_size
+  AG_ARG(ExpandingArray, padding) = {0};                        ///< implicit -inf on both sides
+  AG_ARG(ExpandingArray, dilation) = {1};                       ///< spacing of the window's elements
+  AG_ARG(bool, ceil_mode) = false;                              ///< ceil instead of floor for the output size
 };
 using MaxPool1dOptions = MaxPoolOptions<1>;  ///< nn::MaxPool1d's options
 using MaxPool2dOptions = MaxPoolOptions<2>;  ///< nn::MaxPool2d's options
@@ -37,12 +37,12 @@ struct AvgPoolOptions {
   AvgPoolOptions(ExpandingArray kernel_size) : kernel_size_(std::move(kernel_size)) {}  ///< one value or one per dim
   template <std::integral I>
   AvgPoolOptions(I kernel_size) : kernel_size_(kernel_size) {}  ///< the same on every dim
-  AG_ARG(ExpandingArray, kernel_size);                ///< the window
-  AG_ARG(ExpandingArray, stride);                     ///< empty: kernel_size
-  AG_ARG(ExpandingArray, padding) = {0};              ///< implicit zeros on both sides
-  AG_ARG(bool, ceil_mode) = false;                          ///< ceil instead of floor for the output size
-  AG_ARG(bool, count_include_pad) = true;                    ///< padding counts in the divisor
-  AG_ARG(std::optional<int64_t>, divisor_override);         ///< 2-d only: every window's divisor
+  AG_ARG(ExpandingArray, kernel_size);                          ///< the window
+  AG_ARG(ExpandingArray, stride);                               ///< empty: kernel_size
+  AG_ARG(ExpandingArray, padding) = {0};                        ///< implicit zeros on both sides
+  AG_ARG(bool, ceil_mode) = false;                              ///< ceil instead of floor for the output size
+  AG_ARG(bool, count_include_pad) = true;                       ///< padding counts in the divisor
+  AG_ARG(std::optional<int64_t>, divisor_override);             ///< 2-d only: every window's divisor
 };
 using AvgPool1dOptions = AvgPoolOptions<1>;  ///< nn::AvgPool1d's options
 using AvgPool2dOptions = AvgPoolOptions<2>;  ///< nn::AvgPool2d's options
@@ -50,10 +50,11 @@ using AvgPool2dOptions = AvgPoolOptions<2>;  ///< nn::AvgPool2d's options
 /// Options of the adaptive pools: the output's spatial size.
 template <std::size_t D>
 struct AdaptivePoolOptions {
-  AdaptivePoolOptions(ExpandingArray output_size) : output_size_(std::move(output_size)) {}  ///< one value or one per dim
+  AdaptivePoolOptions(ExpandingArray output_size)
+      : output_size_(std::move(output_size)) {}  ///< one value or one per dim
   template <std::integral I>
   AdaptivePoolOptions(I output_size) : output_size_(output_size) {}  ///< the same on every dim
-  AG_ARG(ExpandingArray, output_size);  ///< (L_out) or (H_out, W_out)
+  AG_ARG(ExpandingArray, output_size);                               ///< (L_out) or (H_out, W_out)
 };
 using AdaptiveAvgPool1dOptions = AdaptivePoolOptions<1>;  ///< nn::AdaptiveAvgPool1d's options
 using AdaptiveAvgPool2dOptions = AdaptivePoolOptions<2>;  ///< nn::AdaptiveAvgPool2d's options
@@ -163,6 +164,5 @@ class AdaptiveMaxPool2dImpl : public Module {
 };
 /// The holder of AdaptiveMaxPool2dImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(AdaptiveMaxPool2d);
-
 
 }  // namespace ag::nn

@@ -29,11 +29,11 @@ namespace ag {
 /// or torch's strings "valid" (no padding) and "same" (the output keeps the input's size;
 /// stride 1 only; an odd total puts the extra element at the end, as PyTorch).
 struct ConvPadding {
-  ConvPadding(std::initializer_list<int64_t> v) : amounts(v) {}  ///< {1} or {1, 2}
+  ConvPadding(std::initializer_list<int64_t> v) : amounts(v) {}   ///< {1} or {1, 2}
   ConvPadding(std::vector<int64_t> v) : amounts(std::move(v)) {}  ///< per spatial dim
   template <std::integral I>
-  ConvPadding(I v) : amounts{static_cast<int64_t>(v)} {}  ///< the same amount on every dim
-  ConvPadding(const char* mode);                          ///< "same" or "valid"; ValueError otherwise
+  ConvPadding(I v) : amounts{static_cast<int64_t>(v)} {}               ///< the same amount on every dim
+  ConvPadding(const char* mode);                                       ///< "same" or "valid"; ValueError otherwise
   ConvPadding(const std::string& mode) : ConvPadding(mode.c_str()) {}  ///< "same" or "valid"
   std::vector<int64_t> amounts;  ///< per dim, or one for all; empty for "same" / "valid"
   bool same = false;             ///< padding="same"

@@ -32,16 +32,24 @@ Tensor im2col(const Tensor& x, const Window& h, const Window& w, ColLayout layou
 Tensor col2im(const Tensor& cols, int64_t channels, const Window& h, const Window& w,
               ColLayout layout = ColLayout::per_sample, int64_t batch = -1);
 
-// The taps of one spatial dim of a max pool: output position o reads
-// first[o] + t * step for t < count[o] (all inside the input; count >= 1).
+// One spatial dim of a pool's windows: strided, padded and dilated (PyTorch's max-pool
+// loop bounds: output o reads o * stride - pad + j * dilation, j < kernel, inside the
+// input), or adaptive (output o covers [floor(o in / out), ceil((o + 1) in / out))).
+struct PoolWindows {
+  int64_t in = 1, out = 1, kernel = 1, stride = 1, pad = 0, dilation = 1;
+  bool adaptive = false;
+};
+// The taps of one dim: output o reads first[o] + t * step for t < count[o] (all inside the
+// input). Built from `out` entries: callers allocate the output first, which bounds it.
 struct Taps {
   std::vector<int64_t> first, count;
   int64_t step = 1;
 };
+Taps taps_of(const PoolWindows& d);
 // x (N, C, H, W) -> (values, i64 indices ih * W + iw) of shape (N, C, oH, oW). NaN is a
 // maximum (the last NaN of a window wins, as PyTorch's `val > max || isnan(val)`); among
-// equal maxima the first.
-std::pair<Tensor, Tensor> max_pool(const Tensor& x, const Taps& h, const Taps& w);
+// equal maxima the first. ShapeError when a window covers no input element.
+std::pair<Tensor, Tensor> max_pool(const Tensor& x, const PoolWindows& h, const PoolWindows& w);
 // max_pool's backward: g (N, C, oH, oW) scattered into zeros (N, C, H, W) at indices (16-bit:
 // summed in f32).
 Tensor max_pool_backward(const Tensor& g, const Tensor& indices, int64_t H, int64_t W);
