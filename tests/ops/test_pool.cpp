@@ -121,3 +121,17 @@ TEST_CASE("pooling errors name the op and the shapes") {
   CHECK_THROWS_MSG(adaptive_max_pool2d(randn({1, 2, 0, 4}), {2}), ShapeError, "spatial sizes must be positive");
   CHECK_THROWS_AS(max_pool2d(Tensor::from_vector(std::vector<int64_t>{1, 2, 3, 4}, {1, 1, 2, 2}), {2}), DTypeError);
 }
+
+TEST_CASE("hostile sizes: an int64-edge padding or an output no machine holds raises a typed error") {
+  const int64_t big = std::numeric_limits<int64_t>::max() / 2 + 1;
+  Tensor x = randn({1, 1, 4, 4});
+  CHECK_THROWS_AS(conv2d(x, randn({1, 1, 3, 3}), {}, {1}, {big}), ShapeError);  // 4 + 2 * big overflows
+  CHECK_THROWS_AS(conv_transpose2d(x, randn({1, 1, 3, 3}), {}, {big}), ShapeError);
+  CHECK_THROWS_AS(im2col(x, {2}, {1}, {big}), ShapeError);
+  CHECK_THROWS_AS(avg_pool2d(x, {2}, {1}, {big}), ValueError);  // more than half the kernel
+  CHECK_THROWS_AS(max_pool2d(x, {2}, {1}, {0}, {big}), ShapeError);
+  // 2^40 x 2^40 outputs: refused by the allocator before any per-output table is made.
+  CHECK_THROWS_AS(adaptive_max_pool2d(x, {int64_t(1) << 40}), Error);
+  CHECK_THROWS_AS(adaptive_avg_pool2d(x, {int64_t(1) << 40, 3}), Error);
+  CHECK_THROWS_AS(conv2d(x, randn({1, 1, 1, 1}), {}, {1}, {int64_t(1) << 40}), Error);
+}
