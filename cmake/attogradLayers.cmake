@@ -30,7 +30,7 @@ foreach(_layer IN LISTS AG_LAYERS)
   set(AG_LAYER_${_layer}_INCLUDE "${AG_LAYER_${_layer}_DIR}/include")
 endforeach()
 # Source folders beyond the layer's own (subfolders of one concern), relative to the root.
-set(AG_LAYER_ops_EXTRA_DIRS "")
+set(AG_LAYER_ops_EXTRA_DIRS ops/norm)
 
 # The public include directories (installed): every layer's but the kernels', whose
 # headers are internal to the library (they name xsimd and the ISA dispatch).

@@ -140,7 +140,8 @@ TEST_CASE("nn::functional reaches every op of the functional families") {
     CHECK_MESSAGE(names.count(op), op, " is not among the generated nn::functional names");
   // Every op of the functional families' headers is in the list (it is generated from them).
   const auto by_header = ops_by_header();
-  for (const char* family : {"activation", "attention", "conv", "loss", "norm", "pool", "position", "softmax", "upsample"}) {
+  for (const char* family :
+       {"activation", "attention", "conv", "loss", "norm", "pool", "position", "softmax", "upsample"}) {
     REQUIRE(by_header.count(family));
     for (const auto& op : by_header.at(family)) CHECK_MESSAGE(names.count(op), family, ": ", op, " is not checked");
   }

@@ -3,6 +3,7 @@
 /// Everything in nn: `#include <attograd/nn.h>`
 #include "attograd/nn/activation.h"
 #include "attograd/nn/attention.h"
+#include "attograd/nn/batchnorm.h"
 #include "attograd/nn/beam_search.h"
 #include "attograd/nn/container.h"
 #include "attograd/nn/conv.h"

@@ -1,4 +1,5 @@
-// Op table lines: layer_norm, rms_norm, normalize and the norms (ops/norm.cpp).
+// Op table lines: layer_norm, rms_norm, normalize and the norms (ops/norm.cpp); batch_norm,
+// group_norm and instance_norm (ops/norm/batch_norm.cpp).
 #include <cmath>
 #include <vector>
 
@@ -13,6 +14,9 @@ Tensor spread(const Tensor& x) {
   for (std::size_t k = 0; k < w.size(); ++k) w[k] = 1 + std::sqrt(static_cast<double>(k) + 2) / 7;
   return x * Tensor::from_vector(w, x.shape());
 }
+// Running statistics for the batch and instance norm lines, in x's dtype; the eval
+// values are exact in bf16 and f16, so the half-dtype table compares like with like.
+Tensor stat(const Tensor& x, std::vector<double> v) { return Tensor::from_vector(v, {3}).to(x.dtype()); }
 }  // namespace
 
 AG_OP_TABLE(norm) {
@@ -88,6 +92,49 @@ AG_OP_TABLE(norm) {
       {"cdist p 2 batched", {{2, 3, 4}, {2, 5, 4}}, [](auto& x) { return cdist(x[0], x[1]); }},
       {"cdist p 1", {{3, 4}, {5, 4}}, [](auto& x) { return cdist(x[0], x[1], 1.0); }},
       {"cdist p 3", {{3, 4}, {2, 4}}, [](auto& x) { return cdist(x[0], x[1], 3.0); }},
+      // batch_norm: training normalizes with the batch's statistics (the running ones,
+      // updated in place, do not enter the output), eval with the running ones.
+      {"batch_norm training (N, C)", {{5, 3}}, [](auto& x) { return batch_norm(x[0], {}, {}, {}, {}, true); }},
+      {"batch_norm training affine 4-D running stats",
+       {{2, 3, 2, 3}, {3}, {3}},
+       [](auto& x) {
+         return batch_norm(x[0], stat(x[0], {0, 0, 0}), stat(x[0], {1, 1, 1}), x[1], x[2], true, 0.1, 1e-5);
+       }},
+      {"batch_norm training affine 3-D momentum 0.3",
+       {{3, 3, 4}, {3}, {3}},
+       [](auto& x) {
+         return batch_norm(x[0], stat(x[0], {0.5, -1, 2}), stat(x[0], {2, 0.5, 1}), x[1], x[2], true, 0.3, 1e-3);
+       }},
+      {"batch_norm training weight only non-contiguous",
+       {{4, 3}, {3}},
+       [](auto& x) { return batch_norm(x[0], {}, {}, x[1], {}, true); },
+       transposed},
+      {"batch_norm eval affine 4-D",
+       {{2, 3, 2, 2}, {3}, {3}},
+       [](auto& x) {
+         return batch_norm(x[0], stat(x[0], {0.5, -0.25, 1}), stat(x[0], {1.5, 0.75, 2}), x[1], x[2], false);
+       }},
+      {"batch_norm eval 3-D",
+       {{2, 3, 4}},
+       [](auto& x) {
+         return batch_norm(x[0], stat(x[0], {-0.5, 0.25, 0}), stat(x[0], {0.5, 1, 3}), {}, {});
+       }},
+      {"group_norm 3-D", {{2, 4, 3}}, [](auto& x) { return group_norm(x[0], 2); }},
+      {"group_norm affine 4-D", {{2, 6, 2, 2}, {6}, {6}}, [](auto& x) { return group_norm(x[0], 3, x[1], x[2]); }},
+      {"group_norm one group per channel eps 1e-3",
+       {{3, 3, 4}, {3}},
+       [](auto& x) { return group_norm(x[0], 3, x[1], {}, 1e-3); }},
+      {"instance_norm 3-D", {{2, 3, 4}}, [](auto& x) { return instance_norm(x[0]); }},
+      {"instance_norm affine 4-D running stats",
+       {{2, 3, 2, 2}, {3}, {3}},
+       [](auto& x) {
+         return instance_norm(x[0], stat(x[0], {0, 0, 0}), stat(x[0], {1, 1, 1}), x[1], x[2]);
+       }},
+      {"instance_norm eval running stats",
+       {{2, 3, 4}, {3}, {3}},
+       [](auto& x) {
+         return instance_norm(x[0], stat(x[0], {0.5, -0.25, 1}), stat(x[0], {1.5, 0.75, 2}), x[1], x[2], false);
+       }},
   };
 }
 

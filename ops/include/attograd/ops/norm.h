@@ -2,7 +2,8 @@
 /// \file
 /// Normalization over trailing dims or along a dim (ops/norm.cpp): layer_norm, rms_norm,
 /// normalize, and the norms themselves (linalg_vector_norm, norm, linalg_matrix_norm,
-/// frobenius_norm, cdist). layer_norm and rms_norm are fused primitives whose create_graph backward
+/// frobenius_norm, cdist); over channels (ops/norm/batch_norm.cpp): batch_norm,
+/// group_norm, instance_norm. layer_norm and rms_norm are fused primitives whose create_graph backward
 /// differentiates the composite formula, so second derivatives work.
 #include <cstdint>
 #include <optional>
@@ -51,5 +52,34 @@ Tensor frobenius_norm(const Tensor& x, const std::vector<int64_t>& dims = {}, bo
 /// torch.cdist: x1 (..., P, M), x2 (..., R, M) -> (..., P, R), the p-norm of every row
 /// difference (batch dims broadcast); a zero distance has gradient 0, as PyTorch's.
 Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0);
+
+// ---- batch, group and instance norm (ops/norm/batch_norm.cpp) ----
+// Input (N, C, *): N batch, C channels, * any number of spatial dims (none for (N, C)).
+// Per-channel tensors (weight, bias, running stats) hold C elements.
+
+/// torch.nn.functional.batch_norm. training: normalizes with the batch statistics over
+/// every dim but 1 (biased variance) and, when running_mean / running_var are defined,
+/// updates them in place outside the graph: running = (1 - momentum) * running +
+/// momentum * stat, the variance's stat unbiased (n / (n - 1)); ValueError when a channel
+/// has one value (N * prod(*) == 1). Eval (training false): normalizes with the running
+/// statistics (required). weight and bias optional. A fused primitive (one pass for the
+/// statistics, one to normalize, threaded over channels) that saves the mean and 1/std;
+/// under create_graph its backward differentiates the composite formula. bf16 / f16
+/// input: computed in f32 (weight, bias and running stats may be f32 or the input's
+/// dtype), rounded once.
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight = {},
+                  const Tensor& bias = {}, bool training = false, double momentum = 0.1, double eps = 1e-5);
+/// torch.nn.functional.group_norm: the C channels split into num_groups groups, each
+/// sample's group normalized over its channels and *, then weight and bias (C) per
+/// channel. ShapeError unless C is divisible by num_groups.
+Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5);
+/// torch.nn.functional.instance_norm: each (sample, channel) normalized over * alone,
+/// i.e. batch_norm over the input viewed as (1, N * C, *). With use_input_stats the
+/// running stats, when defined, move toward the batch's per-channel statistics averaged
+/// over N; without it they normalize (required). weight and bias (C) optional.
+Tensor instance_norm(const Tensor& input, const Tensor& running_mean = {}, const Tensor& running_var = {},
+                     const Tensor& weight = {}, const Tensor& bias = {}, bool use_input_stats = true,
+                     double momentum = 0.1, double eps = 1e-5);
 
 }  // namespace ag
