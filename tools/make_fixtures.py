@@ -3,7 +3,8 @@
 model fixtures the parity tests use (masked softmax, MultiheadAttention, Transformer,
 Embedding -> Linear -> LayerNorm -> cross-entropy) and the op-semantics fixtures of
 issue 10 (ops_special_values, ops_ties, ops_pad, ops_einsum, ops_losses, ops_scan_reduce,
-double_backward) and the LLaMA blocks of issue 11 (rope, rms_norm, swiglu).
+double_backward), the LLaMA blocks of issue 11 (rope, rms_norm, swiglu) and the
+convolutional family of issue 40 (cnn_ops, cnn_modules).
 
 Every file is float64, built from a fixed torch.manual_seed, and written as safetensors
 by this script itself (8-byte little-endian header length, compact JSON header with the
@@ -11,7 +12,7 @@ keys sorted and __metadata__ last, padded with spaces to a multiple of 8, then t
 little-endian data in key order), so a rerun gives byte-identical files.
 
 The fixtures themselves live in tools/fixtures/, one module per concern (common: the
-writer and shared helpers; models; ops_semantics; ops_losses; double_backward; llama);
+writer and shared helpers; models; ops_semantics; ops_losses; double_backward; llama; cnn);
 this script lists them in FIXTURES and writes them.
 
 Needs Debian's PyTorch (apt install python3-torch; made with torch 1.13). The C++ build
@@ -32,6 +33,7 @@ import torch
 
 # DEFAULT_OUT, HALF_DTYPES, fixture_main, randomize_vectors and save are imported from here
 # by the other tools/make_*.py scripts.
+from fixtures.cnn import cnn_modules, cnn_ops
 from fixtures.common import DEFAULT_OUT, HALF_DTYPES, fixture_main, randomize_vectors, save  # noqa: F401
 from fixtures.double_backward import double_backward
 from fixtures.llama import gqa, rms_norm, rope, swiglu
@@ -45,7 +47,7 @@ from fixtures.ops_semantics import ops_einsum, ops_pad, ops_special_values, ops_
 FIXTURES = [masked_softmax, mha_worked_example, mha_self_causal, mha_cross_kdim_vdim,
             mha_additive_nobias, transformer_post_norm, layers_and_loss,
             ops_special_values, ops_ties, ops_pad, ops_einsum, ops_losses, ops_scan_reduce,
-            double_backward, gqa, rope, rms_norm, swiglu]
+            double_backward, gqa, rope, rms_norm, swiglu, cnn_ops, cnn_modules]
 
 
 def make(out_dir, only=None):
