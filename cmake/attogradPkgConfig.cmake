@@ -3,7 +3,7 @@
 #
 # A shared libattograd links its private dependencies itself, so the .pc names only
 # spdlog (in the public headers). A static one also lists what a static link needs:
-# OpenBLAS, oneDNN when built with it, and, when ag::dist runs on it, MPI (Requires.private, or Libs.private when
+# OpenBLAS, zlib, oneDNN when built with it, and, when ag::dist runs on it, MPI (Requires.private, or Libs.private when
 # OpenBLAS was found without pkg-config).
 
 # The prefix from the .pc's own folder, so the file stays right after
@@ -30,6 +30,7 @@ if(NOT ATTOGRAD_SHARED)
   else()
     list(APPEND AG_PC_LIBS_PRIVATE -lopenblas)
   endif()
+  list(APPEND _ag_requires zlib)   # gzip-compressed IDX files (ag::data::read_idx)
   if(ATTOGRAD_HAVE_MPI)
     # Debian's alternatives name the installed MPI's C library mpi-c (Open MPI, MPICH).
     list(APPEND _ag_requires mpi-c)

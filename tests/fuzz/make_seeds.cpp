@@ -99,6 +99,29 @@ void checkpoint_seeds(const fs::path& dir) {
                       {{"epoch", "2"}});
 }
 
+// ---- IDX files (data::read_idx): a magic, big-endian u32 dims, big-endian elements
+
+std::string idx_file(unsigned char code, const std::vector<uint32_t>& dims, std::size_t element_bytes) {
+  std::string b{'\0', '\0', static_cast<char>(code), static_cast<char>(dims.size())};
+  std::size_t n = 1;
+  for (uint32_t d : dims) {
+    for (int shift = 24; shift >= 0; shift -= 8) b += static_cast<char>((d >> shift) & 0xFF);
+    n *= d;
+  }
+  for (std::size_t i = 0; i < n * element_bytes; ++i) b += static_cast<char>((i * 37 + 11) & 0xFF);
+  return b;
+}
+
+void idx_seeds(const fs::path& dir) {
+  write_file(dir / "seed-images-u8", idx_file(0x08, {3, 4, 5}, 1));
+  write_file(dir / "seed-labels-u8", idx_file(0x08, {6}, 1));
+  write_file(dir / "seed-i16", idx_file(0x0B, {2, 3}, 2));
+  write_file(dir / "seed-f32", idx_file(0x0D, {4}, 4));
+  write_file(dir / "seed-f64", idx_file(0x0E, {2, 1}, 8));
+  write_file(dir / "seed-scalar-i32", idx_file(0x0C, {}, 4));
+  write_file(dir / "seed-empty", idx_file(0x09, {0, 7}, 1));
+}
+
 // ---- ops: bytes that the op fuzzer decodes into programs ---------------------------------
 
 void ops_seeds(const fs::path& dir) {
@@ -137,6 +160,7 @@ int main(int argc, char** argv) {
                                                                                   {"nn_load", nn_load_seeds},
                                                                                   {"checkpoint", checkpoint_seeds},
                                                                                   {"mo", mo_seeds},
+                                                                                  {"idx", idx_seeds},
                                                                                   {"ops", ops_seeds}};
   for (auto& [name, write] : targets) {
     const fs::path dir = root / name;

@@ -241,3 +241,6 @@ class DataLoader {
 };
 
 }  // namespace ag::data
+
+// The IDX reader and the MNIST-style datasets (data::read_idx, data::FashionMNIST).
+#include "attograd/data/idx.h"  // IWYU pragma: export
