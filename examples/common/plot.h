@@ -58,6 +58,19 @@ void heatmaps(const std::string& path, const std::string& title,
               const std::vector<std::string>& row_labels, const std::vector<std::string>& col_labels,
               const std::vector<std::string>& grid_titles);
 
+// A classifier's confusion matrix: counts[t][p] examples of true class t predicted as p
+// (n x n, n = labels.size()), each cell shaded by its share of its row (white -> dark
+// blue) and labelled with its count; true classes down the left, predicted classes along
+// the bottom. A ragged or negative table is a ValueError.
+void confusion_matrix(const std::string& path, const std::string& title,
+                      const std::vector<std::vector<int64_t>>& counts, const std::vector<std::string>& labels);
+
+// Grayscale images in rows of `cols`: images[k] holds h x w values row-major, 0 black to
+// 1 white (clamped; NaN is a ValueError), with captions[k] under it (one per image; a
+// '\n' splits it into two lines).
+void image_grid(const std::string& path, const std::string& title, const std::vector<std::vector<double>>& images,
+                int h, int w, const std::vector<std::string>& captions, int cols);
+
 // v with `digits` decimals ("%.*f").
 std::string fmt(double v, int digits = 2);
 
