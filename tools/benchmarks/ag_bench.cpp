@@ -47,6 +47,17 @@
 //      weights and activations quantized per row at run time; nn/QUANTIZATION.md)
 //  8, 9, 12, 13, 14 with --dtype bf16|f16: the model's weights converted by
 //      Module::to(dtype), so the activations and the KV cache are in that dtype too
+//  16  CNN training step: the Fashion-MNIST example's default classifier
+//      (examples/fashion/model.h: ResNet-9 narrowed, conv 3x3 + BatchNorm + ReLU stacks
+//      of 16, 32 (max pool to 14), 2 x 32 added, 64 (to 7), 128 (to 3), 2 x 128 added,
+//      global max pool, Linear(128, 10)) in train mode on one fixed random batch (128, 1, 28, 28) with
+//      random labels; cross entropy, backward, and the example's SGD (Nesterov momentum
+//      0.9, weight decay 5e-4 on the conv and Linear weights only) at a constant lr 0.008
+//      (its OneCycleLR's first); --batch N; --autocast bf16|f16 as workload 7, with the
+//      f32 step timed too, interleaved, as "extra.f32"
+//  17  conv2d forward + backward of a ResNet stage layer: input (8, 64, 56, 56) requiring
+//      grad, weight (64, 64, 3, 3), padding 1, no bias; backward from ones to the input and
+//      the weight; --batch N
 //
 // Memory: rss_before_kb is the resident set just before the workload builds anything
 // (libraries loaded, threads set); peak_rss_kb is getrusage's ru_maxrss at the end;
@@ -63,6 +74,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -82,6 +94,7 @@
 // Its name in usage messages (bench_harness.h).
 constexpr const char* kProgram = "ag_bench";
 #include "bench_harness.h"
+#include "../../examples/fashion/model.h"
 #include "../../examples/lm/gpt.h"
 
 namespace {
@@ -427,6 +440,62 @@ Timings gpt_decoding(const Args& a, lm::GPT model, int64_t B, bool recompute_too
   return t;
 }
 
+// ---- 16: CNN training step (the Fashion-MNIST example's classifier) -----------------
+// B batch, 28 x 28 pixels, 10 classes.
+Timings cnn_training(const Args& a) {
+  const int64_t B = a.batch > 0 ? a.batch : 128;
+  manual_seed(1);
+  fashion::Classifier model(fashion::ModelOptions(fashion::ModelKind::cnn));
+  model->train();
+  // The example's two groups (fashion::param_groups): conv and Linear weights decay,
+  // BatchNorm parameters and biases do not.
+  auto options = [](double wd) { return optim::SGDOptions(0.008).momentum(0.9).nesterov(true).weight_decay(wd); };
+  optim::ParamGroup<optim::SGDOptions> decay{{}, options(5e-4)}, no_decay{{}, options(0.0)};
+  for (auto& [name, p] : model->named_parameters()) (p.dim() >= 2 ? decay : no_decay).params.emplace_back(name, p);
+  optim::SGD opt({decay, no_decay});
+  Generator gen(7920);
+  Tensor x = randn({B, 1, 28, 28}, DType::f32, &gen);  // (B, 1, 28, 28)
+  Tensor y = randint(0, 10, {B}, &gen);                // (B,)
+  auto step = [&](bool amp) {
+    Tensor loss;
+    {
+      std::optional<ag::autocast> guard;  // forward and loss inside, backward outside
+      if (amp) guard.emplace(dtype_named(a.autocast));
+      loss = cross_entropy(model(x), y);  // logits (B, 10)
+    }
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+  };
+  // Under --autocast the f32 step is timed too, interleaved in this process ("extra.f32"),
+  // so that the bf16 / f32 ratio sees the same machine.
+  Timings t = a.autocast == "none" ? run_reps(a, [&] { step(false); })
+                                   : run_reps(a, [&] { step(true); }, {{"f32", [&] { step(false); }}});
+  t.info = {{"batch", B},
+            {"widths", model->options.widths()},
+            {"arch", fashion::arch_name(model->options.arch())},
+            {"parameters", model->num_parameters()},
+            {"autocast", a.autocast}};
+  return t;
+}
+
+// ---- 17: conv2d forward + backward (a ResNet stage's 3x3 layer) --------------------------
+// N batch, C = 64 channels in and out, 56 x 56 pixels.
+Timings conv_layer(const Args& a) {
+  const int64_t N = a.batch > 0 ? a.batch : 8, C = 64, H = 56;
+  manual_seed(0);
+  Tensor x = randn({N, C, H, H}).requires_grad_();                                 // (N, C, H, W)
+  Tensor w = (randn({C, C, 3, 3}) * (1.0 / std::sqrt(9.0 * C))).requires_grad_();  // (C, C, 3, 3)
+  Tensor dout = ones({N, C, H, H});                                                // (N, C, H, W)
+  Timings t = run_reps(a, [&] {
+    x.zero_grad();
+    w.zero_grad();
+    conv2d(x, w, {}, {1}, 1).backward(dout);  // (N, C, H, W)
+  });
+  t.info = {{"batch", N}, {"channels", C}, {"size", H}, {"kernel", 3}, {"padding", 1}};
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -452,6 +521,8 @@ int main(int argc, char** argv) {
     case 13: t = gpt_decoding(a, make_llama_150m(), 1, false); break;
     case 14: t = gpt_decoding(a, make_llama_150m(), 32, false); break;
     case 15: t = bandwidth(a); break;
+    case 16: t = cnn_training(a); break;
+    case 17: t = conv_layer(a); break;
   }
   long peak = peak_rss_kb();
   nlohmann::json j = {{"framework", "attograd"},

@@ -25,7 +25,8 @@ struct Args {
   int L = 256, B = 16, E = 256, heads = 8, causal = 0;  // workload 10 (one sweep point)
   int checkpoint = 0;  // workload 7, ag_bench only: every GPT block under ag::checkpoint
   int kb = 0;          // workload 15, ag_bench only: read a working set of this many KB per thread
-  // workload 7: forward and loss under CPU autocast to this dtype (bf16, f16), or none
+  int batch = 0;       // workloads 16, 17: the batch (0: the workload's own, 128 and 8)
+  // workloads 7, 16: forward and loss under CPU autocast to this dtype (bf16, f16), or none
   std::string autocast = "none";
   // workloads 8, 9, 12, 13, 14 (ag_bench only): the GPT's weights, and so its KV cache, in
   // this dtype
@@ -36,8 +37,8 @@ struct Args {
 
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << kProgram << ": " << why << "\nusage: " << kProgram
-            << " --workload N (1-15; 13-15: ag_bench only) --threads T --reps R --warmup W"
-               " [--L L --B B --E E --heads H --causal 0|1] [--checkpoint 0|1]"
+            << " --workload N (1-17; 13-15: ag_bench only) --threads T --reps R --warmup W"
+               " [--L L --B B --E E --heads H --causal 0|1] [--checkpoint 0|1] [--batch N]"
                " [--autocast bf16|f16|none] [--dtype f32|bf16|f16] [--quantize none|int8|int4|dynamic-int8]"
                " [--kb KB]\n";
   std::exit(2);
@@ -55,7 +56,8 @@ Args parse(int argc, char** argv) {
                                       {"--heads", &a.heads},
                                       {"--causal", &a.causal},
                                       {"--checkpoint", &a.checkpoint},
-                                      {"--kb", &a.kb}};
+                                      {"--kb", &a.kb},
+                                      {"--batch", &a.batch}};
   std::map<std::string, std::string*> words = {
       {"--autocast", &a.autocast}, {"--dtype", &a.dtype}, {"--quantize", &a.quantize}};
   for (int i = 1; i < argc; ++i) {
@@ -71,8 +73,8 @@ Args parse(int argc, char** argv) {
       *opts[k] = std::stoi(argv[++i]);
     } catch (const std::exception&) { usage("not an integer after " + k + ": " + argv[i]); }
   }
-  if (a.workload < 1 || a.workload > 15) usage("--workload must be 1..15");
-  if (a.workload > 12 && std::string(kProgram) != "ag_bench")
+  if (a.workload < 1 || a.workload > 17) usage("--workload must be 1..17");
+  if (a.workload > 12 && a.workload < 16 && std::string(kProgram) != "ag_bench")
     usage("workloads 13-15 (the 150M LLaMA decode, memory bandwidth) are ag_bench's only");
   if (a.kb != 0 && a.workload != 15) usage("--kb is for workload 15 (read bandwidth by working set)");
   if (a.kb < 0 || a.kb > (1 << 22)) usage("--kb takes 1..4194304 (KB per thread)");
@@ -80,7 +82,10 @@ Args parse(int argc, char** argv) {
     usage("--checkpoint (activation checkpointing) is ag_bench's, for workload 7 only");
   if (a.autocast != "none" && a.autocast != "bf16" && a.autocast != "f16")
     usage("--autocast takes bf16, f16 or none, got " + a.autocast);
-  if (a.autocast != "none" && a.workload != 7) usage("--autocast is for workload 7 (the GPT training step)");
+  if (a.autocast != "none" && a.workload != 7 && a.workload != 16)
+    usage("--autocast is for workloads 7 and 16 (the GPT and CNN training steps)");
+  if (a.batch != 0 && a.workload != 16 && a.workload != 17) usage("--batch is for workloads 16 and 17");
+  if (a.batch < 0) usage("--batch takes a positive batch (0: the workload's own)");
   if (a.dtype != "f32" && a.dtype != "bf16" && a.dtype != "f16")
     usage("--dtype takes f32, bf16 or f16, got " + a.dtype);
   if (a.dtype != "f32" &&

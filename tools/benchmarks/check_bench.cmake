@@ -2,7 +2,8 @@
 # `EXE --workload W --threads 1 --reps 2 --warmup 0 EXTRA` and fails unless it exits
 # with 0 and prints one JSON line with the workload, two positive times, a peak RSS, and
 # (workloads 8, 9 of ag_bench, f32) cached decoding equal to recomputation, (15) two
-# positive bandwidths.
+# positive bandwidths, (16) the fashion example's default CNN (412,666 parameters: the
+# sides build the same net) and, under --autocast, two times of the interleaved f32 step.
 #   cmake -DEXE=path/ag_bench -DWORKLOAD=8 ["-DEXTRA=--L 128 --B 2"] -P this
 separate_arguments(_extra UNIX_COMMAND "${EXTRA}")
 execute_process(COMMAND "${EXE}" --workload ${WORKLOAD} --threads 1 --reps 2 --warmup 0 ${_extra}
@@ -33,6 +34,18 @@ endif()
 string(JSON _gbs ERROR_VARIABLE _nogbs GET "${_lines}" info gb_per_s 1)
 if(WORKLOAD EQUAL 15 AND (_nogbs OR NOT _gbs GREATER 0))
   message(FATAL_ERROR "${EXE}: workload 15 without two positive info.gb_per_s:\n${_lines}")
+endif()
+# workload 16: the example's net on every side; under autocast, the f32 companion timed
+if(WORKLOAD EQUAL 16)
+  field(_params info parameters)
+  if(NOT _params EQUAL 412666)
+    message(FATAL_ERROR "${EXE}: workload 16's CNN has ${_params} parameters, not the fashion example's "
+                        "412666 (examples/fashion/model.h's default): update the bench's twin\n${_lines}")
+  endif()
+  string(JSON _f32 ERROR_VARIABLE _nof32 GET "${_lines}" extra f32 1)
+  if(EXTRA MATCHES "--autocast" AND (_nof32 OR NOT _f32 GREATER 0))
+    message(FATAL_ERROR "${EXE}: workload 16 under autocast without two f32 times in extra.f32:\n${_lines}")
+  endif()
 endif()
 string(JSON _same ERROR_VARIABLE _none GET "${_lines}" info cache_equals_no_cache)
 if(NOT _none AND NOT _same)

@@ -4,10 +4,12 @@
 // (Debian libtorch-dev); see tools/benchmarks/CMakeLists.txt.
 //
 //   libtorch_bench --workload N --threads T --reps R --warmup W [--L .. --B .. --heads .. --causal 0|1]
-//                  [--autocast bf16|none]  (workload 7: forward and loss under CPU autocast)
+//                  [--autocast bf16|none]  (workloads 7, 16: forward and loss under CPU autocast)
+//                  [--batch N]             (workloads 16, 17)
 //
-// Workloads 1-12 as ag_bench.cpp's header lists them (11, 12: grouped-query attention
-// and the LLaMA-style model written with tensor ops, libtorch_models.h). Threads: tools/bench sets
+// Workloads 1-12, 16, 17 as ag_bench.cpp's header lists them (11, 12: grouped-query
+// attention and the LLaMA-style model written with tensor ops; 16: the Fashion-MNIST
+// example's CNN, libtorch_models.h). Threads: tools/bench sets
 // OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to T for the process (Debian's LibTorch calls
 // OpenBLAS, whose pool is sized when the library loads), and main calls
 // torch::set_num_threads(T). Memory: as ag_bench (RSS before the workload, ru_maxrss).
@@ -15,11 +17,13 @@
 #include <ATen/autocast_mode.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -235,6 +239,61 @@ Timings llama_decoding(const Args& a, int64_t B) {
   return t;
 }
 
+// ---- 16: CNN training step (the Fashion-MNIST example's classifier, ltb::FashionCNN) ------
+// One fixed random batch (B, 1, 28, 28) with random labels; cross entropy; SGD as the
+// example's (Nesterov momentum 0.9, weight decay 5e-4 on the >= 2-d weights only) at lr 0.008;
+// --autocast bf16: the forward and the loss under CPU autocast.
+Timings cnn_training(const Args& a) {
+  const int64_t B = a.batch > 0 ? a.batch : 128;
+  torch::manual_seed(1);
+  ltb::FashionCNN model;
+  model->train();
+  std::vector<Tensor> decay, no_decay;
+  for (const auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  auto options = [](double wd) {
+    return std::make_unique<torch::optim::SGDOptions>(
+        torch::optim::SGDOptions(0.008).momentum(0.9).nesterov(true).weight_decay(wd));
+  };
+  torch::optim::SGD opt({torch::optim::OptimizerParamGroup(decay, options(5e-4)),
+                         torch::optim::OptimizerParamGroup(no_decay, options(0.0))},
+                        torch::optim::SGDOptions(0.008));
+  torch::manual_seed(7920);
+  auto x = torch::randn({B, 1, 28, 28});              // (B, 1, 28, 28)
+  auto y = torch::randint(0, 10, {B}, torch::kLong);  // (B,)
+  auto step = [&](bool amp) {
+    Tensor loss;
+    {
+      CpuAutocast guard(amp);
+      loss = torch::nn::functional::cross_entropy(model(x), y);  // logits (B, 10)
+    }
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+  };
+  // Under --autocast the f32 step is timed too, interleaved ("extra.f32"), as ag_bench does.
+  Timings t = a.autocast == "none" ? run_reps(a, [&] { step(false); })
+                                   : run_reps(a, [&] { step(true); }, {{"f32", [&] { step(false); }}});
+  t.info = {{"batch", B}, {"parameters", ltb::num_parameters(*model)}, {"autocast", a.autocast}};
+  return t;
+}
+
+// ---- 17: conv2d forward + backward (a ResNet stage's 3x3 layer) --------------------------
+// N batch, C = 64 channels in and out, 56 x 56 pixels.
+Timings conv_layer(const Args& a) {
+  const int64_t N = a.batch > 0 ? a.batch : 8, C = 64, H = 56;
+  torch::manual_seed(0);
+  auto x = torch::randn({N, C, H, H}).requires_grad_();                                 // (N, C, H, W)
+  auto w = (torch::randn({C, C, 3, 3}) * (1.0 / std::sqrt(9.0 * C))).requires_grad_();  // (C, C, 3, 3)
+  auto dout = torch::ones({N, C, H, H});                                                // (N, C, H, W)
+  Timings t = run_reps(a, [&] {
+    x.mutable_grad() = Tensor();
+    w.mutable_grad() = Tensor();
+    torch::conv2d(x, w, {}, 1, 1).backward(dout);  // (N, C, H, W)
+  });
+  t.info = {{"batch", N}, {"channels", C}, {"size", H}, {"kernel", 3}, {"padding", 1}};
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -258,6 +317,8 @@ int main(int argc, char** argv) {
     case 10: t = mha(a, a.B, a.L, a.E, a.heads, a.causal != 0); break;
     case 11: t = gqa(a, 16, 256, 256, 8, 2); break;
     case 12: t = llama_decoding(a, 32); break;
+    case 16: t = cnn_training(a); break;
+    case 17: t = conv_layer(a); break;
   }
   long peak = peak_rss_kb();
   t.info["torch_version"] = TORCH_VERSION;

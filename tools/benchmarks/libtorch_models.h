@@ -5,7 +5,8 @@
 // sequence-first tensors (L, B, E) and add float attention masks (-inf = masked), so
 // the models transpose around them and build -inf masks where Python passes bools.
 // LibTorch 1.13 has no grouped-query attention, RMSNorm or rotary embedding: workloads
-// 11 and 12 write them with tensor ops, as a user would (GQA, LLaMA below).
+// 11 and 12 write them with tensor ops, as a user would (GQA, LLaMA below). Workload 16's
+// CNN is the Fashion-MNIST example's residual network (FashionCNN, at the end).
 // Legend: B batch, S source length, T target length, E d_model, V vocabulary,
 // h query heads, g key/value heads, d = E / h head dim.
 #include <torch/torch.h>
@@ -259,5 +260,50 @@ struct LlamaImpl : torch::nn::Module {
   torch::Tensor cos, sin;
 };
 TORCH_MODULE(Llama);
+
+// ---- the Fashion-MNIST example's CNN (workload 16; examples/fashion/model.h) ----------
+// Its default, ResNet-9 narrowed (Page's DAWNBench net): stacks of conv 3x3 (no bias) ->
+// BatchNorm -> ReLU (-> max pool 2), widths (c0, c1, c2, c3) = (16, 32, 64, 128): prep
+// (1 -> c0, 28 x 28), layer1 (c0 -> c1, pool to 14), res1 (two c1 stacks added to their
+// input), layer2 (c1 -> c2, pool to 7), layer3 (c2 -> c3, pool to 3), res3 (as res1 on
+// c3); global max -> fc Linear(c3, 10). Legend: B batch, C channels, 28 x 28 pixels.
+inline void conv_bn_relu(torch::nn::Sequential s, int64_t in, int64_t out) {  // holders share their module
+  s->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 3).padding(1).bias(false)));
+  s->push_back(torch::nn::BatchNorm2d(out));
+  s->push_back(torch::nn::ReLU());
+}
+
+struct FashionCNNImpl : torch::nn::Module {
+  explicit FashionCNNImpl(std::vector<int64_t> widths = {32, 64, 128}, int64_t classes = 10) {
+    auto stack = [&](const char* name, int64_t in, int64_t out, bool pool) {  // the example's names
+      torch::nn::Sequential s = register_module(name, torch::nn::Sequential());
+      conv_bn_relu(s, in, out);
+      if (pool) s->push_back(torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(2)));
+      return s;
+    };
+    prep = stack("prep", 1, widths[0] / 2, false);
+    layer1 = stack("layer1", widths[0] / 2, widths[0], true);
+    res1 = stack("res1", widths[0], widths[0], false);
+    conv_bn_relu(res1, widths[0], widths[0]);
+    layer2 = stack("layer2", widths[0], widths[1], true);
+    layer3 = stack("layer3", widths[1], widths[2], true);
+    res3 = stack("res3", widths[2], widths[2], false);
+    conv_bn_relu(res3, widths[2], widths[2]);
+    fc = register_module("fc", torch::nn::Linear(widths[2], classes));
+  }
+
+  // x (B, 1, 28, 28) -> logits (B, classes)
+  torch::Tensor forward(const torch::Tensor& x) {
+    auto h = layer1->forward(prep->forward(x));  // (B, c1, 14, 14)
+    h = h + res1->forward(h);
+    h = layer3->forward(layer2->forward(h));  // (B, c3, 3, 3)
+    h = h + res3->forward(h);
+    return fc(h.amax({2, 3}));  // global max pool: (B, c3) -> (B, classes)
+  }
+
+  torch::nn::Sequential prep{nullptr}, layer1{nullptr}, res1{nullptr}, layer2{nullptr}, layer3{nullptr}, res3{nullptr};
+  torch::nn::Linear fc{nullptr};
+};
+TORCH_MODULE(FashionCNN);
 
 }  // namespace ltb

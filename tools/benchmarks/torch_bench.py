@@ -3,7 +3,7 @@
 and the same one-line JSON output.
 
     /usr/bin/python3 tools/benchmarks/torch_bench.py --workload N --threads T --reps R --warmup W
-        [--quantize none|dynamic-int8]
+        [--quantize none|dynamic-int8] [--autocast none|bf16] [--batch N]
 
 Workloads (float32, same shapes and model as ag_bench):
   1  copy-task training step, d_model 64, 4 heads, d_ff 256, 2+2 layers, batch 80, length 10
@@ -38,6 +38,15 @@ Workloads (float32, same shapes and model as ag_bench):
  13, 14 with --quantize dynamic-int8: torch.quantization.quantize_dynamic(model,
      {nn.Linear}, dtype=torch.qint8) (fbgemm: u8 activations per tensor with a zero point,
      int8 weights per tensor, reduce_range)
+ 16  CNN training step: the Fashion-MNIST example's default classifier (a small ResNet:
+     conv 3x3 1 -> 32 + BatchNorm + ReLU, torchvision BasicBlocks 32, 64 stride 2, 128
+     stride 2, mean over the pixels, Linear(128, 10)) in train mode on one fixed random
+     batch (128, 1, 28, 28); cross entropy, backward, SGD (Nesterov momentum 0.9, weight
+     decay 5e-4 on the conv and Linear weights only, lr 0.008); --batch N; --autocast bf16:
+     the forward and the loss under torch.autocast("cpu", dtype=torch.bfloat16), the f32
+     step timed too, interleaved, as "extra.f32"
+ 17  F.conv2d forward + backward: input (8, 64, 56, 56) requiring grad, weight (64, 64, 3,
+     3), padding 1, no bias, backward from ones; --batch N
 
 Threads: OMP_NUM_THREADS and OPENBLAS_NUM_THREADS are set to T before torch is imported
 (this Debian build calls OpenBLAS, whose pool torch.set_num_threads does not size), then
@@ -58,16 +67,24 @@ import time
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--workload", type=int, required=True, choices=range(1, 15))
+    p.add_argument("--workload", type=int, required=True, choices=range(1, 18))
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--warmup", type=int, default=1)
     for k, v in (("L", 256), ("B", 16), ("E", 256), ("heads", 8), ("causal", 0)):  # workload 10
         p.add_argument(f"--{k}", type=int, default=v)
     p.add_argument("--quantize", default="none", choices=("none", "dynamic-int8"))  # workloads 13, 14
+    p.add_argument("--autocast", default="none", choices=("none", "bf16"))  # workload 16
+    p.add_argument("--batch", type=int, default=0)  # workloads 16, 17 (0: 128 and 8)
     a = p.parse_args()
+    if a.workload == 15:
+        p.error("workload 15 (memory bandwidth) is ag_bench's only")
     if a.quantize != "none" and a.workload not in (13, 14):
         p.error("--quantize (torch.quantization.quantize_dynamic) is for workloads 13 and 14 only")
+    if a.autocast != "none" and a.workload != 16:
+        p.error("--autocast is for workload 16 here (torch_bench.py's GPT step has none)")
+    if a.batch < 0 or (a.batch and a.workload not in (16, 17)):
+        p.error("--batch takes a positive batch, for workloads 16 and 17")
     return a
 
 
@@ -368,6 +385,78 @@ def llama_150m_decoding(B):
                           "quantized_engine": torch.backends.quantized.engine}
 
 
+# ---- 16: CNN training step (the Fashion-MNIST example's classifier) --------------------
+# B batch, C channels, 28 x 28 pixels. The example's default, ResNet-9 narrowed (Page's
+# DAWNBench net), with its names: stacks of conv 3x3 -> BatchNorm -> ReLU (-> max pool 2).
+def conv_bn_relu(cin, cout):
+    return [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU()]
+
+
+class FashionCNN(nn.Module):
+    def __init__(self, widths=(32, 64, 128), classes=10):
+        super().__init__()
+        c0, c1, c2, c3 = widths[0] // 2, *widths
+        self.prep = nn.Sequential(*conv_bn_relu(1, c0))  # (B, c0, 28, 28)
+        self.layer1 = nn.Sequential(*conv_bn_relu(c0, c1), nn.MaxPool2d(2))  # (B, c1, 14, 14)
+        self.res1 = nn.Sequential(*conv_bn_relu(c1, c1), *conv_bn_relu(c1, c1))
+        self.layer2 = nn.Sequential(*conv_bn_relu(c1, c2), nn.MaxPool2d(2))  # (B, c2, 7, 7)
+        self.layer3 = nn.Sequential(*conv_bn_relu(c2, c3), nn.MaxPool2d(2))  # (B, c3, 3, 3)
+        self.res3 = nn.Sequential(*conv_bn_relu(c3, c3), *conv_bn_relu(c3, c3))
+        self.fc = nn.Linear(c3, classes)
+
+    def forward(self, x):  # (B, 1, 28, 28) -> (B, classes)
+        h = self.layer1(self.prep(x))
+        h = h + self.res1(h)
+        h = self.layer3(self.layer2(h))
+        h = h + self.res3(h)
+        return self.fc(h.amax((2, 3)))  # global max pool
+
+
+def cnn_training():
+    B = ARGS.batch or 128
+    torch.manual_seed(1)
+    model = FashionCNN()
+    model.train()
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    opt = torch.optim.SGD([{"params": decay, "weight_decay": 5e-4}, {"params": no_decay, "weight_decay": 0.0}],
+                          lr=0.008, momentum=0.9, nesterov=True)
+    gen = torch.Generator().manual_seed(7920)
+    x = torch.randn(B, 1, 28, 28, generator=gen)  # (B, 1, 28, 28)
+    y = torch.randint(0, 10, (B,), generator=gen)  # (B,)
+
+    def step(amp):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
+            loss = F.cross_entropy(model(x), y)  # logits (B, 10)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    # Under --autocast the f32 step is timed too, interleaved ("extra.f32"), as ag_bench does.
+    if ARGS.autocast == "none":
+        times, extra = run_reps(lambda: step(False))
+    else:
+        times, extra = run_reps(lambda: step(True), [("f32", lambda: step(False))])
+    return times, extra, {"batch": B, "parameters": sum(p.numel() for p in model.parameters()),
+                          "autocast": ARGS.autocast}
+
+
+# ---- 17: conv2d forward + backward (a ResNet stage's 3x3 layer) ----------------------------
+def conv_layer():
+    N, C, H = ARGS.batch or 8, 64, 56
+    torch.manual_seed(0)
+    x = torch.randn(N, C, H, H, requires_grad=True)  # (N, C, H, W)
+    w = (torch.randn(C, C, 3, 3) / math.sqrt(9 * C)).requires_grad_()  # (C, C, 3, 3)
+    dout = torch.ones(N, C, H, H)
+
+    def step():
+        x.grad = w.grad = None
+        F.conv2d(x, w, None, 1, 1).backward(dout)  # (N, C, H, W)
+
+    times, extra = run_reps(step)
+    return times, extra, {"batch": N, "channels": C, "size": H, "kernel": 3, "padding": 1}
+
+
 def main():
     torch.set_num_threads(ARGS.threads)
     rss_before = current_rss_kb()
@@ -394,8 +483,12 @@ def main():
         times, extra, info = gqa(16, 256, 256, 8, 2)
     elif w == 12:
         times, extra, info = llama_decoding(32)
-    else:
+    elif w in (13, 14):
         times, extra, info = llama_150m_decoding(1 if w == 13 else 32)
+    elif w == 16:
+        times, extra, info = cnn_training()
+    else:
+        times, extra, info = conv_layer()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     info["torch_version"] = torch.__version__
     print(json.dumps({"framework": "pytorch", "workload": w, "threads": ARGS.threads, "reps": ARGS.reps,
