@@ -38,6 +38,7 @@ Tensor LinearImpl::forward(const Tensor& x) {
 }
 
 void LinearImpl::set_quantized_weight(quant::QuantizedWeight q) {
+  quant::validate(q, "Linear.set_quantized_weight");
   AG_CHECK(q.defined() && q.out_features() == options.out_features() && q.in_features() == options.in_features(),
            ShapeError, "Linear.set_quantized_weight: quantized weight (", q.defined() ? q.out_features() : 0, ", ",
            q.defined() ? q.in_features() : 0, ") does not match Linear(in_features=", options.in_features(),

@@ -33,11 +33,52 @@ void check_format(Format format, int64_t group_size, int64_t N, int64_t K, const
            group_size);
 }
 
+bool known(Format f) {
+  return f == Format::int8_weight_only || f == Format::int4_weight_only ||
+         f == Format::int8_dynamic_activation_int8_weight;
+}
+
 // K rounded up to whole groups (int4); K itself for the int8 formats.
 int64_t packed_k(const QuantizedWeight& q, int64_t K) {
   return q.format == Format::int4_weight_only ? (K + q.group_size - 1) / q.group_size * q.group_size : K;
 }
 }  // namespace
+
+void validate(const QuantizedWeight& q, const std::string& who) {
+  // Every field before any size derived from them: the kernels index codes and scales by
+  // group_size and the packed length, so a field that does not fit is an out-of-bounds
+  // access there (a group size of 16 wrote past the output; 0 divided by zero).
+  AG_CHECK(q.defined(), ValueError, who, ": the quantized weight is undefined");
+  AG_CHECK(known(q.format), ValueError, who, ": unknown quantized format ", static_cast<int>(q.format));
+  const bool int4 = q.format == Format::int4_weight_only;
+  AG_CHECK(q.data.dim() == 2, ShapeError, who, ": ", to_string(q.format), " codes must be 2-D (out, packed in), got ",
+           q.data.shape());
+  AG_CHECK(q.data.dtype() == (int4 ? DType::u8 : DType::i8), DTypeError, who, ": ", to_string(q.format), " expects ",
+           int4 ? "u8" : "i8", " codes, got ", q.data.dtype());
+  AG_CHECK(q.scale.defined() && q.scale.is_floating_point(), DTypeError, who, ": ", to_string(q.format),
+           " expects floating scales, got ", q.scale.defined() ? q.scale.dtype() : DType::f32,
+           q.scale.defined() ? "" : " (undefined)");
+  const int64_t N = q.data.size(0);
+  if (!int4) {
+    AG_CHECK(q.group_size == 0 && q.pad == 0, ValueError, who, ": ", to_string(q.format),
+             " has no groups: group_size must be 0 and pad 0, got ", q.group_size, " and ", q.pad);
+    AG_CHECK(q.scale.shape() == Shape{N}, ShapeError, who, ": scale shape ", q.scale.shape(), " does not match codes ",
+             q.data.shape(), " (expected [", N, "])");
+    if (q.format == Format::int8_dynamic_activation_int8_weight)
+      AG_CHECK(q.data.size(1) <= kernels::kS8MaxK, ValueError, who, ": in_features ", q.data.size(1),
+               " is larger than ", kernels::kS8MaxK, " (int8 x int8 sums in int32)");
+    return;
+  }
+  const int64_t G = q.group_size, Kp = 2 * q.data.size(1);
+  AG_CHECK(G == 32 || G == 64, ValueError, who, ": int4_weight_only group_size must be 32 or 64, got ", G);
+  AG_CHECK(Kp % G == 0, ValueError, who, ": int4 codes ", q.data.shape(), " pack ", Kp,
+           " values a row, not a whole number of groups of ", G);
+  AG_CHECK(q.pad >= 0 && q.pad < G && q.pad <= Kp, ValueError, who, ": int4 codes ", q.data.shape(), " with pad ",
+           q.pad, " do not fill whole groups of ", G, " (pad must be in [0, ", G, "))");
+  const Shape want{N, Kp / G};
+  AG_CHECK(q.scale.shape() == want, ShapeError, who, ": scale shape ", q.scale.shape(), " does not match codes ",
+           q.data.shape(), " (expected ", want, ")");
+}
 
 QuantizedWeight empty_quantized_weight(int64_t N, int64_t K, Format format, int64_t group_size) {
   check_format(format, group_size, N, K, "empty_quantized_weight");
@@ -79,7 +120,7 @@ QuantizedWeight quantize_weight(const Tensor& w_in, Format format, int64_t group
 }
 
 Tensor dequantize(const QuantizedWeight& q) {
-  AG_CHECK(q.defined(), ValueError, "dequantize: the quantized weight is undefined");
+  validate(q, "dequantize");
   const int64_t N = q.out_features(), K = q.in_features(), Kp = packed_k(q, K);
   Tensor out = empty({N, Kp}, DType::f32);
   const Tensor data = q.data.contiguous(), scale = q.scale.to(DType::f32).contiguous();
@@ -93,17 +134,8 @@ Tensor dequantize(const QuantizedWeight& q) {
 namespace {
 // The checks both products share; returns M. x (..., K), bias (N) or undefined.
 int64_t check_linear(const Tensor& x_in, const QuantizedWeight& q, const Tensor& bias_in, const char* op) {
-  AG_CHECK(q.defined(), ValueError, op, ": the quantized weight is undefined");
-  const int64_t N = q.out_features(), K = q.in_features(), Kp = packed_k(q, K);
-  const bool int4 = q.format == Format::int4_weight_only;
-  AG_CHECK(q.data.dtype() == (int4 ? DType::u8 : DType::i8) && q.scale.is_floating_point(), DTypeError, op, ": ",
-           to_string(q.format), " expects ", int4 ? "u8" : "i8", " codes and floating scales, got ", q.data.dtype(),
-           " and ", q.scale.dtype());
-  AG_CHECK(!int4 || (q.pad >= 0 && q.pad == Kp - K), ValueError, op, ": int4 codes ", q.data.shape(), " with pad ",
-           q.pad, " do not fill whole groups of ", q.group_size);
-  const Shape scale_shape = int4 ? Shape{N, Kp / q.group_size} : Shape{N};
-  AG_CHECK(q.scale.shape() == scale_shape, ShapeError, op, ": scale shape ", q.scale.shape(), " does not match codes ",
-           q.data.shape(), " (expected ", scale_shape, ")");
+  validate(q, op);
+  const int64_t N = q.out_features(), K = q.in_features();
   AG_CHECK(x_in.is_floating_point(), DTypeError, op, ": input must be floating, got ", x_in.dtype());
   AG_CHECK(x_in.dim() >= 1 && x_in.size(-1) == K, ShapeError, op, ": input shape ", x_in.shape(),
            " does not match the quantized weight (", N, ", ", K, ") (expected last dim ", K, ")");

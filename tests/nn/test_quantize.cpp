@@ -330,3 +330,73 @@ TEST_CASE("i8 / u8 storage dtypes: convert, save, refuse to compute") {
   os << a;
   CHECK(os.str().find("-3") != std::string::npos);
 }
+
+// Every field of a public QuantizedWeight is checked by quant::validate before a kernel
+// reads it: group sizes 16 and 48 made the AVX kernels write past their buffers and 0
+// divided by zero (issue 42). Each entry point refuses each bad field with a typed error.
+TEST_CASE("QuantizedWeight: every bad field is a typed error at every entry point") {
+  using quant::Format;
+  const quant::QuantizedWeight good = quant::quantize_weight(randn({4, 64}), Format::int4_weight_only, 32);
+  const Tensor x = randn({2, 64});
+  // The entry points: dequantize, the product, and a Linear taking the weight.
+  auto each = [&](const quant::QuantizedWeight& q, auto expect, const std::string& what) {
+    using E = decltype(expect);
+    CHECK_THROWS_WITH_AS(quant::dequantize(q), doctest::Contains(what.c_str()), E);
+    CHECK_THROWS_WITH_AS(quant::weight_only_linear(x, q), doctest::Contains(what.c_str()), E);
+    nn::Linear lin(64, 4);
+    CHECK_THROWS_WITH_AS(lin->set_quantized_weight(q), doctest::Contains(what.c_str()), E);
+    CHECK_FALSE(lin->is_quantized());
+  };
+  for (int64_t G : {0, 16, 48, -32, 128}) {
+    CAPTURE(G);
+    quant::QuantizedWeight q = good;
+    q.group_size = G;
+    each(q, ValueError{""}, "int4_weight_only group_size must be 32 or 64, got " + std::to_string(G));
+  }
+  {  // scales of the wrong shape, or not floating
+    quant::QuantizedWeight q = good;
+    q.scale = zeros({4, 4});
+    each(q, ShapeError{""}, "scale shape [4, 4] does not match codes [4, 32] (expected [4, 2])");
+    q.scale = zeros({4, 2}, DType::i32);
+    each(q, DTypeError{""}, "expects floating scales, got i32");
+  }
+  {  // packed length: 2 x 40 = 80 values a row are not whole groups of 32 (nor of 64)
+    quant::QuantizedWeight q = good;
+    q.data = full({4, 40}, 0x88, DType::u8);
+    each(q, ValueError{""}, "pack 80 values a row, not a whole number of groups of 32");
+    q.group_size = 64;
+    each(q, ValueError{""}, "not a whole number of groups of 64");
+  }
+  {  // pad outside [0, G): no zero points exist in this format (symmetric), the pad is the other offset
+    quant::QuantizedWeight q = good;
+    q.pad = -1;
+    each(q, ValueError{""}, "with pad -1 do not fill whole groups of 32");
+    q.pad = 32;
+    each(q, ValueError{""}, "with pad 32 do not fill whole groups of 32");
+  }
+  {  // codes of the wrong dtype or rank
+    quant::QuantizedWeight q = good;
+    q.data = q.data.to(DType::i8);
+    each(q, DTypeError{""}, "expects u8 codes, got i8");
+    q.data = full({4, 32, 1}, 0x88, DType::u8);
+    each(q, ShapeError{""}, "codes must be 2-D");
+  }
+  {  // int8 formats have no groups
+    quant::QuantizedWeight q = quant::quantize_weight(randn({4, 64}), Format::int8_weight_only);
+    q.group_size = 32;
+    each(q, ValueError{""}, "has no groups: group_size must be 0 and pad 0, got 32 and 0");
+    q.group_size = 0;
+    q.scale = zeros({5});
+    each(q, ShapeError{""}, "scale shape [5] does not match codes [4, 64] (expected [4])");
+  }
+  {  // undefined, unknown format
+    each(quant::QuantizedWeight{}, ValueError{""}, "the quantized weight is undefined");
+    quant::QuantizedWeight q = good;
+    q.format = static_cast<Format>(7);
+    each(q, ValueError{""}, "unknown quantized format 7");
+  }
+  // The good one passes everywhere and matches its dequantized product.
+  CHECK_NOTHROW(quant::validate(good, "test"));
+  const Tensor y = quant::weight_only_linear(x, good);
+  CHECK(test_util::max_abs_diff(y, matmul(x, quant::dequantize(good).t())) < 1e-4);
+}

@@ -46,6 +46,18 @@ struct QuantizedWeight {
   }
 };
 
+/// Checks that w's fields fit together before any kernel reads them, and throws naming
+/// `who` and the field otherwise: undefined (ValueError), an unknown format (ValueError),
+/// codes not 2-D (ShapeError) or not i8 (int8 formats) / u8 (int4) (DTypeError), a group
+/// size other than 32 or 64 for int4 or other than 0 for int8 (ValueError), int4 codes
+/// whose packed length (2 x columns) is not a whole number of groups or whose pad is
+/// outside [0, group size) or longer than a row (ValueError), scales not floating
+/// (DTypeError) or not (N) / (N, packed length / G) (ShapeError), and dynamic int8's K over
+/// 131072 (ValueError). dequantize, weight_only_linear, int8_dynamic_linear and
+/// nn::Linear::set_quantized_weight call it; a QuantizedWeight made by quantize_weight or
+/// empty_quantized_weight passes.
+void validate(const QuantizedWeight& w, const std::string& who);
+
 /// Quantizes w (N, K) (any float dtype, converted to f32): round half to even, clamped.
 /// ValueError for a non-finite weight, an int4 group size other than 32 or 64, or (for
 /// int8_dynamic_activation_int8_weight) K over kernels' int32 limit of 131072; ShapeError
