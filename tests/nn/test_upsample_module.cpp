@@ -64,7 +64,7 @@ TEST_CASE("Upsample: prints as PyTorch's repr") {
 }
 
 TEST_CASE("Upsample: construction and forward errors") {
-  CHECK_THROWS_MSG(nn::Upsample(nn::UpsampleOptions()), ValueError,
+  CHECK_THROWS_MSG(nn::Upsample{nn::UpsampleOptions()}, ValueError,
                    "Upsample: exactly one of size or scale_factor should be defined, got neither");
   CHECK_THROWS_MSG(nn::Upsample(nn::UpsampleOptions().size({4}).scale_factor({2})), ValueError, "got both");
   CHECK_THROWS_MSG(nn::Upsample(nn::UpsampleOptions().scale_factor({2}).align_corners(true)), ValueError,
