@@ -33,7 +33,9 @@ Dataset random_dataset() {
 // The largest |a - b| / (1 + |b|) over the two state dicts (same keys, same shapes).
 double max_rel_diff(const TensorMap& a, const TensorMap& b) {
   double worst = 0;
-  for (const auto& [name, t] : b) {
+  for (const auto& entry : b) {  // no structured binding: doctest's macros capture `name` in a lambda
+    const std::string& name = entry.first;
+    const Tensor& t = entry.second;
     REQUIRE_MESSAGE(a.contains(name), name);
     const Tensor x = a.at(name).to(DType::f64), y = t.to(DType::f64);
     REQUIRE_MESSAGE(x.shape() == y.shape(), name);
