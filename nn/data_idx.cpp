@@ -89,6 +89,7 @@ constexpr IdxType kTypes[] = {
 
 // The big-endian elements of `raw` (n of `t.bytes` each) into `out`'s contiguous storage.
 void convert(const std::vector<unsigned char>& raw, const IdxType& t, int64_t n, const Tensor& out) {
+  if (n == 0) return;  // an empty tensor: raw.data() may be null, which memcpy must not get
   const unsigned char* s = raw.data();
   auto u16 = [](const unsigned char* b) { return static_cast<uint16_t>((b[0] << 8) | b[1]); };
   auto u64 = [](const unsigned char* b) { return (uint64_t{big_endian_u32(b)} << 32) | big_endian_u32(b + 4); };
