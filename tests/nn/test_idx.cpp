@@ -175,6 +175,10 @@ TEST_CASE("read_idx: a malformed file is an IOError naming it and what is wrong"
   // file (a short read, not an attempt to allocate a terabyte first).
   e = plain("overflow", idx_bytes(0x0E, {0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}, ""));
   CHECK(contains(e, "more bytes than fit in int64"));
+  // The same with a zero dim: no elements, but strides that would still overflow (found
+  // by fuzz_idx: a ShapeError from the tensor instead of the file's IOError).
+  e = plain("overflow-empty", idx_bytes(0x08, {0xFFFFFFFF, 0xFFFFFFFF, 0, 0xFFFFFFFF}, ""));
+  CHECK(contains(e, "more bytes than fit in int64"));
   e = plain("huge", idx_bytes(0x08, {1u << 20, 1u << 20}, "abc"));
   CHECK(contains(e, "truncated data: shape [1048576, 1048576] of u8 needs 1099511627776 bytes"));
 }
