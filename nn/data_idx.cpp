@@ -140,17 +140,18 @@ Tensor read_idx(const std::string& path) {
     in.fail("truncated header: ", ndims, " dims need ", dims_raw.size(), " bytes after the magic number, the file has ",
             n);
   Shape shape;
-  // bytes: the data's size; span: the same with zero dims counted as 1, which bounds the
-  // strides of the tensor (a zero dim empties it, yet its other dims still make strides)
-  int64_t numel = 1, bytes = static_cast<int64_t>(type->bytes), span = bytes;
-  for (int d = 0; d < ndims; ++d) {
-    const int64_t size = big_endian_u32(dims_raw.data() + 4 * d);
-    shape.push_back(size);
-    if (__builtin_mul_overflow(numel, size, &numel) || __builtin_mul_overflow(bytes, size, &bytes) ||
-        __builtin_mul_overflow(span, std::max<int64_t>(size, 1), &span))
-      in.fail("dims ", shape, "... of ", type->name, " elements hold more bytes than fit in int64");
+  for (int d = 0; d < ndims; ++d) shape.push_back(big_endian_u32(dims_raw.data() + 4 * d));
+  // The checks every tensor gets (numel, and strides with zero dims counted as 1: a zero
+  // dim empties the tensor, its other dims still make strides), as the file's IOError.
+  int64_t numel = 0, bytes = 0;
+  try {
+    numel = ag::numel(shape, "read_idx");
+    (void)contiguous_strides(shape, "read_idx");
+  } catch (const ShapeError&) {
+    in.fail("dims ", shape, " of ", type->name, " elements hold more bytes than fit in int64");
   }
-  if (numel == 0) bytes = 0;
+  if (__builtin_mul_overflow(numel, static_cast<int64_t>(type->bytes), &bytes))
+    in.fail("dims ", shape, " of ", type->name, " elements hold more bytes than fit in int64");
 
   // ---- data: read in chunks, so that a header claiming far more than the file holds
   // fails on the short read instead of allocating all of it first
