@@ -18,6 +18,7 @@
 #include "kernels/gemv.h"
 #include "kernels/layer_norm_rows.h"
 #include "kernels/quant_rows.h"
+#include "kernels/rnn_gates.h"
 #include "kernels/s8_gemm.h"
 #include "kernels/sum_rows.h"
 
@@ -55,6 +56,12 @@ namespace ag::kernels {
   STUB(quant_rows, q4_gemv) \
   STUB(quant_rows, q8_dequant_rows) \
   STUB(quant_rows, q4_dequant_rows) \
+  FLOAT_STUB(rnn_gates, lstm_cell_rows) \
+  FLOAT_STUB(rnn_gates, lstm_cell_backward_rows) \
+  FLOAT_STUB(rnn_gates, gru_cell_rows) \
+  FLOAT_STUB(rnn_gates, gru_cell_backward_rows) \
+  FLOAT_STUB(rnn_gates, rnn_cell_rows) \
+  FLOAT_STUB(rnn_gates, rnn_cell_backward_rows) \
   STUB(s8_gemm, s8_gemm) \
   STUB(sum_rows, sum_row) \
   STUB(sum_rows, accumulate_row)

@@ -1,7 +1,8 @@
 #pragma once
 // Shared by the tests of the dispatched kernels (test_simd.cpp,
-// test_simd_elementwise.cpp, test_simd_norm_optim.cpp): the registry of per-stub
-// equivalence checks, the level guard and value generators.
+// test_simd_elementwise.cpp, test_simd_norm_optim.cpp, test_simd_quant.cpp,
+// test_simd_rnn.cpp): the registry of per-stub equivalence checks, the level guard and
+// value generators.
 #include <doctest/doctest.h>
 
 #include <attograd/attograd.h>
@@ -89,6 +90,7 @@ inline const std::map<std::string_view, std::string_view> kHeaderChecks{
     {"gemv", "test_simd_elementwise"},
     {"layer_norm_rows", "test_simd_norm_optim"},
     {"quant_rows", "test_simd_quant"},
+    {"rnn_gates", "test_simd_rnn"},
     {"s8_gemm", "test_simd_quant"},
     {"sum_rows", "test_simd_norm_optim"},
 };

@@ -18,7 +18,7 @@ namespace test_ops {
 inline std::map<std::string, std::set<std::string>> ops_by_header() {
   namespace fs = std::filesystem;
   static const std::regex decl(
-      R"(^(?:Tensor|std::pair<Tensor, Tensor>|std::vector<Tensor>|std::tuple<[A-Za-z, ]*>)\s+(operator\S+?|\w+)\()");
+      R"(^(?:Tensor|RnnLayerOutput|std::pair<Tensor, Tensor>|std::vector<Tensor>|std::tuple<[A-Za-z, ]*>)\s+(operator\S+?|\w+)\()");
   std::map<std::string, std::set<std::string>> ops;
   for (const auto& entry : fs::recursive_directory_iterator(AG_OPS_INCLUDE_DIR)) {
     // Factories make tensors from nothing differentiable (tests/test_tensor_factory.cpp).

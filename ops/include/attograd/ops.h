@@ -25,6 +25,7 @@
 #include "attograd/ops/promotion.h"
 #include "attograd/ops/random.h"
 #include "attograd/ops/reduction.h"
+#include "attograd/ops/rnn.h"
 #include "attograd/ops/scan_sort.h"
 #include "attograd/ops/shape.h"
 #include "attograd/ops/softmax.h"
