@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Rebuilds the lm example's character-level GPT in PyTorch from attograd's exported
-state dict and checks that its logits on a held-out batch match attograd's.
+"""Rebuilds the lm example's character-level GPT (or LSTM / GRU model, --arch) in PyTorch
+from attograd's exported state dict and checks that its logits on a held-out batch
+match attograd's.
 
     /usr/bin/python3 tools/check_lm_model.py [runs/lm] [--tol 1e-4]
 
@@ -10,8 +11,9 @@ windows (B, T) i64, logits: attograd's (B, T, V) f32, and the model's sizes as
 metadata) written by examples/lm. The PyTorch model is written out here from its
 definition (pre-norm blocks with LayerNorm or RMSNorm, causal grouped-query attention
 with learned or rotary positions, GELU or SwiGLU MLP, optionally tied head: the
-configuration is read from eval.safetensors' metadata), with the same parameter names,
-and loaded with load_state_dict(strict=True).
+configuration is read from eval.safetensors' metadata), or for --arch lstm / gru an
+embedding, torch.nn.LSTM / GRU (batch_first) and a Linear head, with the same parameter
+names, and loaded with load_state_dict(strict=True).
 """
 import argparse
 import json
@@ -157,6 +159,19 @@ class GPT(nn.Module):
         return self.head(self.ln_f(x))
 
 
+class RnnLM(nn.Module):
+    """examples/lm/rnn_lm.h: tok_emb -> LSTM or GRU (batch_first) -> head (with bias)."""
+
+    def __init__(self, arch, vocab, embed, hidden, layers):
+        super().__init__()
+        self.tok_emb = nn.Embedding(vocab, embed)
+        self.rnn = (nn.LSTM if arch == "lstm" else nn.GRU)(embed, hidden, layers, batch_first=True)
+        self.head = nn.Linear(hidden, vocab)
+
+    def forward(self, ids):  # (B, T) -> (B, T, V), from a zero state
+        return self.head(self.rnn(self.tok_emb(ids))[0])
+
+
 def main():
     ap = argparse.ArgumentParser(description="Check the lm example's logits against PyTorch.")
     ap.add_argument("run", nargs="?", default="runs/lm", help="the lm --out folder")
@@ -165,11 +180,16 @@ def main():
     run, tol = a.run, a.tol
     state, _ = load_file(f"{run}/model.safetensors")
     ev, meta = load_file(f"{run}/eval.safetensors")
-    sizes = {k: int(meta[k]) for k in ("vocab", "context", "d_model", "heads", "layers")}
-    # Files from before the architecture options hold the default configuration.
-    arch = {"kv_heads": int(meta.get("kv_heads", sizes["heads"])), "norm": meta.get("norm", "layer"),
-            "pos": meta.get("pos", "learned"), "mlp": meta.get("mlp", "gelu"), "tie": meta.get("tie", "0") == "1"}
-    model = GPT(**sizes, **arch).eval()
+    if meta.get("arch", "transformer") in ("lstm", "gru"):
+        sizes = {k: int(meta[k]) for k in ("vocab", "embed", "hidden", "layers")}
+        arch = {"arch": meta["arch"]}
+        model = RnnLM(**arch, **sizes).eval()
+    else:
+        sizes = {k: int(meta[k]) for k in ("vocab", "context", "d_model", "heads", "layers")}
+        # Files from before the architecture options hold the default configuration.
+        arch = {"kv_heads": int(meta.get("kv_heads", sizes["heads"])), "norm": meta.get("norm", "layer"),
+                "pos": meta.get("pos", "learned"), "mlp": meta.get("mlp", "gelu"), "tie": meta.get("tie", "0") == "1"}
+        model = GPT(**sizes, **arch).eval()
     model.load_state_dict(state, strict=True)
     with torch.no_grad():
         ours = ev["logits"]

@@ -120,7 +120,7 @@ Tensor BlockImpl::forward_step(const Tensor& x, nn::DecoderKVCache::Layer& cache
 }
 
 // ---- GPT ----
-GPTImpl::GPTImpl(const GPTOptions& o) : Module("GPT"), options(o) {
+GPTImpl::GPTImpl(const GPTOptions& o) : CharLMImpl("GPT"), options(o) {
   tok_emb = register_module("tok_emb", nn::Embedding(o.vocab(), o.d_model()));
   if (o.pos() == Position::learned) {
     pos_emb = register_module("pos_emb", nn::Embedding(o.context(), o.d_model()));
@@ -174,6 +174,23 @@ Tensor GPTImpl::forward_step(const Tensor& ids, nn::DecoderKVCache& cache) {
   return head(final_norm(x));  // (B, n, V)
 }
 
+namespace {
+
+class GPTDecoder : public Decoder {
+ public:
+  explicit GPTDecoder(GPTImpl& model) : model_(model), cache_(model.make_cache()) {}
+  Tensor step(const Tensor& ids) override { return model_.forward_step(ids, cache_); }  // (1, n) -> (1, n, V)
+  int64_t length() const override { return cache_.length(); }
+
+ private:
+  GPTImpl& model_;
+  nn::DecoderKVCache cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<Decoder> GPTImpl::decoder() { return std::make_unique<GPTDecoder>(*this); }
+
 void GPTImpl::pretty_print(std::ostream& os) const {
   os << "GPT(vocab=" << options.vocab() << ", context=" << options.context() << ", d_model=" << options.d_model()
      << ", heads=" << options.heads() << ", kv_heads=" << options.kv_heads().value_or(options.heads())
@@ -183,7 +200,7 @@ void GPTImpl::pretty_print(std::ostream& os) const {
      << ", tie=" << (options.tie() ? "true" : "false") << ", dropout=" << options.dropout() << ')';
 }
 
-int64_t quantize_for_inference(GPT& model, const std::string& format) {
+int64_t quantize_for_inference(const GPT& model, const std::string& format) {
   AG_CHECK(format == "int8" || format == "int4" || format == "dynamic-int8", ValueError,
            "lm: --quantize takes int8, int4 or dynamic-int8, got '", format, "'");
   return quant::quantize_(model, format == "int8"   ? quant::int8_weight_only()

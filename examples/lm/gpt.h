@@ -24,10 +24,13 @@
 // d = E / h, V vocab, t positions in a KV cache.
 #include <attograd/attograd.h>
 
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
+
+#include "model.h"
 
 namespace lm {
 
@@ -95,15 +98,17 @@ class BlockImpl : public nn::Module {
 };
 AG_MODULE(Block);
 
-class GPTImpl : public nn::Module {
+class GPTImpl : public CharLMImpl {
  public:
   explicit GPTImpl(const GPTOptions& o);
   // ids (B, T) i64 with T <= context -> logits (B, T, V)
-  Tensor forward(const Tensor& ids);
+  Tensor forward(const Tensor& ids) override;
   // Cached decoding: ids (B, n) are the n tokens after the cache's t (t + n <= context)
   // -> logits (B, n, V), equal to the last n rows of forward over all t + n tokens.
   Tensor forward_step(const Tensor& ids, nn::DecoderKVCache& cache);
   nn::DecoderKVCache make_cache() const { return nn::DecoderKVCache(static_cast<std::size_t>(options.layers())); }
+  int64_t max_length() const override { return options.context(); }
+  std::unique_ptr<Decoder> decoder() override;  // forward_step over a make_cache()
   void pretty_print(std::ostream& os) const override;
 
   GPTOptions options;
@@ -125,6 +130,6 @@ AG_MODULE(GPT);
 // SwiGLU's w2 at d_model 128 has with in_features 344, is zero-padded), or "dynamic-int8"
 // (int8 weights and activations quantized per row at run time) for every Linear of the
 // model (ag::quant::quantize_), in place. Returns how many Linears were quantized.
-int64_t quantize_for_inference(GPT& model, const std::string& format);
+int64_t quantize_for_inference(const GPT& model, const std::string& format);
 
 }  // namespace lm

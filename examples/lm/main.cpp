@@ -1,5 +1,6 @@
-// lm: trains a character-level GPT on the license texts Debian ships, reports the
-// held-out loss (nats and bits per character) and samples text from a prompt.
+// lm: trains a character-level GPT (or an LSTM or GRU) on the license texts Debian
+// ships, reports the held-out loss (nats and bits per character) and samples text from
+// a prompt.
 //
 //   build/examples/lm                                  # defaults: LLaMA-style, 600 steps, ~3.5 min at 12700 tokens/s
 //   build/examples/lm --steps 300 --out runs/lm-quick --prompt "The license"
@@ -7,6 +8,7 @@
 //   build/examples/lm --norm layer --pos learned --mlp gelu --dropout 0   # GPT-2-style
 //   build/examples/lm --kv-heads 2 --tie                   # grouped-query attention, tied head
 //   build/examples/lm --checkpoint-activations             # recompute blocks in backward: less memory
+//   build/examples/lm --arch lstm --out runs/lm-lstm       # a 2-layer LSTM of about the same size (--arch gru)
 //
 // Writes to --out: metrics.json, loss.png (training and held-out loss), model.safetensors
 // (the state dict with PyTorch names), eval.safetensors (a held-out batch and our logits,
@@ -48,14 +50,22 @@ int main(int argc, char** argv) {
   int64_t eval_every = 100, checkpoint_every = 200, max_new_tokens = 400;
   uint64_t sample_seed = 1;
   bool resume = false, no_cache = false;
-  std::string norm = "rms", pos = "rope", mlp = "swiglu", precision = "f32", quantize = "none";
-  CLI::App app{"Train a character-level GPT on English text and sample from it."};
+  std::string arch = "transformer", norm = "rms", pos = "rope", mlp = "swiglu", precision = "f32", quantize = "none";
+  int64_t layers = 0;  // 0: the architecture's default
+  CLI::App app{"Train a character-level GPT (or an LSTM or GRU) on English text and sample from it."};
   app.option_defaults()->always_capture_default();
   app.footer("Example: attograd-lm --steps 300 --out runs/lm-quick --prompt \"The license\" --top-k 10");
   app.add_option("--data", data, "text files (default: Debian's /usr/share/common-licenses texts)")
       ->check(CLI::ExistingFile)
       ->default_str("the 14 license texts in /usr/share/common-licenses");
   app.add_option("--out", out, "output folder");
+  app.add_option("--arch", arch,
+                 "model: transformer (decoder-only), or lstm / gru (embedding, 2 recurrent layers, Linear head)")
+      ->check(CLI::IsMember({"transformer", "lstm", "gru"}));
+  app.add_option("--embed", c.embed, "lstm, gru: character embedding width")->check(CLI::PositiveNumber);
+  app.add_option("--hidden", c.hidden, "lstm, gru: hidden width")
+      ->check(CLI::PositiveNumber)
+      ->default_str("248 (lstm), 288 (gru): about the Transformer's parameter count");
   app.add_option("--context", c.context, "context length (characters)")->check(CLI::PositiveNumber);
   app.add_option("--d-model", c.d_model, "model width")->check(CLI::PositiveNumber);
   app.add_option("--heads", c.heads, "attention heads")->check(CLI::PositiveNumber);
@@ -80,15 +90,19 @@ int main(int argc, char** argv) {
                  "evaluate and generate again: int8 or int4 (weight-only, groups of 32), or dynamic-int8 (int8 "
                  "weights and activations quantized per row at run time)")
       ->check(CLI::IsMember({"none", "int8", "int4", "dynamic-int8"}));
-  app.add_option("--layers", c.layers, "Transformer blocks")->check(CLI::PositiveNumber);
-  app.add_option("--dropout", c.dropout, "dropout probability")->check(CLI::Range(0.0, 0.99));
+  app.add_option("--layers", layers, "Transformer blocks, or recurrent layers")
+      ->check(CLI::PositiveNumber)
+      ->default_str("4 (transformer), 2 (lstm, gru)");
+  app.add_option("--dropout", c.dropout, "dropout probability (lstm, gru: between the recurrent layers)")
+      ->check(CLI::Range(0.0, 0.99));
   app.add_option("--batch", c.batch, "windows per micro-batch")->check(CLI::PositiveNumber);
   app.add_option("--accum", c.accum, "micro-batches accumulated per optimizer step")->check(CLI::PositiveNumber);
   app.add_option("--steps", c.steps, "optimizer steps in all (a resumed run continues up to it)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--warmup", c.warmup, "linear warm-up steps")->check(CLI::NonNegativeNumber);
   app.add_option("--lr", c.lr, "peak learning rate (cosine decay to lr/10)")->check(CLI::PositiveNumber);
-  app.add_option("--weight-decay", c.weight_decay, "AdamW decoupled weight decay (Linear weights only)")
+  app.add_option("--weight-decay", c.weight_decay,
+                 "AdamW decoupled weight decay (weight matrices of Linear and recurrent layers only)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--clip", c.clip, "global gradient-norm clip")->check(CLI::PositiveNumber);
   app.add_option("--seed", c.seed, "seed for initialization and training windows");
@@ -106,8 +120,24 @@ int main(int argc, char** argv) {
   app.add_option("--top-p", so.top_p, "nucleus sampling: smallest set with this probability (1: all)")
       ->check(CLI::Range(1e-9, 1.0));
   app.add_option("--sample-seed", sample_seed, "seed for sampling");
-  app.add_flag("--no-cache", no_cache, "generate by recomputing the last context tokens each step (no KV cache)");
+  app.add_flag("--no-cache", no_cache,
+               "generate by recomputing the last context tokens each step (no KV cache; lstm, gru: the whole text, "
+               "no carried state)");
   CLI11_PARSE(app, argc, argv);
+  c.arch = arch_from_name(arch);
+  const bool recurrent = c.arch != Arch::transformer;
+  for (const char* o : {"--d-model", "--heads", "--kv-heads", "--norm", "--pos", "--mlp", "--tie",
+                        "--checkpoint-activations", "--quantize"})
+    if (recurrent && app.count(o) > 0) {
+      std::cerr << "lm: " << o << " is an option of --arch transformer, not " << arch << "\n";
+      return 2;
+    }
+  for (const char* o : {"--embed", "--hidden"})
+    if (!recurrent && app.count(o) > 0) {
+      std::cerr << "lm: " << o << " is an option of --arch lstm and gru\n";
+      return 2;
+    }
+  if (layers > 0) (recurrent ? c.rnn_layers : c.layers) = layers;
   c.norm = norm == "rms" ? Norm::rms : Norm::layer;
   c.pos = pos == "rope" ? Position::rope : Position::learned;
   c.mlp = mlp == "swiglu" ? MlpKind::swiglu : MlpKind::gelu;
@@ -143,11 +173,15 @@ int main(int argc, char** argv) {
       restore_checkpoint_extra(run, extra);
       log().info("resumed from {} at step {}", ckpt, run.sched.last_step());
     }
+    const std::string model_text =
+        recurrent
+            ? fmt::format("{}: embedding {}, hidden {}, {} layers", arch, c.embed, run.rnn()->hidden(), c.rnn_layers)
+            : fmt::format("d_model {}, {} heads ({} kv), {} layers, norm {}, pos {}, mlp {}{}", c.d_model, c.heads,
+                          c.kv_heads > 0 ? c.kv_heads : c.heads, c.layers, norm, pos, mlp, c.tie ? ", tied head" : "");
     log().info(
-        "{} training + {} held-out characters, vocabulary {}; {} parameters; context {}, d_model {}, {} heads "
-        "({} kv), {} layers, norm {}, pos {}, mlp {}{}, batch {} x {} accumulated, {} steps, precision {}",
-        corpus.train.size(), corpus.val.size(), V, run.model->num_parameters(), c.context, c.d_model, c.heads,
-        c.kv_heads > 0 ? c.kv_heads : c.heads, c.layers, norm, pos, mlp, c.tie ? ", tied head" : "", c.batch, c.accum,
+        "{} training + {} held-out characters, vocabulary {}; {} parameters; context {}, {}, batch {} x {} "
+        "accumulated, {} steps, precision {}",
+        corpus.train.size(), corpus.val.size(), V, run.model->num_parameters(), c.context, model_text, c.batch, c.accum,
         c.steps, precision);
     log().info("held-out bigram baseline: {:.4f} nats/char", bigram);
 
@@ -214,11 +248,13 @@ int main(int argc, char** argv) {
     if (c.precision == DType::f16)
       std::cout << " (" << skipped << " steps skipped by the GradScaler, loss scale " << run.scaler.get_scale() << ")";
     std::cout << "\n";
+    std::string decoding = recurrent ? "carried recurrent state" : "KV cache";
+    if (no_cache)
+      decoding = recurrent ? "full recomputation of the whole text"
+                           : "full recomputation over the last " + std::to_string(c.context);
     if (max_new_tokens > 0)
       std::cout << "generation: " << max_new_tokens << " characters at " << plot::fmt(gen_tps, 1) << " tokens/s ("
-                << (no_cache ? "full recomputation over the last " + std::to_string(c.context)
-                             : std::string("KV cache"))
-                << ")\n\n"
+                << decoding << ")\n\n"
                 << prompt << sample << "\n\n";
 
     // ---- files ----
@@ -230,17 +266,21 @@ int main(int argc, char** argv) {
       TensorMap eval_set;
       eval_set.insert("x", x);
       eval_set.insert("logits", run.model(x));
-      save_safetensors(out + "/eval.safetensors", eval_set,
-                       {{"vocab", std::to_string(V)},
-                        {"context", std::to_string(c.context)},
-                        {"d_model", std::to_string(c.d_model)},
-                        {"heads", std::to_string(c.heads)},
-                        {"layers", std::to_string(c.layers)},
-                        {"kv_heads", std::to_string(c.kv_heads > 0 ? c.kv_heads : c.heads)},
-                        {"norm", norm},
-                        {"pos", pos},
-                        {"mlp", mlp},
-                        {"tie", c.tie ? "1" : "0"}});
+      Metadata sizes{{"arch", arch}, {"vocab", std::to_string(V)}, {"context", std::to_string(c.context)}};
+      if (recurrent)
+        sizes.insert({{"embed", std::to_string(c.embed)},
+                      {"hidden", std::to_string(run.rnn()->hidden())},
+                      {"layers", std::to_string(c.rnn_layers)}});
+      else
+        sizes.insert({{"d_model", std::to_string(c.d_model)},
+                      {"heads", std::to_string(c.heads)},
+                      {"layers", std::to_string(c.layers)},
+                      {"kv_heads", std::to_string(c.kv_heads > 0 ? c.kv_heads : c.heads)},
+                      {"norm", norm},
+                      {"pos", pos},
+                      {"mlp", mlp},
+                      {"tie", c.tie ? "1" : "0"}});
+      save_safetensors(out + "/eval.safetensors", eval_set, sizes);
     }
     nlohmann::json metrics = {{"val_loss_nats", val_loss},
                               {"val_bits_per_char", bpc},
@@ -270,16 +310,8 @@ int main(int argc, char** argv) {
                                 {"top_p", so.top_p},
                                 {"seed", sample_seed}}},
                               {"config",
-                               {{"context", c.context},
-                                {"d_model", c.d_model},
-                                {"heads", c.heads},
-                                {"kv_heads", c.kv_heads > 0 ? c.kv_heads : c.heads},
-                                {"layers", c.layers},
-                                {"norm", norm},
-                                {"pos", pos},
-                                {"mlp", mlp},
-                                {"tie", c.tie},
-                                {"checkpoint_activations", c.checkpoint_activations},
+                               {{"arch", arch},
+                                {"context", c.context},
                                 {"precision", precision},
                                 {"dropout", c.dropout},
                                 {"batch", c.batch},
@@ -290,6 +322,20 @@ int main(int argc, char** argv) {
                                 {"clip", c.clip},
                                 {"seed", c.seed},
                                 {"threads", threads}}}};
+    nlohmann::json& config = metrics["config"];
+    if (recurrent) {
+      config.update({{"embed", c.embed}, {"hidden", run.rnn()->hidden()}, {"layers", c.rnn_layers}});
+    } else {
+      config.update({{"d_model", c.d_model},
+                     {"heads", c.heads},
+                     {"kv_heads", c.kv_heads > 0 ? c.kv_heads : c.heads},
+                     {"layers", c.layers},
+                     {"norm", norm},
+                     {"pos", pos},
+                     {"mlp", mlp},
+                     {"tie", c.tie},
+                     {"checkpoint_activations", c.checkpoint_activations}});
+    }
     std::ofstream(out + "/metrics.json") << metrics.dump(2) << "\n";
     // The picture last: a drawing failure (it throws) leaves the model and metrics written.
     if (!train_curve.xs.empty() || !val_curve.xs.empty())
@@ -299,7 +345,8 @@ int main(int argc, char** argv) {
     if (quantize != "none") {
       // Quantization of the trained model: the same held-out windows and the
       // same prompt and sampling seed, against the f32 figures above.
-      const int64_t done = quantize_for_inference(run.model, quantize);
+      GPT gpt = run.gpt();
+      const int64_t done = quantize_for_inference(gpt, quantize);
       const double q_val = evaluate(run.model, val, c.precision);
       double q_tps = 0;
       if (max_new_tokens > 0) {

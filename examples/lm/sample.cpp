@@ -2,6 +2,7 @@
 #include "sample.h"
 
 #include <limits>
+#include <memory>
 
 namespace lm {
 
@@ -31,12 +32,13 @@ Tensor next_token_probs(const Tensor& logits, const SamplingOptions& o) {
   return p;
 }
 
-std::vector<int64_t> generate(GPT& model, std::vector<int64_t> ids, int64_t n, const SamplingOptions& o, Generator& gen,
-                              bool use_cache) {
+std::vector<int64_t> generate(const CharLM& model, std::vector<int64_t> ids, int64_t n, const SamplingOptions& o,
+                              Generator& gen, bool use_cache) {
   AG_CHECK(!ids.empty(), ValueError, "lm generate: the prompt is empty");
   NoGradGuard no_grad;
   model->eval();
-  const int64_t context = model->options.context();
+  // A GPT reads at most its context; a recurrent model reads everything.
+  const int64_t context = model->max_length() > 0 ? model->max_length() : std::numeric_limits<int64_t>::max();
   const std::size_t prompt = ids.size();
   // The last `keep` tokens through the model at once -> the last position's logits (V).
   auto window = [&](int64_t keep) {
@@ -50,17 +52,17 @@ std::vector<int64_t> generate(GPT& model, std::vector<int64_t> ids, int64_t n, c
       ids.push_back(multinomial(p, 1, false, &gen).item<int64_t>());
     }
   } else {
-    nn::DecoderKVCache cache = model->make_cache();
-    Tensor logits = last_row(model->forward_step(window(context), cache));  // prefill
+    std::unique_ptr<Decoder> dec = model->decoder();
+    Tensor logits = last_row(dec->step(window(context)));  // prefill
     for (int64_t i = 0; i < n; ++i) {
       const int64_t next = multinomial(next_token_probs(logits, o), 1, false, &gen).item<int64_t>();
       ids.push_back(next);
       if (i + 1 == n) break;
-      if (cache.length() < context) {
-        logits = last_row(model->forward_step(Tensor::from_vector(std::vector<int64_t>{next}, {1, 1}), cache));
-      } else {  // full: restart from the last context/2 tokens
-        cache = model->make_cache();
-        logits = last_row(model->forward_step(window(std::max<int64_t>(context / 2, 1)), cache));
+      if (dec->length() < context) {
+        logits = last_row(dec->step(Tensor::from_vector(std::vector<int64_t>{next}, {1, 1})));
+      } else {  // a full GPT cache: restart from the last context/2 tokens
+        dec = model->decoder();
+        logits = last_row(dec->step(window(std::max<int64_t>(context / 2, 1))));
       }
     }
   }

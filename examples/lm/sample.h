@@ -1,19 +1,22 @@
 #pragma once
 // Text generation: temperature, top-k and nucleus (top-p) filtering of the next
 // character's distribution, then a draw with multinomial.
-// Decoding keeps each layer's keys and values in a DecoderKVCache: the prompt's last
-// `context` tokens are prefilled once, then each new token costs one position through
-// the model (GPT::forward_step). When the cache reaches `context` positions it restarts
-// from the last context/2 tokens (one prefill per context/2 new tokens), since the model
-// has no positions beyond context. Without the cache (use_cache = false) every step
-// recomputes the model over the last `context` tokens: the two agree token for token
-// while prompt + new tokens fit in the context, and differ after (a full window vs. a
-// window that refills in halves).
+// Decoding goes through the model's Decoder (model.h): the prompt is prefilled once,
+// then each new token costs one position. A GPT keeps each layer's keys and values in
+// a DecoderKVCache and sees at most the prompt's last `context` tokens; when the cache
+// reaches `context` positions it restarts from the last context/2 tokens (one prefill
+// per context/2 new tokens), since the model has no positions beyond context. A
+// recurrent model (max_length() 0) carries its state over the whole prompt and
+// everything generated, with no restart. Without the cache (use_cache = false) every
+// step recomputes the model over the last `context` tokens (a recurrent model: over the
+// whole text from a zero state): the two agree token for token while prompt + new
+// tokens fit in a GPT's context (always, for a recurrent model), and differ after (a
+// full window vs. a window that refills in halves).
 #include <string>
 #include <vector>
 
 #include "data.h"
-#include "gpt.h"
+#include "model.h"
 
 namespace lm {
 
@@ -29,7 +32,7 @@ Tensor next_token_probs(const Tensor& logits, const SamplingOptions& o);
 
 // Appends `n` sampled tokens to `ids` (the prompt, at least one token); returns the
 // new tokens only.
-std::vector<int64_t> generate(GPT& model, std::vector<int64_t> ids, int64_t n, const SamplingOptions& o, Generator& gen,
-                              bool use_cache = true);
+std::vector<int64_t> generate(const CharLM& model, std::vector<int64_t> ids, int64_t n, const SamplingOptions& o,
+                              Generator& gen, bool use_cache = true);
 
 }  // namespace lm

@@ -5,14 +5,34 @@
 
 namespace lm {
 
-std::vector<optim::ParamGroup<optim::AdamWOptions>> param_groups(const GPT& model, const Config& c) {
+const char* arch_name(Arch a) { return a == Arch::lstm ? "lstm" : a == Arch::gru ? "gru" : "transformer"; }
+
+Arch arch_from_name(const std::string& name) {
+  for (Arch a : {Arch::transformer, Arch::lstm, Arch::gru})
+    if (name == arch_name(a)) return a;
+  AG_CHECK(false, ValueError, "lm: --arch must be transformer, lstm or gru, got '", name, "'");
+  return Arch::transformer;
+}
+
+CharLM make_model(const Config& c, int64_t vocab) {
+  manual_seed(c.seed);
+  if (c.arch == Arch::transformer) return CharLM(GPT(c.model_options(vocab)).ptr());
+  return CharLM(RnnLM(c.rnn_options(vocab)).ptr());
+}
+
+std::vector<optim::ParamGroup<optim::AdamWOptions>> param_groups(const CharLM& model, const Config& c) {
   optim::ParamGroup<optim::AdamWOptions> decay{
       {}, optim::AdamWOptions(c.lr).betas({0.9, c.beta2}).weight_decay(c.weight_decay)};
   optim::ParamGroup<optim::AdamWOptions> no_decay{{},
                                                   optim::AdamWOptions(c.lr).betas({0.9, c.beta2}).weight_decay(0.0)};
   for (auto& [name, p] : model->named_parameters()) {
-    // Matrices that multiply activations decay; embeddings are tables looked up, and
-    // biases and norm gains are 1-D.
+    // Matrices that multiply activations decay: the Linear weights and, in an LSTM or
+    // GRU, weight_ih and weight_hh (the head's weight is a Linear's in both). weight_hh
+    // is applied once per step, so its scale compounds over a window's 128 steps: decay
+    // keeps it in check as it does the Linear weights'. Embeddings are tables looked up
+    // (a rare character's row would shrink between its few updates), and biases and norm
+    // gains are 1-D offsets and scales (the LSTM's forget-gate bias among them, which
+    // decay would pull toward forgetting): none of them decays.
     bool embedding = name.rfind("tok_emb.", 0) == 0 || name.rfind("pos_emb.", 0) == 0;
     (p.dim() >= 2 && !embedding ? decay : no_decay).params.emplace_back(name, p);
   }
@@ -21,15 +41,24 @@ std::vector<optim::ParamGroup<optim::AdamWOptions>> param_groups(const GPT& mode
 
 Run::Run(const Config& c, int64_t vocab)
     : config(c),
-      model([&] {
-        manual_seed(c.seed);
-        return GPT(c.model_options(vocab));
-      }()),
+      model(make_model(c, vocab)),
       opt(param_groups(model, c)),
       // A run shorter than its warm-up warms up over all but its last step.
       sched(opt, std::max<int64_t>(c.steps, 1), c.lr / 10, std::min(c.warmup, std::max<int64_t>(c.steps, 1) - 1)),
       scaler(examples::scaler_for(c.precision)),
       data_gen(c.seed * 7919 + 1) {}
+
+GPT Run::gpt() const {
+  auto p = std::dynamic_pointer_cast<GPTImpl>(model.ptr());
+  AG_CHECK(p != nullptr, ValueError, "lm: the model is ", model->name(), ", not a GPT");
+  return GPT(p);
+}
+
+RnnLM Run::rnn() const {
+  auto p = std::dynamic_pointer_cast<RnnLMImpl>(model.ptr());
+  AG_CHECK(p != nullptr, ValueError, "lm: the model is ", model->name(), ", not a recurrent one");
+  return RnnLM(p);
+}
 
 Metadata checkpoint_extra(const Run& run) {
   Metadata extra{{"data_gen", run.data_gen.state()}};
@@ -74,7 +103,7 @@ StepStats train_step(Run& r, const std::vector<int64_t>& train_ids) {
       r.sched.last_step(), loss_sum / static_cast<double>(c.accum), lr, norm, c.accum * c.batch * c.context, !stepped};
 }
 
-double evaluate(GPT& model, const std::vector<Batch>& batches, DType precision) {
+double evaluate(const CharLM& model, const std::vector<Batch>& batches, DType precision) {
   NoGradGuard no_grad;
   const autocast amp = examples::autocast_for(precision);
   const bool was_training = model->is_training();

@@ -1,38 +1,24 @@
 // End to end: a tiny character-level GPT, trained for a few hundred steps with the lm
 // example's own model, data and training step on a built-in English paragraph, must
-// beat a bigram model's held-out loss on the same split; sampling filters behave.
+// beat a bigram model's held-out loss on the same split; sampling filters behave
+// (the recurrent models: test_lm_rnn.cpp).
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "lm/sample.h"
 #include "lm/trainer.h"
+#include "lm_test_util.h"
 #include "test_util.h"
 
 using namespace lm;
 
 namespace {
-
-// A short paragraph repeated with small changes, so that the held-out tail is predictable
-// from context but not from the previous character alone.
-std::string paragraph() {
-  std::string s;
-  const char* names[] = {"the program", "the library", "the work", "the software"};
-  for (int i = 0; i < 24; ++i)
-    s += std::string("You may copy and distribute ") + names[i % 4] +
-         " in any medium, provided that you keep intact all notices. ";
-  return s;
-}
-
-// Tiny matrices: one thread, so that OpenBLAS's workers do not spin on a shared machine.
-const bool single_thread = [] {
-  set_num_threads(1);
-  return true;
-}();
 
 // Held-out loss before and after c.steps training steps, with the bigram baseline.
 struct Trained {
@@ -219,8 +205,8 @@ TEST_CASE("a tiny LLaMA-style GPT (rms, rope, 2 of 4 kv heads, swiglu, tied head
   c = llama_style(c);
   const int64_t V = corpus.vocab.size();
   Run run(c, V);
-  CHECK(run.model->pos_emb.is_empty());
-  CHECK(run.model->blocks->at<BlockImpl>(0)->attn->k_proj->weight.size(0) == 16);  // g*d = 2*8
+  CHECK(run.gpt()->pos_emb.is_empty());
+  CHECK(run.gpt()->blocks->at<BlockImpl>(0)->attn->k_proj->weight.size(0) == 16);  // g*d = 2*8
   const auto [before, after, bigram, s] = train_and_evaluate(run, corpus, c);
   MESSAGE("LLaMA-style held-out loss " << before << " -> " << after << " nats/char (bigram " << bigram << ")");
   CHECK(std::abs(before - std::log(static_cast<double>(V))) < 0.3);
@@ -229,7 +215,7 @@ TEST_CASE("a tiny LLaMA-style GPT (rms, rope, 2 of 4 kv heads, swiglu, tied head
     CHECK(after < 0.5 * bigram);
   }
   // The tie survives training: one tensor, updated once per step.
-  CHECK(run.model->head->weight.impl() == run.model->tok_emb->weight.impl());
+  CHECK(run.gpt()->head->weight.impl() == run.gpt()->tok_emb->weight.impl());
 }
 
 TEST_CASE("tied head: one tensor, in exactly one AdamW group (no decay); SwiGLU's size is near GELU's") {
@@ -238,11 +224,11 @@ TEST_CASE("tied head: one tensor, in exactly one AdamW group (no decay); SwiGLU'
   c = gpt2_style(c);
   Config tied = llama_style(c);
   Run r(tied, 20);
-  CHECK(r.model->head->weight.impl() == r.model->tok_emb->weight.impl());
+  CHECK(r.gpt()->head->weight.impl() == r.gpt()->tok_emb->weight.impl());
   auto groups = param_groups(r.model, tied);
   int64_t listed = 0, tied_in_decay = 0, tied_in_no_decay = 0;
-  for (auto& p : groups[0].params) tied_in_decay += (p.second.impl() == r.model->tok_emb->weight.impl()), ++listed;
-  for (auto& p : groups[1].params) tied_in_no_decay += (p.second.impl() == r.model->tok_emb->weight.impl()), ++listed;
+  for (auto& p : groups[0].params) tied_in_decay += (p.second.impl() == r.gpt()->tok_emb->weight.impl()), ++listed;
+  for (auto& p : groups[1].params) tied_in_no_decay += (p.second.impl() == r.gpt()->tok_emb->weight.impl()), ++listed;
   CHECK(tied_in_decay == 0);
   CHECK(tied_in_no_decay == 1);
   CHECK(listed == static_cast<int64_t>(r.model->parameters().size()));
@@ -257,7 +243,7 @@ TEST_CASE("tied head: one tensor, in exactly one AdamW group (no decay); SwiGLU'
   Config gelu = c, swiglu = c;
   swiglu.mlp = MlpKind::swiglu;
   Run g(gelu, 20), sw(swiglu, 20);
-  CHECK(swiglu_hidden(sw.model->options) == 88);
+  CHECK(swiglu_hidden(sw.gpt()->options) == 88);
   const double ratio = static_cast<double>(sw.model->num_parameters()) / static_cast<double>(g.model->num_parameters());
   CHECK(ratio > 0.97);
   CHECK(ratio < 1.05);
@@ -278,11 +264,11 @@ TEST_CASE("KV-cached forward_step and generation match full recomputation") {
     // forward's rows at those positions.
     Tensor ids = Tensor::from_vector(std::vector<int64_t>(corpus.val.begin(), corpus.val.begin() + 8), {1, 8});
     Tensor full = run.model(ids);  // (1, 8, V)
-    nn::DecoderKVCache cache = run.model->make_cache();
-    Tensor rows = run.model->forward_step(ids.narrow(1, 0, 5), cache);
+    nn::DecoderKVCache cache = run.gpt()->make_cache();
+    Tensor rows = run.gpt()->forward_step(ids.narrow(1, 0, 5), cache);
     CHECK(allclose(rows, full.narrow(1, 0, 5), 1e-4, 1e-5));
     for (int64_t t = 5; t < 8; ++t)
-      CHECK(allclose(run.model->forward_step(ids.narrow(1, t, 1), cache), full.narrow(1, t, 1), 1e-4, 1e-5));
+      CHECK(allclose(run.gpt()->forward_step(ids.narrow(1, t, 1), cache), full.narrow(1, t, 1), 1e-4, 1e-5));
     CHECK(cache.length() == 8);
     // Greedy generation of 40 characters (8 + 40 = context): same tokens either way.
     SamplingOptions greedy;
@@ -294,7 +280,7 @@ TEST_CASE("KV-cached forward_step and generation match full recomputation") {
     CHECK(cached == recomputed);
     // Past the context the cache refills from the last context/2 tokens and goes on.
     CHECK(generate(run.model, prompt, 100, greedy, g1, true).size() == 100);
-    CHECK_THROWS_AS(run.model->forward_step(Tensor::from_vector(std::vector<int64_t>(48, 0), {1, 48}), cache),
+    CHECK_THROWS_AS(run.gpt()->forward_step(Tensor::from_vector(std::vector<int64_t>(48, 0), {1, 48}), cache),
                     ShapeError);  // 8 + 48 positions > context
   }
 }
@@ -357,7 +343,7 @@ TEST_CASE("bf16 autocast: a block lets its f32 norm outputs go once they are cas
     CAPTURE(llama);
     Run run = tiny_run(llama, 1, 4);
     run.model->train();
-    auto block = std::static_pointer_cast<BlockImpl>((*run.model->blocks)[0]);
+    auto block = std::static_pointer_cast<BlockImpl>((*run.gpt()->blocks)[0]);
     std::vector<std::weak_ptr<Storage>> norm_outputs;
     auto keep = [&](nn::Module&, const std::vector<Tensor>&, const std::vector<Tensor>& out) {
       norm_outputs.push_back(out.at(0).storage());
@@ -451,7 +437,7 @@ TEST_CASE(
     nn::load(*q.model, path);
     // Every Linear, SwiGLU's w2 included (in_features 176 at d_model 64: int4's last
     // group of 32 is zero-padded): 7 per block and the head.
-    const int64_t done = quantize_for_inference(q.model, format);
+    const int64_t done = quantize_for_inference(q.gpt(), format);
     CHECK(done == 7 * c.layers + 1);
     const double loss = evaluate(q.model, val);
     MESSAGE(format << ": held-out " << loss << " against f32 " << f32_loss << " (" << done << " Linears quantized)");
@@ -461,7 +447,7 @@ TEST_CASE(
     CHECK_THROWS_WITH_AS(out.sum().backward(), doctest::Contains("quantized modules are inference-only"),
                          AutogradError);
   }
-  CHECK_THROWS_WITH_AS(quantize_for_inference(run.model, "int3"),
+  CHECK_THROWS_WITH_AS(quantize_for_inference(run.gpt(), "int3"),
                        doctest::Contains("lm: --quantize takes int8, int4 or dynamic-int8, got 'int3'"), ValueError);
   CHECK_THROWS_WITH_AS(examples::precision_from_name("f8"),
                        doctest::Contains("--precision must be f32, bf16 or f16, got 'f8'"), ValueError);
