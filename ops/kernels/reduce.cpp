@@ -109,8 +109,10 @@ Tensor reduce(Reduce op, const Tensor& x, const std::vector<int64_t>& dims, bool
   Tensor out = empty(out_shape, out_dtype);
   if (outer == 0) return out;
 
-  // Sum over leading dims of a contiguous tensor: no transposing copy.
-  bool leading = x.is_contiguous();
+  // Sum over leading dims of a contiguous tensor: no transposing copy. A full reduction
+  // (one output) is one row for sum_row's vector lanes instead: as a column it took one
+  // accumulate_row call per element (a 1.6M-element f32 loss: 9.5 ms, PyTorch 0.19 ms).
+  bool leading = x.is_contiguous() && outer > 1;
   for (int64_t d = 0, seen_kept = 0; d < x.dim(); ++d) {
     if (!reduced[d])
       seen_kept = 1;
