@@ -58,6 +58,12 @@
 //  17  conv2d forward + backward of a ResNet stage layer: input (8, 64, 56, 56) requiring
 //      grad, weight (64, 64, 3, 3), padding 1, no bias; backward from ones to the input and
 //      the weight; --batch N
+//  18  nn::LSTM forward + backward (ag_bench_rnn.cpp): input 512, hidden 512, 2 layers, on
+//      a random time-major input (100, 32, 512); loss = output.sum(), backward to every
+//      parameter, gradients dropped before each repetition; --batch N
+//  19  nn::GRU inference at batch 1 (ag_bench_rnn.cpp): input 512, hidden 512, 2 layers,
+//      eval, NoGradGuard; a repetition is 100 calls of one time step each (1, 1, 512),
+//      the hidden state carried from call to call (a streaming decoder), from zeros
 //
 // Memory: rss_before_kb is the resident set just before the workload builds anything
 // (libraries loaded, threads set); peak_rss_kb is getrusage's ru_maxrss at the end;
@@ -94,6 +100,7 @@
 // Its name in usage messages (bench_harness.h).
 constexpr const char* kProgram = "ag_bench";
 #include "bench_harness.h"
+#include "ag_bench_rnn.h"
 #include "../../examples/fashion/model.h"
 #include "../../examples/lm/gpt.h"
 
@@ -523,6 +530,8 @@ int main(int argc, char** argv) {
     case 15: t = bandwidth(a); break;
     case 16: t = cnn_training(a); break;
     case 17: t = conv_layer(a); break;
+    case 18: t = lstm_training(a); break;
+    case 19: t = gru_streaming(a); break;
   }
   long peak = peak_rss_kb();
   nlohmann::json j = {{"framework", "attograd"},

@@ -1,7 +1,9 @@
 #pragma once
 // What ag_bench and libtorch_bench share: the command line, the timing loop and the
 // memory readings, so both sides of tools/bench measure the same way. Each program
-// defines `kProgram` (its name, for usage messages) before including this header.
+// defines `kProgram` (its name, for usage messages) before including this header, in
+// every file that includes it (its functions are inline: ag_bench's workloads span
+// ag_bench.cpp and ag_bench_rnn.cpp).
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -25,7 +27,7 @@ struct Args {
   int L = 256, B = 16, E = 256, heads = 8, causal = 0;  // workload 10 (one sweep point)
   int checkpoint = 0;  // workload 7, ag_bench only: every GPT block under ag::checkpoint
   int kb = 0;          // workload 15, ag_bench only: read a working set of this many KB per thread
-  int batch = 0;       // workloads 16, 17: the batch (0: the workload's own, 128 and 8)
+  int batch = 0;       // workloads 16, 17, 18: the batch (0: the workload's own, 128, 8 and 32)
   // workloads 7, 16: forward and loss under CPU autocast to this dtype (bf16, f16), or none
   std::string autocast = "none";
   // workloads 8, 9, 12, 13, 14 (ag_bench only): the GPT's weights, and so its KV cache, in
@@ -35,16 +37,16 @@ struct Args {
   std::string quantize = "none";
 };
 
-[[noreturn]] void usage(const std::string& why) {
+[[noreturn]] inline void usage(const std::string& why) {
   std::cerr << kProgram << ": " << why << "\nusage: " << kProgram
-            << " --workload N (1-17; 13-15: ag_bench only) --threads T --reps R --warmup W"
+            << " --workload N (1-19; 13-15: ag_bench only) --threads T --reps R --warmup W"
                " [--L L --B B --E E --heads H --causal 0|1] [--checkpoint 0|1] [--batch N]"
                " [--autocast bf16|f16|none] [--dtype f32|bf16|f16] [--quantize none|int8|int4|dynamic-int8]"
                " [--kb KB]\n";
   std::exit(2);
 }
 
-Args parse(int argc, char** argv) {
+inline Args parse(int argc, char** argv) {
   Args a;
   std::map<std::string, int*> opts = {{"--workload", &a.workload},
                                       {"--threads", &a.threads},
@@ -73,7 +75,7 @@ Args parse(int argc, char** argv) {
       *opts[k] = std::stoi(argv[++i]);
     } catch (const std::exception&) { usage("not an integer after " + k + ": " + argv[i]); }
   }
-  if (a.workload < 1 || a.workload > 17) usage("--workload must be 1..17");
+  if (a.workload < 1 || a.workload > 19) usage("--workload must be 1..19");
   if (a.workload > 12 && a.workload < 16 && std::string(kProgram) != "ag_bench")
     usage("workloads 13-15 (the 150M LLaMA decode, memory bandwidth) are ag_bench's only");
   if (a.kb != 0 && a.workload != 15) usage("--kb is for workload 15 (read bandwidth by working set)");
@@ -84,7 +86,7 @@ Args parse(int argc, char** argv) {
     usage("--autocast takes bf16, f16 or none, got " + a.autocast);
   if (a.autocast != "none" && a.workload != 7 && a.workload != 16)
     usage("--autocast is for workloads 7 and 16 (the GPT and CNN training steps)");
-  if (a.batch != 0 && a.workload != 16 && a.workload != 17) usage("--batch is for workloads 16 and 17");
+  if (a.batch != 0 && (a.workload < 16 || a.workload > 18)) usage("--batch is for workloads 16, 17 and 18");
   if (a.batch < 0) usage("--batch takes a positive batch (0: the workload's own)");
   if (a.dtype != "f32" && a.dtype != "bf16" && a.dtype != "f16")
     usage("--dtype takes f32, bf16 or f16, got " + a.dtype);
@@ -101,20 +103,20 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-long current_rss_kb() {
+inline long current_rss_kb() {
   std::ifstream f("/proc/self/statm");
   long size = 0, resident = 0;
   f >> size >> resident;
   return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-long peak_rss_kb() {
+inline long peak_rss_kb() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return u.ru_maxrss;  // KiB on Linux
 }
 
-double seconds(const std::function<void()>& f) {
+inline double seconds(const std::function<void()>& f) {
   auto t0 = Clock::now();
   f();
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -128,8 +130,8 @@ struct Timings {
 };
 
 // Warm-up, then `reps` timed calls of `main` (and of each companion right after it).
-Timings run_reps(const Args& a, const std::function<void()>& main,
-                 const std::vector<std::pair<std::string, std::function<void()>>>& companions = {}) {
+inline Timings run_reps(const Args& a, const std::function<void()>& main,
+                        const std::vector<std::pair<std::string, std::function<void()>>>& companions = {}) {
   for (int i = 0; i < a.warmup; ++i) {
     main();
     for (auto& [name, f] : companions) f();

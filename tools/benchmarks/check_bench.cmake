@@ -3,7 +3,8 @@
 # with 0 and prints one JSON line with the workload, two positive times, a peak RSS, and
 # (workloads 8, 9 of ag_bench, f32) cached decoding equal to recomputation, (15) two
 # positive bandwidths, (16) the fashion example's default CNN (412,666 parameters: the
-# sides build the same net) and, under --autocast, two times of the interleaved f32 step.
+# sides build the same net) and, under --autocast, two times of the interleaved f32 step,
+# (18, 19) the 2-layer LSTM and GRU of width 512 (4,202,496 and 3,151,872 parameters).
 #   cmake -DEXE=path/ag_bench -DWORKLOAD=8 ["-DEXTRA=--L 128 --B 2"] -P this
 separate_arguments(_extra UNIX_COMMAND "${EXTRA}")
 execute_process(COMMAND "${EXE}" --workload ${WORKLOAD} --threads 1 --reps 2 --warmup 0 ${_extra}
@@ -45,6 +46,19 @@ if(WORKLOAD EQUAL 16)
   string(JSON _f32 ERROR_VARIABLE _nof32 GET "${_lines}" extra f32 1)
   if(EXTRA MATCHES "--autocast" AND (_nof32 OR NOT _f32 GREATER 0))
     message(FATAL_ERROR "${EXE}: workload 16 under autocast without two f32 times in extra.f32:\n${_lines}")
+  endif()
+endif()
+# workloads 18, 19: every side's LSTM / GRU of the same size
+if(WORKLOAD EQUAL 18 OR WORKLOAD EQUAL 19)
+  field(_params info parameters)
+  if(WORKLOAD EQUAL 18)
+    set(_want 4202496)
+  else()
+    set(_want 3151872)
+  endif()
+  if(NOT _params EQUAL _want)
+    message(FATAL_ERROR "${EXE}: workload ${WORKLOAD}'s network has ${_params} parameters, not ${_want} "
+                        "(2 layers, input and hidden 512)\n${_lines}")
   endif()
 endif()
 string(JSON _same ERROR_VARIABLE _none GET "${_lines}" info cache_equals_no_cache)

@@ -5,14 +5,14 @@
 //
 //   libtorch_bench --workload N --threads T --reps R --warmup W [--L .. --B .. --heads .. --causal 0|1]
 //                  [--autocast bf16|none]  (workloads 7, 16: forward and loss under CPU autocast)
-//                  [--batch N]             (workloads 16, 17)
+//                  [--batch N]             (workloads 16, 17, 18)
 //
-// Workloads 1-12, 16, 17 as ag_bench.cpp's header lists them (11, 12: grouped-query
+// Workloads 1-12, 16-19 as ag_bench.cpp's header lists them (11, 12: grouped-query
 // attention and the LLaMA-style model written with tensor ops; 16: the Fashion-MNIST
-// example's CNN, libtorch_models.h). Threads: tools/bench sets
-// OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to T for the process (Debian's LibTorch calls
-// OpenBLAS, whose pool is sized when the library loads), and main calls
-// torch::set_num_threads(T). Memory: as ag_bench (RSS before the workload, ru_maxrss).
+// example's CNN, libtorch_models.h; 18, 19: torch::nn::LSTM and GRU). Threads:
+// tools/bench sets OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to T for the process
+// (Debian's LibTorch calls OpenBLAS, whose pool is sized when the library loads), and main
+// calls torch::set_num_threads(T). Memory: as ag_bench (RSS before the workload, ru_maxrss).
 
 #include <ATen/autocast_mode.h>
 
@@ -294,6 +294,44 @@ Timings conv_layer(const Args& a) {
   return t;
 }
 
+// ---- 18: LSTM forward + backward (T 100, B 32, I = H = 512, 2 layers, time-major) ------
+// x (T, B, I) not requiring grad; backward from out.sum() to every parameter; the
+// gradients dropped (set to none) before each repetition, as ag_bench.
+Timings lstm_training(const Args& a) {
+  const int64_t T = 100, B = a.batch > 0 ? a.batch : 32, H = 512, L = 2;
+  torch::manual_seed(0);
+  torch::nn::LSTM lstm(torch::nn::LSTMOptions(H, H).num_layers(L));
+  auto x = torch::randn({T, B, H});  // (T, B, I)
+  Timings t = run_reps(a, [&] {
+    lstm->zero_grad(true);
+    auto out = std::get<0>(lstm->forward(x));  // (T, B, H)
+    out.sum().backward();
+  });
+  t.info = {{"steps", T},       {"batch", B},  {"input_size", H},
+            {"hidden_size", H}, {"layers", L}, {"parameters", ltb::num_parameters(*lstm)}};
+  return t;
+}
+
+// ---- 19: GRU inference at B 1, one step per call (a streaming decoder) -------------------
+// Each call takes x_t (1, 1, I) and the hidden state (L, 1, H) of the previous call; a
+// repetition is a new stream of T calls from zeros, under NoGradGuard.
+Timings gru_streaming(const Args& a) {
+  const int64_t T = 100, H = 512, L = 2;
+  torch::manual_seed(0);
+  torch::nn::GRU gru(torch::nn::GRUOptions(H, H).num_layers(L));
+  gru->eval();
+  auto x = torch::randn({T, 1, H});  // (T, 1, I)
+  Tensor h;                          // (L, 1, H)
+  Timings t = run_reps(a, [&] {
+    torch::NoGradGuard no_grad;
+    h = torch::zeros({L, 1, H});
+    for (int64_t s = 0; s < T; ++s) h = std::get<1>(gru->forward(x.narrow(0, s, 1), h));  // out (1, 1, H) unused
+  });
+  t.info = {{"steps", T},       {"batch", 1},  {"input_size", H},
+            {"hidden_size", H}, {"layers", L}, {"parameters", ltb::num_parameters(*gru)}};
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -319,6 +357,8 @@ int main(int argc, char** argv) {
     case 12: t = llama_decoding(a, 32); break;
     case 16: t = cnn_training(a); break;
     case 17: t = conv_layer(a); break;
+    case 18: t = lstm_training(a); break;
+    case 19: t = gru_streaming(a); break;
   }
   long peak = peak_rss_kb();
   t.info["torch_version"] = TORCH_VERSION;

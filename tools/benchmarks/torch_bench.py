@@ -47,6 +47,12 @@ Workloads (float32, same shapes and model as ag_bench):
      step timed too, interleaved, as "extra.f32"
  17  F.conv2d forward + backward: input (8, 64, 56, 56) requiring grad, weight (64, 64, 3,
      3), padding 1, no bias, backward from ones; --batch N
+ 18  nn.LSTM(512, 512, num_layers=2) forward + backward on a random time-major input
+     (100, 32, 512); loss = output.sum(), backward to every parameter, gradients set to
+     None before each repetition; --batch N
+ 19  nn.GRU(512, 512, num_layers=2) inference at batch 1 (eval, torch.no_grad): a
+     repetition is 100 calls of one time step each (1, 1, 512), the hidden state carried
+     from call to call (a streaming decoder), from zeros
 
 Threads: OMP_NUM_THREADS and OPENBLAS_NUM_THREADS are set to T before torch is imported
 (this Debian build calls OpenBLAS, whose pool torch.set_num_threads does not size), then
@@ -67,7 +73,7 @@ import time
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--workload", type=int, required=True, choices=range(1, 18))
+    p.add_argument("--workload", type=int, required=True, choices=range(1, 20))
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--warmup", type=int, default=1)
@@ -75,7 +81,7 @@ def parse_args():
         p.add_argument(f"--{k}", type=int, default=v)
     p.add_argument("--quantize", default="none", choices=("none", "dynamic-int8"))  # workloads 13, 14
     p.add_argument("--autocast", default="none", choices=("none", "bf16"))  # workload 16
-    p.add_argument("--batch", type=int, default=0)  # workloads 16, 17 (0: 128 and 8)
+    p.add_argument("--batch", type=int, default=0)  # workloads 16, 17, 18 (0: 128, 8 and 32)
     a = p.parse_args()
     if a.workload == 15:
         p.error("workload 15 (memory bandwidth) is ag_bench's only")
@@ -83,8 +89,8 @@ def parse_args():
         p.error("--quantize (torch.quantization.quantize_dynamic) is for workloads 13 and 14 only")
     if a.autocast != "none" and a.workload != 16:
         p.error("--autocast is for workload 16 here (torch_bench.py's GPT step has none)")
-    if a.batch < 0 or (a.batch and a.workload not in (16, 17)):
-        p.error("--batch takes a positive batch, for workloads 16 and 17")
+    if a.batch < 0 or (a.batch and a.workload not in (16, 17, 18)):
+        p.error("--batch takes a positive batch, for workloads 16, 17 and 18")
     return a
 
 
@@ -457,6 +463,42 @@ def conv_layer():
     return times, extra, {"batch": N, "channels": C, "size": H, "kernel": 3, "padding": 1}
 
 
+# ---- 18: LSTM forward + backward (T 100, B 32, I = H = 512, 2 layers, time-major) ----------
+def lstm_training():
+    T, B, H, L = 100, ARGS.batch or 32, 512, 2
+    torch.manual_seed(0)
+    lstm = nn.LSTM(H, H, num_layers=L)
+    x = torch.randn(T, B, H)  # (T, B, I), not requiring grad
+
+    def step():
+        lstm.zero_grad(set_to_none=True)
+        out, _ = lstm(x)  # (T, B, H)
+        out.sum().backward()
+
+    times, extra = run_reps(step)
+    return times, extra, {"steps": T, "batch": B, "input_size": H, "hidden_size": H, "layers": L,
+                          "parameters": sum(p.numel() for p in lstm.parameters())}
+
+
+# ---- 19: GRU inference at B 1, one step per call (a streaming decoder) ------------------------
+def gru_streaming():
+    T, H, L = 100, 512, 2
+    torch.manual_seed(0)
+    gru = nn.GRU(H, H, num_layers=L).eval()
+    x = torch.randn(T, 1, H)  # (T, 1, I): one step per call
+
+    @torch.no_grad()
+    def stream():
+        h = torch.zeros(L, 1, H)  # (L, 1, H), carried from call to call
+        for s in range(T):
+            _, h = gru(x[s:s + 1], h)  # out (1, 1, H) unused
+        return h
+
+    times, extra = run_reps(stream)
+    return times, extra, {"steps": T, "batch": 1, "input_size": H, "hidden_size": H, "layers": L,
+                          "parameters": sum(p.numel() for p in gru.parameters())}
+
+
 def main():
     torch.set_num_threads(ARGS.threads)
     rss_before = current_rss_kb()
@@ -487,8 +529,12 @@ def main():
         times, extra, info = llama_150m_decoding(1 if w == 13 else 32)
     elif w == 16:
         times, extra, info = cnn_training()
-    else:
+    elif w == 17:
         times, extra, info = conv_layer()
+    elif w == 18:
+        times, extra, info = lstm_training()
+    else:
+        times, extra, info = gru_streaming()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     info["torch_version"] = torch.__version__
     print(json.dumps({"framework": "pytorch", "workload": w, "threads": ARGS.threads, "reps": ARGS.reps,
