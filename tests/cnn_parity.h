@@ -1,7 +1,8 @@
 #pragma once
-// Shared by the convolutional-family parity tests (issue 40): tests/ops/test_cnn_parity.cpp
-// (tests/fixtures/cnn_ops.safetensors) and tests/nn/test_cnn_module_parity.cpp
-// (cnn_modules.safetensors), both made by tools/fixtures/cnn.py. Each fixture holds its
+// Shared by the module parity tests of issues 40 and 41: tests/ops/test_cnn_parity.cpp
+// (tests/fixtures/cnn_ops.safetensors), tests/nn/test_cnn_module_parity.cpp
+// (cnn_modules.safetensors; both made by tools/fixtures/cnn.py) and
+// tests/nn/test_rnn_parity.cpp (rnn_modules.safetensors, tools/fixtures/rnn.py). Each fixture holds its
 // tensors under "<case>/<role>" and a JSON list of its cases in the metadata entry
 // "cases"; these helpers read that list and compare attograd's tensors with PyTorch's.
 #include <doctest/doctest.h>
@@ -136,6 +137,35 @@ inline void print_reports(const std::string& title, const std::vector<std::strin
                 r.max_rel, r.failed ? "  " : "", r.failed ? r.first_failure.c_str() : "");
   }
   std::fflush(stdout);
+}
+
+// The state dict's keys are `want` (PyTorch's) in that order, each with the shape of the
+// fixture's "<prefix>/state.<key>"; failures are reported under `name`.
+inline bool check_state_dict(const std::string& name, const ag::TensorMap& sd, const std::vector<std::string>& want,
+                             const test_util::Fixture& f, const std::string& prefix) {
+  std::vector<std::string> got;
+  for (const auto& entry : sd) got.push_back(entry.first);
+  auto joined = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& k : v) s += (s.empty() ? "" : " ") + k;
+    return s;
+  };
+  if (got != want) {
+    note_failure(name, "state-dict keys [" + joined(got) + "] != PyTorch's [" + joined(want) + "]");
+    FAIL_CHECK(name, ": state-dict keys [", joined(got), "] != PyTorch's [", joined(want), "] (in order)");
+    return false;
+  }
+  bool ok = true;
+  for (const auto& entry : sd) {
+    const ag::Tensor& ref = f.at(prefix + "/state." + entry.first);
+    if (!(entry.second.shape() == ref.shape())) {
+      ok = false;
+      note_failure(name, "shape of " + entry.first);
+      FAIL_CHECK(name, ": state-dict entry ", entry.first, " has shape ", entry.second.shape(), ", PyTorch's ",
+                 ref.shape());
+    }
+  }
+  return ok;
 }
 
 }  // namespace cnn_parity

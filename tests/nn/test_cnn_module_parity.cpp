@@ -168,37 +168,8 @@ Built build(const json& c) {
 
 // The module's state-dict keys are PyTorch's, in PyTorch's order, with PyTorch's shapes.
 bool check_state_keys(const std::string& name, const nn::Module& m, const json& c) {
-  const auto want = c.at("state_keys").get<std::vector<std::string>>();
-  std::vector<std::string> got;
-  const ag::TensorMap sd = m.state_dict();
-  for (const auto& entry : sd) got.push_back(entry.first);
-  std::set<std::string> got_set(got.begin(), got.end()), want_set(want.begin(), want.end());
-  if (got_set != want_set) {
-    std::string g, w;
-    for (const auto& k : got) g += k + " ";
-    for (const auto& k : want) w += k + " ";
-    cnn_parity::note_failure(name, "state-dict keys [" + g + "] != PyTorch's [" + w + "]");
-    FAIL_CHECK(name, ": state-dict keys [", g, "] != PyTorch's [", w, "]");
-    return false;
-  }
-  if (got != want) {
-    std::string g, w;
-    for (const auto& k : got) g += k + " ";
-    for (const auto& k : want) w += k + " ";
-    cnn_parity::note_failure(name, "state-dict order [" + g + "] != PyTorch's [" + w + "]");
-    FAIL_CHECK(name, ": state-dict keys in another order [", g, "] than PyTorch's [", w, "]");
-  }
-  bool ok = true;
-  for (const auto& entry : sd) {
-    const Tensor& ref = fixture().at(name + "/state." + entry.first);
-    if (!(entry.second.shape() == ref.shape())) {
-      ok = false;
-      cnn_parity::note_failure(name, "shape of " + entry.first);
-      FAIL_CHECK(name, ": state-dict entry ", entry.first, " has shape ", entry.second.shape(), ", PyTorch's ",
-                 ref.shape());
-    }
-  }
-  return ok;
+  return cnn_parity::check_state_dict(name, m.state_dict(), c.at("state_keys").get<std::vector<std::string>>(),
+                                      fixture(), name);
 }
 
 // One forward / backward pass under `prefix` (<case>/step<i> or <case>/eval): the output and

@@ -172,36 +172,11 @@ Built build(const json& c, bool batch_first) {
   throw std::invalid_argument("test_rnn_parity has no builder for kind '" + kind + "', module '" + type + "'");
 }
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& k : v) s += (s.empty() ? "" : " ") + k;
-  return s;
-}
-
 // The module's state-dict keys are PyTorch's, in PyTorch's order, with PyTorch's shapes
 // (failures reported under `name`).
 bool check_state_keys(const std::string& name, const nn::Module& m, const json& c) {
-  const std::string case_name = c.at("name");
-  const auto want = c.at("state_keys").get<std::vector<std::string>>();
-  std::vector<std::string> got;
-  const ag::TensorMap sd = m.state_dict();
-  for (const auto& entry : sd) got.push_back(entry.first);
-  if (got != want) {
-    cnn_parity::note_failure(name, "state-dict keys [" + joined(got) + "] != PyTorch's [" + joined(want) + "]");
-    FAIL_CHECK(name, ": state-dict keys [", joined(got), "] != PyTorch's [", joined(want), "] (in order)");
-    return false;
-  }
-  bool ok = true;
-  for (const auto& entry : sd) {
-    const Tensor& ref = fixture().at(case_name + "/state." + entry.first);
-    if (!(entry.second.shape() == ref.shape())) {
-      ok = false;
-      cnn_parity::note_failure(name, "shape of " + entry.first);
-      FAIL_CHECK(name, ": state-dict entry ", entry.first, " has shape ", entry.second.shape(), ", PyTorch's ",
-                 ref.shape());
-    }
-  }
-  return ok;
+  return cnn_parity::check_state_dict(name, m.state_dict(), c.at("state_keys").get<std::vector<std::string>>(),
+                                      fixture(), c.at("name"));
 }
 
 std::vector<std::string> strings(const json& j) { return j.get<std::vector<std::string>>(); }
