@@ -142,6 +142,7 @@ void Optimizer::add_group(NamedParams params) {
     list(n, p, gi);
   }
   groups_.push_back(std::move(params));
+  initial_lrs_.emplace_back();
 }
 
 double Optimizer::momentum(std::size_t) const {

@@ -10,36 +10,52 @@
 namespace ag::optim {
 
 LRScheduler::LRScheduler(Optimizer& opt) : opt_(opt) {
-  for (std::size_t i = 0; i < opt.num_groups(); ++i) base_lrs_.push_back(opt.lr(i));
+  for (std::size_t i = 0; i < opt.num_groups(); ++i) {
+    if (!opt.initial_lr(i)) opt.set_initial_lr(opt.lr(i), i);
+    base_lrs_.push_back(*opt.initial_lr(i));
+  }
+}
+
+std::vector<double> LRScheduler::checked(std::vector<double> lrs, int64_t steps,
+                                         const std::vector<double>& base) const {
+  for (std::size_t i = 0; i < lrs.size(); ++i)
+    AG_CHECK(std::isfinite(lrs[i]) && lrs[i] >= 0, ValueError, type_name(), ": after ", steps, " steps group ", i,
+             " (base lr ", base[i], ") gets Invalid learning rate: ", lrs[i]);
+  return lrs;
 }
 
 std::vector<double> LRScheduler::lrs_at(int64_t steps, const std::vector<double>& base) const {
   std::vector<double> out(base.size());
-  for (std::size_t i = 0; i < base.size(); ++i) {
-    out[i] = lr_at(steps, base[i]);
-    AG_CHECK(std::isfinite(out[i]) && out[i] >= 0, ValueError, type_name(), ": after ", steps, " steps group ", i,
-             " (base lr ", base[i], ") gets Invalid learning rate: ", out[i]);
-  }
-  return out;
+  for (std::size_t i = 0; i < base.size(); ++i) out[i] = lr_at(steps, base[i]);
+  return checked(std::move(out), steps, base);
+}
+
+void LRScheduler::set_lrs(const std::vector<double>& lrs) {
+  for (std::size_t i = 0; i < lrs.size(); ++i) opt_.set_lr(lrs[i], i);
+  last_lrs_ = lrs;
+  after_update(steps_);
 }
 
 void LRScheduler::apply() {
-  const std::vector<double> lrs = lrs_at(steps_, base_lrs_);
-  for (std::size_t i = 0; i < lrs.size(); ++i) opt_.set_lr(lrs[i], i);
-  after_update(steps_);
+  std::vector<double> lrs(base_lrs_.size());
+  for (std::size_t i = 0; i < lrs.size(); ++i) lrs[i] = chained_lr(steps_, opt_.lr(i), base_lrs_[i]);
+  set_lrs(checked(std::move(lrs), steps_, base_lrs_));
 }
 
 void LRScheduler::step() {
-  const std::vector<double> lrs = lrs_at(steps_ + 1, base_lrs_);  // a bad lr changes nothing
+  std::vector<double> lrs(base_lrs_.size());
+  for (std::size_t i = 0; i < lrs.size(); ++i) lrs[i] = chained_lr(steps_ + 1, opt_.lr(i), base_lrs_[i]);
+  lrs = checked(std::move(lrs), steps_ + 1, base_lrs_);  // a bad lr changes nothing
   ++steps_;
-  for (std::size_t i = 0; i < lrs.size(); ++i) opt_.set_lr(lrs[i], i);
-  after_update(steps_);
+  set_lrs(lrs);
 }
 
 Metadata LRScheduler::state_dict() const {
   Metadata m{{"steps", std::to_string(steps_)}};
   for (std::size_t i = 0; i < base_lrs_.size(); ++i)
     m["base_lr." + std::to_string(i)] = state_text::exact(base_lrs_[i]);
+  for (std::size_t i = 0; i < last_lrs_.size(); ++i)  // a chained schedule's lr, to the bit
+    m["last_lr." + std::to_string(i)] = state_text::exact(last_lrs_[i]);
   return m;
 }
 
@@ -54,11 +70,21 @@ void LRScheduler::load_state_dict(const Metadata& state) {
     AG_CHECK(std::isfinite(base[i]) && base[i] >= 0, ValueError, "scheduler.load_state_dict: '", k,
              "' must be a finite lr >= 0, got ", base[i]);
   }
-  const std::vector<double> lrs = lrs_at(steps, base);  // a bad state changes nothing
+  // The lrs this scheduler last set (a chained schedule's value is not its closed form
+  // to the bit, and a manual change or another schedule may have moved it), or the
+  // closed form for a state that has none (written before 0.3).
+  std::vector<double> lrs = lrs_at(steps, base);  // a bad state changes nothing
+  if (state.count("last_lr.0")) {
+    for (std::size_t i = 0; i < lrs.size(); ++i) {
+      const std::string k = "last_lr." + std::to_string(i);
+      lrs[i] = state_text::read_double(state, k, "scheduler");
+      AG_CHECK(std::isfinite(lrs[i]) && lrs[i] >= 0, ValueError, "scheduler.load_state_dict: '", k,
+               "' must be a finite lr >= 0, got ", lrs[i]);
+    }
+  }
   steps_ = steps;
   base_lrs_ = base;
-  for (std::size_t i = 0; i < lrs.size(); ++i) opt_.set_lr(lrs[i], i);
-  after_update(steps_);
+  set_lrs(lrs);
 }
 
 // ---- Noam ----
@@ -91,6 +117,10 @@ double StepLR::lr_at(int64_t steps, double base_lr) const {
   return base_lr * std::pow(gamma_, static_cast<double>(steps / step_size_));
 }
 
+double StepLR::chained_lr(int64_t steps, double lr, double) const {
+  return steps == 0 || steps % step_size_ != 0 ? lr : lr * gamma_;
+}
+
 // ---- CosineAnnealingLR ----
 CosineAnnealingLR::CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_min, int64_t warmup)
     : LRScheduler(opt), t_max_(t_max), warmup_(warmup), eta_min_(eta_min) {
@@ -101,8 +131,21 @@ CosineAnnealingLR::CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_m
 
 double CosineAnnealingLR::lr_at(int64_t steps, double base_lr) const {
   if (steps < warmup_) return base_lr * static_cast<double>(steps + 1) / static_cast<double>(warmup_);
-  double progress = std::min(1.0, static_cast<double>(steps - warmup_) / static_cast<double>(t_max_ - warmup_));
+  const double progress = static_cast<double>(steps - warmup_) / static_cast<double>(t_max_ - warmup_);
   return eta_min_ + (base_lr - eta_min_) * (1 + std::cos(std::numbers::pi * progress)) / 2;
+}
+
+// PyTorch 1.13's get_lr: each step's cosine ratio applied to the current lr's distance
+// from eta_min; at steps = t_max + 1 (mod 2 t_max), where that ratio is 0 / 0, the
+// increment of the rising half instead.
+double CosineAnnealingLR::chained_lr(int64_t steps, double lr, double base_lr) const {
+  if (warmup_ > 0) return lr_at(steps, base_lr);
+  if (steps == 0) return lr;
+  const double pi = std::numbers::pi, t = static_cast<double>(t_max_);
+  const int64_t period = 2 * t_max_, phase = ((steps - 1 - t_max_) % period + period) % period;  // Python's %
+  if (phase == 0) return lr + (base_lr - eta_min_) * (1 - std::cos(pi / t)) / 2;
+  const double s = static_cast<double>(steps);
+  return (1 + std::cos(pi * s / t)) / (1 + std::cos(pi * (s - 1) / t)) * (lr - eta_min_) + eta_min_;
 }
 
 // ---- LambdaLR ----

@@ -26,6 +26,11 @@ double MultiStepLR::lr_at(int64_t steps, double base_lr) const {
   return base_lr * std::pow(gamma_, static_cast<double>(passed));
 }
 
+double MultiStepLR::chained_lr(int64_t steps, double lr, double) const {
+  const auto listed = std::count(milestones_.begin(), milestones_.end(), steps);  // PyTorch's Counter
+  return listed == 0 ? lr : lr * std::pow(gamma_, static_cast<double>(listed));
+}
+
 // ---- ExponentialLR ----
 ExponentialLR::ExponentialLR(Optimizer& opt, double gamma) : LRScheduler(opt), gamma_(gamma) {
   AG_CHECK(std::isfinite(gamma) && gamma >= 0, ValueError, "ExponentialLR: gamma must be finite and >= 0, got ", gamma);
@@ -36,6 +41,8 @@ double ExponentialLR::lr_at(int64_t steps, double base_lr) const {
   return base_lr * std::pow(gamma_, static_cast<double>(steps));
 }
 
+double ExponentialLR::chained_lr(int64_t steps, double lr, double) const { return steps == 0 ? lr : lr * gamma_; }
+
 // ---- OneCycleLR ----
 // Phases (end step, lr from -> to, momentum from -> to), PyTorch's:
 //   two:   [pct T - 1: initial -> max, max_m -> base_m], [T - 1: max -> min, base_m -> max_m]
@@ -45,22 +52,36 @@ OneCycleLR::OneCycleLR(Optimizer& opt, const OneCycleLROptions& o) : LRScheduler
            o.total_steps());
   AG_CHECK(o.pct_start() >= 0 && o.pct_start() <= 1, ValueError,
            "OneCycleLR: Expected float between 0 and 1 pct_start, but got ", o.pct_start());
-  AG_CHECK(std::isfinite(o.max_lr()) && o.max_lr() >= 0 && o.div_factor() > 0 && o.final_div_factor() > 0, ValueError,
-           "OneCycleLR: need max_lr >= 0 and positive div factors, got max_lr ", o.max_lr(), ", div_factor ",
-           o.div_factor(), ", final_div_factor ", o.final_div_factor());
-  const double initial = o.max_lr() / o.div_factor(), min_lr = initial / o.final_div_factor();
+  // One max_lr for every group, or one each (PyTorch's list form).
+  max_lrs_ = o.max_lrs().empty() ? std::vector<double>(opt.num_groups(), o.max_lr()) : o.max_lrs();
+  AG_CHECK(max_lrs_.size() == opt.num_groups(), ValueError, "OneCycleLR: expected ", opt.num_groups(),
+           " values for max_lr, got ", max_lrs_.size());
+  for (double m : max_lrs_)
+    AG_CHECK(std::isfinite(m) && m >= 0 && o.div_factor() > 0 && o.final_div_factor() > 0, ValueError,
+             "OneCycleLR: need max_lr >= 0 and positive div factors, got max_lr ", m, ", div_factor ", o.div_factor(),
+             ", final_div_factor ", o.final_div_factor());
+  if (o.cycle_momentum())
+    for (std::size_t g = 0; g < opt.num_groups(); ++g) (void)opt.momentum(g);  // ValueError without one
+  for (std::size_t g = 0; g < opt.num_groups(); ++g) {
+    base_lrs_[g] = max_lrs_[g] / o.div_factor();
+    opt.set_initial_lr(base_lrs_[g], g);  // as PyTorch's group['initial_lr']
+  }
+  apply();
+}
+
+// Phases (end step, lr from -> to, momentum from -> to), PyTorch's:
+//   two:   [pct T - 1: initial -> max, max_m -> base_m], [T - 1: max -> min, base_m -> max_m]
+//   three: [pct T - 1: initial -> max], [2 pct T - 2: max -> initial], [T - 1: initial -> min]
+std::vector<OneCycleLR::Phase> OneCycleLR::phases(double max_lr) const {
+  const OneCycleLROptions& o = options_;
+  const double initial = max_lr / o.div_factor(), min_lr = initial / o.final_div_factor();
   const double total = static_cast<double>(o.total_steps()), up = o.pct_start() * total;
   const double hi_m = o.max_momentum(), lo_m = o.base_momentum();
   if (o.three_phase())
-    phases_ = {{up - 1, initial, o.max_lr(), hi_m, lo_m},
-               {2 * up - 2, o.max_lr(), initial, lo_m, hi_m},
-               {total - 1, initial, min_lr, hi_m, hi_m}};
-  else
-    phases_ = {{up - 1, initial, o.max_lr(), hi_m, lo_m}, {total - 1, o.max_lr(), min_lr, lo_m, hi_m}};
-  if (o.cycle_momentum())
-    for (std::size_t g = 0; g < opt.num_groups(); ++g) (void)opt.momentum(g);  // ValueError without one
-  std::fill(base_lrs_.begin(), base_lrs_.end(), initial);
-  apply();
+    return {{up - 1, initial, max_lr, hi_m, lo_m},
+            {2 * up - 2, max_lr, initial, lo_m, hi_m},
+            {total - 1, initial, min_lr, hi_m, hi_m}};
+  return {{up - 1, initial, max_lr, hi_m, lo_m}, {total - 1, max_lr, min_lr, lo_m, hi_m}};
 }
 
 double OneCycleLR::anneal(double start, double end, double pct) const {
@@ -68,25 +89,36 @@ double OneCycleLR::anneal(double start, double end, double pct) const {
   return end + (start - end) / 2.0 * (std::cos(std::numbers::pi * pct) + 1);
 }
 
-std::pair<double, double> OneCycleLR::at(int64_t steps) const {
+// Step total_steps (the last scheduler.step() of PyTorch's own loop of total_steps
+// iterations) runs the last phase past its end, as PyTorch does; no optimizer step uses
+// that lr.
+std::pair<double, double> OneCycleLR::at(int64_t steps, double max_lr) const {
   AG_CHECK(steps <= options_.total_steps(), ValueError, "OneCycleLR: Tried to step ", steps + 1,
            " times. The specified number of total steps is ", options_.total_steps());
   const auto step = static_cast<double>(steps);
+  const std::vector<Phase> ph = phases(max_lr);
   double start = 0;
-  for (std::size_t i = 0; i < phases_.size(); ++i) {
-    const Phase& ph = phases_[i];
-    if (step <= ph.end_step || i + 1 == phases_.size()) {
-      const double pct = (step - start) / (ph.end_step - start);
-      return {anneal(ph.start_lr, ph.end_lr, pct), anneal(ph.start_momentum, ph.end_momentum, pct)};
+  for (std::size_t i = 0; i < ph.size(); ++i) {
+    if (step <= ph[i].end_step || i + 1 == ph.size()) {
+      const double pct = (step - start) / (ph[i].end_step - start);
+      return {anneal(ph[i].start_lr, ph[i].end_lr, pct), anneal(ph[i].start_momentum, ph[i].end_momentum, pct)};
     }
-    start = ph.end_step;
+    start = ph[i].end_step;
   }
   AG_ASSERT(false, "OneCycleLR: no phase");
   return {};
 }
 
-double OneCycleLR::lr_at(int64_t steps, double) const { return at(steps).first; }
-double OneCycleLR::momentum_at(int64_t steps) const { return at(steps).second; }
+// The group is the one whose base (max_lr / div_factor) this is. Past the end of a
+// linear anneal PyTorch's lr is negative (-0.0595 for max_lr 0.5 over 12 steps), which
+// no optimizer takes: 0 then.
+double OneCycleLR::lr_at(int64_t steps, double base_lr) const {
+  double max_lr = base_lr * options_.div_factor();
+  for (std::size_t g = 0; g < base_lrs_.size(); ++g)
+    if (base_lrs_[g] == base_lr) max_lr = max_lrs_[g];
+  return std::max(0.0, at(steps, max_lr).first);
+}
+double OneCycleLR::momentum_at(int64_t steps) const { return at(steps, max_lrs_.empty() ? 1.0 : max_lrs_[0]).second; }
 
 void OneCycleLR::after_update(int64_t steps) {
   if (!options_.cycle_momentum()) return;

@@ -60,8 +60,8 @@ TEST_CASE("every fixture loads with the shapes the README describes") {
   }
   // 7 model fixtures, 7 op-semantics ones, gqa, the 3 LLaMA blocks, torch_masks,
   // torch_indexing, nanogpt_port, half_conversion, half_ops, torch_bf16_encoder(_io),
-  // attograd_bf16, cnn_ops, cnn_modules, rnn_modules (tests/fixtures/README.md)
-  CHECK(files == 29);
+  // attograd_bf16, cnn_ops, cnn_modules, rnn_modules, lr_schedulers (tests/fixtures/README.md)
+  CHECK(files == 30);
 
   struct Expect {
     const char* file;

@@ -92,7 +92,7 @@ TEST_CASE("StepLR, CosineAnnealingLR with warm-up and LambdaLR") {
     }
     CHECK_THROWS_AS(optim::StepLR(sgd, 0), ag::ValueError);
   }
-  SUBCASE("CosineAnnealingLR: linear warm-up, then cosine to eta_min, then held") {
+  SUBCASE("CosineAnnealingLR: linear warm-up, then cosine to eta_min, then up again (PyTorch's period)") {
     OneParam a;
     optim::SGD sgd({a.p}, optim::SGDOptions(0.1));
     const int64_t t_max = 10, warmup = 4;
@@ -103,9 +103,7 @@ TEST_CASE("StepLR, CosineAnnealingLR with warm-up and LambdaLR") {
       double want;
       if (k < warmup)
         want = base * double(k + 1) / double(warmup);
-      else if (k >= t_max)
-        want = eta_min;
-      else
+      else  // past t_max the cosine goes on (it held eta_min before 0.3)
         want = eta_min +
                (base - eta_min) * 0.5 * (1 + std::cos(std::numbers::pi * double(k - warmup) / double(t_max - warmup)));
       CHECK(sched.get_lr() == doctest::Approx(want).epsilon(1e-14));

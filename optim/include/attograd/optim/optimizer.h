@@ -8,6 +8,7 @@
 /// names or in two groups is a ValueError, as PyTorch's "some parameters appear in more
 /// than one parameter group" (it would be stepped twice).
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -168,6 +169,11 @@ class Optimizer {
   virtual double momentum(std::size_t group) const;
   /// Sets what momentum() reads (checked as the constructor checks it).
   virtual void set_momentum(double momentum, std::size_t group);
+  /// The group's lr when its first scheduler was made (PyTorch's group["initial_lr"]):
+  /// the base of every schedule on this optimizer; none before a scheduler.
+  std::optional<double> initial_lr(std::size_t group) const { return initial_lrs_[check_group(group, "initial_lr")]; }
+  /// Sets initial_lr (schedulers set it once, as PyTorch's setdefault).
+  void set_initial_lr(double lr, std::size_t group) { initial_lrs_[check_group(group, "set_initial_lr")] = lr; }
   /// A group's parameters by name (IndexError for a group that does not exist).
   const NamedParams& group_params(std::size_t group) const { return groups_[check_group(group, "group_params")]; }
 
@@ -191,6 +197,7 @@ class Optimizer {
 
  private:
   std::map<std::string, ParamState> state_;
+  std::vector<std::optional<double>> initial_lrs_;  ///< one per group
 };
 
 /// An optimizer whose groups each carry an Options struct (lr and the rest).

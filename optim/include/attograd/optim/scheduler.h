@@ -1,8 +1,15 @@
 #pragma once
 /// \file
 /// Learning-rate schedules. Call sched.step() after each opt.step(), as in PyTorch.
-/// The schedule is a function of the number of optimizer steps taken so far; the
-/// lr set at construction is the one the first optimizer step uses.
+/// The lr set at construction is the one the first optimizer step uses.
+///
+/// As torch.optim.lr_scheduler (1.13), a schedule's base lr is its group's
+/// `initial_lr` (the lr when the optimizer's first scheduler was made), and the
+/// chainable schedules (StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR,
+/// LinearLR, ConstantLR, PolynomialLR) compute each step's lr from the group's current
+/// lr: two of them on one optimizer compose (StepLR and ExponentialLR multiply), a
+/// ReduceLROnPlateau cut or a manual set_lr carries on, as in PyTorch. LambdaLR,
+/// OneCycleLR and NoamScheduler set their closed form from the base.
 #include <functional>
 #include <string>
 #include <vector>
@@ -11,41 +18,62 @@
 
 namespace ag::optim {
 
-/// Base of the learning-rate schedules: step() after each optimizer step sets every group's lr from lr_at.
+/// Base of the learning-rate schedules: step() after each optimizer step sets every group's lr.
 class LRScheduler {
  public:
-  /// Records each group's current lr as its base.
+  /// Takes each group's initial_lr as its base, first setting it to the group's lr where
+  /// no scheduler has (PyTorch's setdefault("initial_lr")).
   explicit LRScheduler(Optimizer& opt);
   virtual ~LRScheduler() = default;
   /// "StepLR", "LambdaLR", ...: the name errors start with.
   virtual const char* type_name() const = 0;
   void step();                                  ///< one more optimizer step taken
-  int64_t last_step() const { return steps_; }  ///< optimizer steps taken so far
+  int64_t last_step() const { return steps_; }  ///< optimizer steps taken so far (PyTorch's last_epoch)
   /// The group's current lr.
   double get_lr(std::size_t group = 0) const { return opt_.lr(group); }
-  /// The lr for the optimizer step that follows `steps` completed steps.
+  /// The lr of every group as this scheduler last set it (PyTorch's get_last_lr()).
+  const std::vector<double>& get_last_lr() const { return last_lrs_; }
+  /// The optimizer whose learning rates this scheduler sets.
+  Optimizer& optimizer() const { return opt_; }
+  /// The closed form: the lr for the optimizer step that follows `steps` completed steps
+  /// of this schedule alone, from the base (PyTorch's _get_closed_form_lr).
   virtual double lr_at(int64_t steps, double base_lr) const = 0;
+  /// The lr step `steps` sets, from the group's current lr (PyTorch's get_lr): the
+  /// chainable schedules' recursive form; the closed form for the others.
+  virtual double chained_lr(int64_t steps, double lr, double base_lr) const { return (void)lr, lr_at(steps, base_lr); }
 
-  /// "steps" and "base_lr.<i>" as text, for checkpoint metadata.
+  /// "steps", "base_lr.<i>" and "last_lr.<i>" (the lrs it set last) as text, for
+  /// checkpoint metadata.
   Metadata state_dict() const;
-  void load_state_dict(const Metadata& state);  ///< ValueError on missing or bad entries
+  /// Restores state_dict() and sets each group's lr to its last_lr (the closed form at
+  /// the restored step for a state without one); ValueError on missing or bad entries.
+  void load_state_dict(const Metadata& state);
 
  protected:
   /// Called after every lr update (construction, step, load) with the step count: for
   /// schedules that set more than the lr (OneCycleLR's momentum).
   virtual void after_update(int64_t /*steps*/) {}
-  /// Sets every group's lr for the current step; call at the end of a derived constructor.
-  /// All lrs are computed and checked first (ValueError naming the scheduler, the step and
-  /// the group when one is negative, NaN or inf), so a bad one changes none.
+  /// Sets every group's lr for step 0 (chained_lr); call at the end of a derived
+  /// constructor. All lrs are computed and checked first (ValueError naming the
+  /// scheduler, the step and the group when one is negative, NaN or inf), so a bad one
+  /// changes none.
   void apply();
   /// lr_at for every group at `steps` from `base`, checked as apply() says.
   std::vector<double> lrs_at(int64_t steps, const std::vector<double>& base) const;
+  /// Sets the groups' lrs (and last_lrs_) and calls after_update(steps_).
+  void set_lrs(const std::vector<double>& lrs);
   /// The optimizer whose learning rates this scheduler sets.
   Optimizer& opt_;
-  /// Each group's learning rate when the scheduler was made.
+  /// Each group's initial_lr when the scheduler was made.
   std::vector<double> base_lrs_;
+  /// What set_lrs set last.
+  std::vector<double> last_lrs_;
   /// Step() calls so far.
   int64_t steps_ = 0;
+
+ private:
+  std::vector<double> checked(std::vector<double> lrs, int64_t steps, const std::vector<double>& base) const;
+  friend class SequentialLR;  // restarts a schedule at a milestone, as PyTorch's step(0)
 };
 
 /// Vaswani et al.: lr(s) = factor * d_model^-0.5 * min(s^-0.5, s * warmup^-1.5), with s
@@ -65,27 +93,32 @@ class NoamScheduler : public LRScheduler {
   double factor_;
 };
 
-/// lr = base * gamma ^ floor(steps / step_size)
+/// lr = base * gamma ^ floor(steps / step_size); chainable: lr * gamma every step_size steps.
 class StepLR : public LRScheduler {
  public:
   const char* type_name() const override { return "StepLR"; }
   /// Multiplies lr by gamma every step_size steps.
   StepLR(Optimizer& opt, int64_t step_size, double gamma = 0.1);
   double lr_at(int64_t steps, double base_lr) const override;
+  double chained_lr(int64_t steps, double lr, double base_lr) const override;  ///< lr * gamma at multiples of step_size
 
  private:
   int64_t step_size_;
   double gamma_;
 };
 
-/// Linear warm-up from base/warmup to base over `warmup` steps, then cosine annealing
-/// to eta_min at t_max (held there after).
+/// PyTorch's CosineAnnealingLR: lr = eta_min + (base - eta_min) (1 + cos(pi steps / t_max)) / 2,
+/// which past t_max rises again (a period of 2 t_max), chainable as PyTorch's recursive
+/// form. attograd's `warmup` (not in PyTorch) first rises linearly from base/warmup to
+/// base over `warmup` steps, then anneals over t_max - warmup steps; with a warm-up the
+/// schedule is its closed form, not chainable.
 class CosineAnnealingLR : public LRScheduler {
  public:
   const char* type_name() const override { return "CosineAnnealingLR"; }
   /// Warm-up steps, then cosine from base to eta_min at t_max.
   CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_min = 0.0, int64_t warmup = 0);
   double lr_at(int64_t steps, double base_lr) const override;
+  double chained_lr(int64_t steps, double lr, double base_lr) const override;  ///< PyTorch's recursive form
 
  private:
   int64_t t_max_, warmup_;
@@ -112,6 +145,7 @@ class MultiStepLR : public LRScheduler {
   /// Multiplies lr by gamma at each milestone; ValueError for a negative milestone.
   MultiStepLR(Optimizer& opt, std::vector<int64_t> milestones, double gamma = 0.1);
   double lr_at(int64_t steps, double base_lr) const override;
+  double chained_lr(int64_t steps, double lr, double base_lr) const override;  ///< lr * gamma^(times steps is listed)
 
  private:
   std::vector<int64_t> milestones_;  ///< sorted
@@ -125,6 +159,7 @@ class ExponentialLR : public LRScheduler {
   /// Multiplies lr by gamma every step.
   ExponentialLR(Optimizer& opt, double gamma);
   double lr_at(int64_t steps, double base_lr) const override;
+  double chained_lr(int64_t steps, double lr, double base_lr) const override;  ///< lr * gamma after step 0
 
  private:
   double gamma_;
@@ -137,6 +172,9 @@ enum class AnnealStrategy { cos, linear };
 struct OneCycleLROptions {
   /// The peak lr and the number of steps of the cycle.
   OneCycleLROptions(double max_lr, int64_t total_steps) : max_lr_(max_lr), total_steps_(total_steps) {}
+  /// One peak lr per parameter group (PyTorch's list form of max_lr).
+  OneCycleLROptions(std::vector<double> max_lrs, int64_t total_steps)
+      : max_lr_(max_lrs.empty() ? 0.0 : max_lrs[0]), total_steps_(total_steps), max_lrs_(std::move(max_lrs)) {}
   AG_ARG(double, max_lr);                                         ///< the peak lr
   AG_ARG(int64_t, total_steps);                                   ///< steps in the cycle
   AG_ARG(double, pct_start) = 0.3;                                ///< fraction of the cycle spent rising
@@ -147,6 +185,7 @@ struct OneCycleLROptions {
   AG_ARG(double, div_factor) = 25.0;                              ///< initial lr = max_lr / div_factor
   AG_ARG(double, final_div_factor) = 1e4;                         ///< min lr = initial lr / final_div_factor
   AG_ARG(bool, three_phase) = false;                              ///< down to initial lr, then to min lr
+  AG_ARG(std::vector<double>, max_lrs) = {};                      ///< per group (empty: max_lr for all)
 };
 
 /// Smith's 1cycle, as PyTorch's OneCycleLR: lr rises from max_lr / div_factor to max_lr
@@ -154,7 +193,8 @@ struct OneCycleLROptions {
 /// initial lr first, symmetric, then to the min lr). The optimizer's own lr is not used.
 /// With cycle_momentum, the group's momentum (SGD, RMSprop) or beta1 (Adam, AdamW) moves
 /// from max_momentum to base_momentum and back. Stepping past total_steps is a ValueError,
-/// as PyTorch's "Tried to step N times".
+/// as PyTorch's "Tried to step N times"; step total_steps (the last of PyTorch's own
+/// loop) extends the last phase as PyTorch does (0 where that lr would be negative).
 class OneCycleLR : public LRScheduler {
  public:
   const char* type_name() const override { return "OneCycleLR"; }
@@ -172,11 +212,12 @@ class OneCycleLR : public LRScheduler {
   struct Phase {
     double end_step, start_lr, end_lr, start_momentum, end_momentum;
   };
+  std::vector<Phase> phases(double max_lr) const;
   double anneal(double start, double end, double pct) const;
-  /// (lr, momentum) after `steps` steps.
-  std::pair<double, double> at(int64_t steps) const;
+  /// (lr, momentum) after `steps` steps of a group peaking at max_lr.
+  std::pair<double, double> at(int64_t steps, double max_lr) const;
   OneCycleLROptions options_;
-  std::vector<Phase> phases_;
+  std::vector<double> max_lrs_;  ///< per group
 };
 
 /// Which way ReduceLROnPlateau's metric improves.
@@ -229,5 +270,84 @@ class ReduceLROnPlateau {
 };
 /// LibTorch's name.
 using ReduceLROnPlateauScheduler = ReduceLROnPlateau;
+
+/// PyTorch's LinearLR: the lr factor moves linearly from start_factor to end_factor over
+/// total_iters steps, then stays (chainable).
+class LinearLR : public LRScheduler {
+ public:
+  const char* type_name() const override { return "LinearLR"; }
+  /// ValueError unless 0 < start_factor <= 1 and 0 <= end_factor <= 1 (PyTorch's bounds).
+  explicit LinearLR(Optimizer& opt, double start_factor = 1.0 / 3, double end_factor = 1.0, int64_t total_iters = 5);
+  double lr_at(int64_t steps, double base_lr) const override;
+  double chained_lr(int64_t steps, double lr, double base_lr) const override;  ///< PyTorch's recursive form
+
+ private:
+  double start_, end_;
+  int64_t total_;
+};
+
+/// PyTorch's ConstantLR: lr = base * factor until total_iters steps, then base (chainable).
+class ConstantLR : public LRScheduler {
+ public:
+  const char* type_name() const override { return "ConstantLR"; }
+  /// ValueError unless 0 <= factor <= 1.
+  explicit ConstantLR(Optimizer& opt, double factor = 1.0 / 3, int64_t total_iters = 5);
+  double lr_at(int64_t steps, double base_lr) const override;
+  double chained_lr(int64_t steps, double lr, double base_lr) const override;  ///< PyTorch's recursive form
+
+ private:
+  double factor_;
+  int64_t total_;
+};
+
+/// PyTorch's PolynomialLR: lr = base * (1 - min(steps, total_iters) / total_iters)^power (chainable).
+class PolynomialLR : public LRScheduler {
+ public:
+  const char* type_name() const override { return "PolynomialLR"; }
+  /// ValueError for total_iters <= 0.
+  explicit PolynomialLR(Optimizer& opt, int64_t total_iters = 5, double power = 1.0);
+  double lr_at(int64_t steps, double base_lr) const override;
+  double chained_lr(int64_t steps, double lr, double base_lr) const override;  ///< PyTorch's recursive form
+
+ private:
+  int64_t total_;
+  double power_;
+};
+
+/// PyTorch's ChainedScheduler: step() steps every scheduler in order; the chainable ones
+/// compose (StepLR with ExponentialLR multiply). The schedulers are not owned and must
+/// outlive it.
+class ChainedScheduler {
+ public:
+  /// ValueError when empty, or when the schedulers set different optimizers.
+  explicit ChainedScheduler(std::vector<LRScheduler*> schedulers);
+  void step();  ///< each scheduler's step(), in order
+  /// The last scheduler's get_last_lr().
+  const std::vector<double>& get_last_lr() const { return schedulers_.back()->get_last_lr(); }
+
+ private:
+  std::vector<LRScheduler*> schedulers_;
+};
+
+/// PyTorch's SequentialLR: schedulers[i] runs from milestones[i - 1] on. At construction
+/// each group's lr goes back to its initial_lr and the first schedule restarts; at a
+/// milestone the next schedule restarts from its closed form at step 0 (PyTorch's
+/// step(0)). The schedulers are not owned and must outlive it.
+class SequentialLR {
+ public:
+  /// ValueError unless there is one more scheduler than milestones and every scheduler
+  /// sets `opt`.
+  SequentialLR(Optimizer& opt, std::vector<LRScheduler*> schedulers, std::vector<int64_t> milestones);
+  void step();                                  ///< the current schedule's step (or restart)
+  int64_t last_step() const { return steps_; }  ///< step() calls so far
+  /// The lrs the last schedule stepped set.
+  const std::vector<double>& get_last_lr() const { return last_lrs_; }
+
+ private:
+  std::vector<LRScheduler*> schedulers_;
+  std::vector<int64_t> milestones_;
+  std::vector<double> last_lrs_;
+  int64_t steps_ = 0;
+};
 
 }  // namespace ag::optim

@@ -1,0 +1,120 @@
+// LinearLR, ConstantLR, PolynomialLR (chainable, with their closed forms) and the two
+// schedulers of schedulers, ChainedScheduler and SequentialLR, as
+// torch.optim.lr_scheduler (1.13) computes them.
+#include <algorithm>
+#include <cmath>
+
+#include "attograd/optim/scheduler.h"
+
+namespace ag::optim {
+
+// ---- LinearLR ----
+LinearLR::LinearLR(Optimizer& opt, double start_factor, double end_factor, int64_t total_iters)
+    : LRScheduler(opt), start_(start_factor), end_(end_factor), total_(total_iters) {
+  AG_CHECK(start_factor > 0 && start_factor <= 1, ValueError,
+           "LinearLR: Starting multiplicative factor expected to be greater than 0 and less or equal to 1, got ",
+           start_factor);
+  AG_CHECK(end_factor >= 0 && end_factor <= 1, ValueError,
+           "LinearLR: Ending multiplicative factor expected to be between 0 and 1, got ", end_factor);
+  AG_CHECK(total_iters >= 0, ValueError, "LinearLR: total_iters must be >= 0, got ", total_iters);
+  apply();
+}
+
+double LinearLR::lr_at(int64_t steps, double base_lr) const {
+  if (total_ == 0) return base_lr * end_;
+  const double done = static_cast<double>(std::min(total_, steps)) / static_cast<double>(total_);
+  return base_lr * (start_ + (end_ - start_) * done);
+}
+
+double LinearLR::chained_lr(int64_t steps, double lr, double) const {
+  if (steps == 0) return lr * start_;
+  if (steps > total_) return lr;
+  const double t = static_cast<double>(total_), s = static_cast<double>(steps);
+  return lr * (1.0 + (end_ - start_) / (t * start_ + (s - 1) * (end_ - start_)));
+}
+
+// ---- ConstantLR ----
+ConstantLR::ConstantLR(Optimizer& opt, double factor, int64_t total_iters)
+    : LRScheduler(opt), factor_(factor), total_(total_iters) {
+  AG_CHECK(factor >= 0 && factor <= 1, ValueError,
+           "ConstantLR: Constant multiplicative factor expected to be between 0 and 1, got ", factor);
+  AG_CHECK(total_iters >= 0, ValueError, "ConstantLR: total_iters must be >= 0, got ", total_iters);
+  apply();
+}
+
+double ConstantLR::lr_at(int64_t steps, double base_lr) const {
+  return base_lr * (factor_ + (steps >= total_ ? 1 - factor_ : 0.0));
+}
+
+double ConstantLR::chained_lr(int64_t steps, double lr, double) const {
+  if (steps == 0) return lr * factor_;
+  return steps == total_ ? lr * (1.0 / factor_) : lr;
+}
+
+// ---- PolynomialLR ----
+PolynomialLR::PolynomialLR(Optimizer& opt, int64_t total_iters, double power)
+    : LRScheduler(opt), total_(total_iters), power_(power) {
+  AG_CHECK(total_iters > 0, ValueError, "PolynomialLR: total_iters must be positive, got ", total_iters);
+  apply();
+}
+
+double PolynomialLR::lr_at(int64_t steps, double base_lr) const {
+  const double done = static_cast<double>(std::min(total_, steps)) / static_cast<double>(total_);
+  return base_lr * std::pow(1.0 - done, power_);
+}
+
+double PolynomialLR::chained_lr(int64_t steps, double lr, double) const {
+  if (steps == 0 || steps > total_) return lr;
+  const double t = static_cast<double>(total_), s = static_cast<double>(steps);
+  return lr * std::pow((1.0 - s / t) / (1.0 - (s - 1) / t), power_);
+}
+
+// ---- ChainedScheduler ----
+ChainedScheduler::ChainedScheduler(std::vector<LRScheduler*> schedulers) : schedulers_(std::move(schedulers)) {
+  AG_CHECK(!schedulers_.empty(), ValueError, "ChainedScheduler: no schedulers");
+  for (std::size_t i = 0; i < schedulers_.size(); ++i)
+    AG_CHECK(schedulers_[i] != nullptr && &schedulers_[i]->optimizer() == &schedulers_[0]->optimizer(), ValueError,
+             "ChainedScheduler expects all schedulers to belong to the same optimizer, but got scheduler ", i,
+             schedulers_[i] ? " with another one" : " null");
+}
+
+void ChainedScheduler::step() {
+  for (LRScheduler* s : schedulers_) s->step();
+}
+
+// ---- SequentialLR ----
+SequentialLR::SequentialLR(Optimizer& opt, std::vector<LRScheduler*> schedulers, std::vector<int64_t> milestones)
+    : schedulers_(std::move(schedulers)), milestones_(std::move(milestones)) {
+  AG_CHECK(!schedulers_.empty(), ValueError, "SequentialLR: no schedulers");
+  for (std::size_t i = 0; i < schedulers_.size(); ++i)
+    AG_CHECK(schedulers_[i] != nullptr && &schedulers_[i]->optimizer() == &opt, ValueError,
+             "Sequential Schedulers expects all schedulers to belong to the same optimizer, but got schedulers at "
+             "index ",
+             i, " to be different than the optimizer passed in");
+  AG_CHECK(milestones_.size() + 1 == schedulers_.size(), ValueError,
+           "Sequential Schedulers expects number of schedulers provided to be one more than the number of milestone "
+           "points, but got number of schedulers ",
+           schedulers_.size(), " and the number of milestones to be equal to ", milestones_.size());
+  // PyTorch: the groups back at initial_lr, every schedule one step back, then the first
+  // restarted (its step 0 again, from the initial lr).
+  for (std::size_t g = 0; g < opt.num_groups(); ++g) opt.set_lr(*opt.initial_lr(g), g);
+  for (LRScheduler* s : schedulers_) --s->steps_;
+  schedulers_[0]->step();
+  last_lrs_ = schedulers_[0]->get_last_lr();
+}
+
+void SequentialLR::step() {
+  ++steps_;
+  const auto idx = std::upper_bound(milestones_.begin(), milestones_.end(), steps_) - milestones_.begin();
+  LRScheduler* s = schedulers_[static_cast<std::size_t>(idx)];
+  if (idx > 0 && milestones_[static_cast<std::size_t>(idx - 1)] == steps_) {
+    const std::vector<double> lrs = s->lrs_at(0, s->base_lrs_);  // PyTorch's step(0): the closed form at 0
+    s->steps_ = 0;
+    s->set_lrs(lrs);
+  } else {
+    s->step();
+  }
+  last_lrs_ = s->get_last_lr();
+}
+
+}  // namespace ag::optim
