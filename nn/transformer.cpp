@@ -227,9 +227,10 @@ Tensor TransformerImpl::forward(const Tensor& src, const Tensor& tgt, const Tens
   return forward(src, tgt, m);
 }
 
-Tensor TransformerImpl::generate_square_subsequent_mask(int64_t n, DType dtype) {
+Tensor TransformerImpl::generate_square_subsequent_mask(int64_t n, std::optional<DType> dtype) {
   AG_CHECK(n >= 0, ValueError, "Transformer.generate_square_subsequent_mask: size must be >= 0, got ", n);
-  return additive_mask(causal_mask(n, n), dtype);  // 0 on and below the diagonal, -inf above
+  // 0 on and below the diagonal, -inf above
+  return additive_mask(causal_mask(n, n), dtype.value_or(get_default_dtype()));
 }
 
 void TransformerImpl::pretty_print(std::ostream& os) const {

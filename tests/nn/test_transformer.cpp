@@ -225,6 +225,12 @@ TEST_CASE("PyTorch's masks under PyTorch's names match torch (MHA, every Transfo
     CHECK(max_err(model(src, tgt, causal_s, causal_t, memory_mask, src_kpm, tgt_kpm, src_kpm), f.at("tf.output.bool")) <
           1e-8);
     const Tensor square = nn::TransformerImpl::generate_square_subsequent_mask(4, DType::f64);
+    {  // without a dtype: the default dtype, as PyTorch's (it was always f32)
+      set_default_dtype(DType::f64);
+      CHECK(nn::TransformerImpl::generate_square_subsequent_mask(3).dtype() == DType::f64);
+      set_default_dtype(DType::f32);
+      CHECK(nn::TransformerImpl::generate_square_subsequent_mask(3).dtype() == DType::f32);
+    }
     CHECK(max_err(where(isinf(square), 1.0, square),
                   where(isinf(f.at("float_mask.square_t")), 1.0, f.at("float_mask.square_t"))) == 0);
     CHECK(all(eq(isinf(square), f.at("mask.causal_t"))).item<bool>());

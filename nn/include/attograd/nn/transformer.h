@@ -4,6 +4,7 @@
 /// down to parameter names (encoder.layers.0.self_attn.in_proj_weight, decoder.norm.weight,
 /// ...), so a PyTorch state dict loads as is.
 /// Legend: B batch, S source length, T target length, E d_model.
+#include <optional>
 #include <vector>
 
 #include "attograd/nn/attention.h"
@@ -227,8 +228,9 @@ class TransformerImpl : public Module {
   /// tgt (B, T, E) over memory (B, S, E) -> (B, T, E): the decoder alone.
   Tensor decode(const Tensor& tgt, const Tensor& memory, const TransformerMasks& masks = {});
   /// torch.nn.Transformer.generate_square_subsequent_mask: (n, n) float, -inf above the
-  /// diagonal and 0 elsewhere, for tgt_mask.
-  static Tensor generate_square_subsequent_mask(int64_t n, DType dtype = DType::f32);
+  /// diagonal and 0 elsewhere, for tgt_mask; of `dtype`, or the default dtype
+  /// (set_default_dtype), as PyTorch's.
+  static Tensor generate_square_subsequent_mask(int64_t n, std::optional<DType> dtype = std::nullopt);
   void pretty_print(std::ostream& os) const override;
 
   /// The options it was built with (pretty_print shows them).
