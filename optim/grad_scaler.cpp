@@ -29,28 +29,32 @@ GradScaler::GradScaler(const GradScalerOptions& options) : options_(options), sc
   if (options_.enabled()) check(options_, scale_, "GradScaler");
 }
 
+// PyTorch multiplies by its scale tensor, f32 of shape (1): an f16 / bf16 loss comes back
+// f32 (so 65536 x an f16 loss does not overflow to inf), a 0-d loss as shape (1).
 Tensor GradScaler::scale(const Tensor& outputs) const {
-  return options_.enabled() ? ag::mul(outputs, scale_) : outputs;
+  return options_.enabled() ? ag::mul(outputs, full({1}, scale_, DType::f32)) : outputs;
 }
 
 void GradScaler::unscale_(optim::Optimizer& opt) {
   if (!options_.enabled()) return;
-  PerOptimizer& st = per_optimizer_[&opt];
+  PerOptimizer& st = per_optimizer_[opt.id()];
   AG_CHECK(st.stage != Stage::unscaled, AutogradError,
            "GradScaler.unscale_: unscale_() has already been called on this optimizer since the last update()");
   AG_CHECK(st.stage != Stage::stepped, AutogradError, "GradScaler.unscale_: unscale_() is being called after step()");
   NoGradGuard no_grad;
   const double inv_scale = as_float(1.0 / scale_);  // PyTorch: scale.double().reciprocal().float()
-  bool found_inf = false;
+  bool found_inf = false, checked = false;
   for (std::size_t g = 0; g < opt.num_groups(); ++g) {
     for (const auto& entry : opt.group_params(g)) {
       Tensor grad = entry.second.grad();
       if (!grad.defined()) continue;
+      checked = true;
       found_inf = found_inf || !ag::all(ag::isfinite(grad)).item<bool>();
       grad.mul_(inv_scale);  // every gradient, inf or not, as PyTorch's kernel
     }
   }
   st.found_inf = found_inf;
+  st.checked = checked;
   st.stage = Stage::unscaled;
 }
 
@@ -59,13 +63,16 @@ bool GradScaler::step(optim::Optimizer& opt) {
     opt.step();
     return true;
   }
-  PerOptimizer& st = per_optimizer_[&opt];
+  PerOptimizer& st = per_optimizer_[opt.id()];
   AG_CHECK(st.stage != Stage::stepped, AutogradError,
            "GradScaler.step: step() has already been called since the last update()");
   if (st.stage == Stage::ready) unscale_(opt);
-  const bool stepped = !per_optimizer_[&opt].found_inf;
+  // PyTorch asserts the same: a step with no gradient at all is a bug in the loop.
+  AG_CHECK(st.checked, AutogradError, "GradScaler.step: No inf checks were recorded for this optimizer (",
+           opt.type_name(), " has no parameter with a .grad: backward first)");
+  const bool stepped = !st.found_inf;
   if (stepped) opt.step();
-  per_optimizer_[&opt].stage = Stage::stepped;
+  st.stage = Stage::stepped;
   return stepped;
 }
 
@@ -76,8 +83,11 @@ void GradScaler::update(std::optional<double> new_scale) {
     check(options_, s, "GradScaler.update");
     scale_ = s;
   } else {
-    AG_CHECK(!per_optimizer_.empty(), ValueError,
-             "GradScaler.update: No inf checks were recorded prior to update() (call step() or unscale_() first)");
+    bool checked = false;
+    for (const auto& entry : per_optimizer_) checked = checked || entry.second.checked;
+    AG_CHECK(checked, ValueError,
+             "GradScaler.update: No inf checks were recorded prior to update() (call step() or unscale_() first, "
+             "after a backward)");
     bool found_inf = false;
     for (const auto& entry : per_optimizer_) found_inf = found_inf || entry.second.found_inf;
     if (found_inf) {

@@ -2,6 +2,7 @@
 // fused loop per parameter, in the order torch.optim (1.13, single-tensor) computes it.
 #include "attograd/optim/optimizer.h"
 
+#include <atomic>
 #include <cmath>
 #include <set>
 
@@ -143,6 +144,11 @@ void Optimizer::add_group(NamedParams params) {
   }
   groups_.push_back(std::move(params));
   initial_lrs_.emplace_back();
+}
+
+uint64_t Optimizer::next_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 double Optimizer::momentum(std::size_t) const {

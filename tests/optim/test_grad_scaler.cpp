@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "tensor_checks.h"
 #include "test_util.h"
@@ -160,4 +161,42 @@ TEST_CASE("GradScaler: state_dict round trip, through a checkpoint's extra metad
   bad["_growth_tracker"] = "7junk";
   CHECK_THROWS_WITH_AS(r.load_state_dict(bad), doctest::Contains("is not a valid number"), ValueError);
   CHECK(r.get_scale() == 50);
+}
+
+TEST_CASE("GradScaler.scale: PyTorch's f32 scale tensor of shape (1): an f16 loss comes back f32") {
+  amp::GradScaler s;
+  const Tensor loss = full({}, 1.0, DType::f16);
+  const Tensor scaled = s.scale(loss);
+  CHECK(scaled.dtype() == DType::f32);  // f16 would be inf: 65536 is past f16's 65504
+  CHECK(scaled.shape() == Shape{1});
+  CHECK(scaled.item<double>() == 65536.0);
+  CHECK(s.scale(full({2}, 1.0, DType::bf16)).dtype() == DType::f32);
+  CHECK(s.scale(full({}, 2.0, DType::f64)).dtype() == DType::f32);  // a 0-d tensor does not promote a dimensioned one
+  CHECK(s.scale(full({2}, 2.0, DType::f64)).dtype() == DType::f64);
+}
+
+TEST_CASE("GradScaler.step without any gradient raises, as PyTorch's 'No inf checks were recorded'") {
+  Tensor w = Tensor::from_vector(std::vector<float>{1, 2}).requires_grad_();
+  optim::SGD opt({w}, optim::SGDOptions(0.1));
+  amp::GradScaler s;
+  CHECK_THROWS_AS(s.step(opt), AutogradError);
+  CHECK(tc::diff(w, {1, 2}) == "");  // not stepped
+  CHECK_THROWS_AS(s.update(), ValueError);
+}
+
+TEST_CASE("GradScaler: an optimizer made where a destroyed one lived starts fresh") {
+  Tensor w = Tensor::from_vector(std::vector<float>{1, 2}).requires_grad_();
+  amp::GradScaler s(amp::GradScalerOptions().init_scale(4));
+  std::optional<optim::SGD> opt;
+  opt.emplace(std::vector<Tensor>{w}, optim::SGDOptions(0.5));
+  s.scale((w * 1.0).sum()).backward();
+  s.unscale_(*opt);  // this optimizer: unscaled, not stepped
+  const uint64_t first = opt->id();
+  opt.reset();
+  opt.emplace(std::vector<Tensor>{w}, optim::SGDOptions(0.5));  // the same address
+  CHECK(opt->id() != first);
+  w.zero_grad();
+  s.scale((w * 1.0).sum()).backward();  // gradient 4 = 1 x scale
+  CHECK(s.step(*opt));                  // unscales its own gradients first: w -= 0.5 * 1
+  CHECK(tc::diff(w, {0.5, 1.5}) == "");
 }

@@ -43,15 +43,17 @@ class GradScaler {
   /// outside (0, 1) or growth_interval <= 0 (PyTorch's checks).
   explicit GradScaler(const GradScalerOptions& options = {});
 
-  /// outputs * scale (outputs unchanged when disabled), differentiable: backward then
-  /// gives scaled gradients.
+  /// outputs * scale, as PyTorch's multiplication by its f32 scale tensor of shape (1):
+  /// f32 for f16 / bf16 outputs, shape (1) for a 0-d loss (outputs unchanged when
+  /// disabled); differentiable: backward then gives scaled gradients.
   Tensor scale(const Tensor& outputs) const;
   /// Divides opt's gradients by the scale in place and notes whether any was inf or NaN.
   /// At most once per optimizer between updates (AutogradError otherwise, PyTorch's
   /// "unscale_() has already been called on this optimizer since the last update()").
   void unscale_(optim::Optimizer& opt);
   /// unscale_ (unless done), then opt.step() unless a gradient was inf or NaN. Returns
-  /// whether it stepped.
+  /// whether it stepped. AutogradError when no parameter has a gradient (PyTorch's "No
+  /// inf checks were recorded for this optimizer").
   bool step(optim::Optimizer& opt);
   /// After the steps of an iteration: backoff on inf/NaN, growth after growth_interval
   /// clean steps (a growth to a non-finite scale is skipped), as PyTorch's
@@ -75,11 +77,14 @@ class GradScaler {
   struct PerOptimizer {
     Stage stage = Stage::ready;
     bool found_inf = false;
+    bool checked = false;  // a gradient was seen
   };
   GradScalerOptions options_;
   double scale_;  // a float value, kept in a double
   int64_t growth_tracker_ = 0;
-  std::map<const optim::Optimizer*, PerOptimizer> per_optimizer_;
+  // By Optimizer::id(), never reused: an optimizer made where a destroyed one lived is
+  // another optimizer (keyed by address, it inherited "already unscaled").
+  std::map<uint64_t, PerOptimizer> per_optimizer_;
 };
 
 }  // namespace ag::amp

@@ -157,6 +157,9 @@ class Optimizer {
 
   /// Number of parameter groups.
   std::size_t num_groups() const { return groups_.size(); }
+  /// A number no other optimizer of this process has had (per-optimizer state elsewhere,
+  /// GradScaler's, is keyed by it: an address may be reused).
+  uint64_t id() const { return id_; }
   /// The learning rate of a group.
   virtual double lr(std::size_t group = 0) const = 0;
   /// Sets one group's learning rate: ValueError unless finite and >= 0, IndexError for a
@@ -198,6 +201,8 @@ class Optimizer {
  private:
   std::map<std::string, ParamState> state_;
   std::vector<std::optional<double>> initial_lrs_;  ///< one per group
+  uint64_t id_ = next_id();
+  static uint64_t next_id();
 };
 
 /// An optimizer whose groups each carry an Options struct (lr and the rest).
