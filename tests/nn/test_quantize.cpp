@@ -326,6 +326,16 @@ TEST_CASE("i8 / u8 storage dtypes: convert, save, refuse to compute") {
   CHECK(b.to_vector<int64_t>() == std::vector<int64_t>{200, 200, 200});
   CHECK_THROWS_AS(full({1}, 300, DType::u8), ValueError);
   CHECK_THROWS_AS(a + a, DTypeError);
+  // PyTorch's promotion makes these floating: they convert (nn/QUANTIZATION.md)
+  const Tensor f = ones({4});
+  CHECK((a * f).dtype() == DType::f32);
+  CHECK((a * 2.0).dtype() == DType::f32);
+  CHECK((a + f).to_vector<double>() == std::vector<double>{-2, 1, 127, 45});
+  CHECK(eq(a, f).dtype() == DType::b8);
+  // the ones that would compute in 8-bit integers refuse, naming the op
+  CHECK_THROWS_AS(sum(a), DTypeError);
+  CHECK_THROWS_AS(exp(a), DTypeError);
+  CHECK_THROWS_AS(matmul(a.reshape({1, 4}), f.reshape({4, 1})), DTypeError);
   std::ostringstream os;
   os << a;
   CHECK(os.str().find("-3") != std::string::npos);
