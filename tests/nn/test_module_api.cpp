@@ -7,6 +7,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "test_util.h"
@@ -293,4 +294,31 @@ TEST_CASE("bf16 / f16: Module::to swaps floating params; a bf16 file loads into 
   CHECK(y.dtype() == DType::bf16);
   Tensor want = ag::matmul(ones({1, 3}), keep->weight.to(DType::f32).t()) + keep->bias.to(DType::f32);
   CHECK(allclose(y.to(DType::f32), want, 1.0 / 128, 1.0 / 128));
+}
+
+namespace {
+// forward of two tensors, for the checkpoint overloads below.
+struct ScaleByImpl : ag::nn::Module {
+  ScaleByImpl() : ag::nn::Module("ScaleBy") { w = register_parameter("w", ag::full({3}, 2.0)); }
+  ag::Tensor forward(const ag::Tensor& x, const ag::Tensor& y) { return x * w + y; }
+  ag::Tensor w;
+};
+AG_MODULE(ScaleBy);
+}  // namespace
+
+TEST_CASE("ag::checkpoint(module, x) and (module, x, y) take a module holder, as torch's checkpoint(block, x)") {
+  // The holder's operator() was unconstrained: std::function's constructor asked whether
+  // it takes a std::vector<Tensor> and instantiated its body, which did not compile.
+  ag::manual_seed(1);
+  ag::nn::Linear lin(3, 2);
+  const ag::Tensor x = ag::randn({4, 3}).requires_grad_(), y = ag::randn({4, 3});
+  const ag::Tensor a = ag::checkpoint(lin, x);
+  CHECK(ag::all(ag::eq(a, lin(x))).item<bool>());
+  ScaleBy two;
+  const ag::Tensor b = ag::checkpoint(two, x, y);
+  CHECK(ag::all(ag::eq(b, two(x, y))).item<bool>());
+  b.sum().backward();
+  CHECK(ag::all(ag::eq(two->w.grad(), x.detach().sum({0}))).item<bool>());
+  static_assert(!std::is_invocable_v<ag::nn::Linear&, const std::vector<ag::Tensor>&>);
+  static_assert(std::is_invocable_v<ScaleBy&, const ag::Tensor&, const ag::Tensor&>);
 }

@@ -345,8 +345,11 @@ class ModuleHolder {
   }
 
   /// Calls the module's forward with these arguments, running its hooks if it has any
-  /// (PyTorch's __call__; `holder->forward(x)` runs none).
+  /// (PyTorch's __call__; `holder->forward(x)` runs none). Constrained on forward taking
+  /// them, so that asking whether a holder is callable (std::function's constructor,
+  /// ag::checkpoint(module, x)) is a clean "no" instead of an error inside the body.
   template <class... Args>
+  requires requires(Impl& m, Args&&... a) { m.forward(std::forward<Args>(a)...); }
   decltype(auto) operator()(Args&&... args) const {
     return ::ag::detail::call_module(*checked(), std::forward<Args>(args)...);
   }
