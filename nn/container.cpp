@@ -31,6 +31,10 @@ const std::shared_ptr<Module>& ModuleListImpl::operator[](int64_t i) const {
   return items_[detail::wrap_index(i, items_.size(), "ModuleList", "modules")];
 }
 
+const std::shared_ptr<Module>& SequentialImpl::operator[](int64_t i) const {
+  return modules_[detail::wrap_index(i, modules_.size(), "Sequential", "modules")];
+}
+
 // ---- ModuleDict ----
 void ModuleDictImpl::insert_ptr(const std::string& key, std::shared_ptr<Module> m) {
   AG_CHECK(m != nullptr, ValueError, "ModuleDict: the module for key '", key, "' is empty");

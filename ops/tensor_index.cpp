@@ -258,6 +258,8 @@ Tensor Tensor::index(std::initializer_list<TensorIndex> indices) const {
   return index_impl(*this, std::vector<TensorIndex>(indices), "index");
 }
 Tensor Tensor::index(const std::vector<TensorIndex>& indices) const { return index_impl(*this, indices, "index"); }
+Tensor Tensor::operator[](int64_t i) const { return index_impl(*this, {TensorIndex(i)}, "operator[]"); }
+Tensor Tensor::operator[](const Tensor& idx) const { return index_impl(*this, {TensorIndex(idx)}, "operator[]"); }
 
 std::ostream& indexing::operator<<(std::ostream& os, const TensorIndex& i) {
   switch (i.kind()) {

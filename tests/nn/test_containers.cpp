@@ -183,3 +183,31 @@ TEST_CASE("Identity, Flatten, Unflatten: shapes and printing as PyTorch's") {
   CHECK(str(*unflat) == "Unflatten(dim=1, unflattened_size=(3, 4))");
   CHECK_THROWS_AS(unflat(zeros({2, 5})), ShapeError);
 }
+
+TEST_CASE("LibTorch's indexing: seq[i], list[i], ptr<T>(i) without casts, Tensor's x[i] and x[idx]") {
+  ag::manual_seed(2);
+  ag::nn::Sequential seq(ag::nn::Linear(4, 3), ag::nn::ReLU(), ag::nn::Linear(3, 2));
+  CHECK(seq[0]->type_name() == std::string("Linear"));
+  CHECK(seq[-1].get() == seq->ptr(2).get());
+  std::shared_ptr<ag::nn::LinearImpl> last = seq->ptr<ag::nn::LinearImpl>(2);  // typed, no cast at the call
+  CHECK(last->weight.shape() == ag::Shape{2, 3});
+  CHECK_THROWS_AS(seq->ptr<ag::nn::LinearImpl>(1), ag::ValueError);
+  CHECK_THROWS_AS(seq[3], ag::IndexError);
+  int n = 0;
+  for (const auto& m : *seq) n += m != nullptr;
+  CHECK(n == 3);
+
+  ag::nn::ModuleList list;
+  list->push_back(ag::nn::Linear(2, 2));
+  list->push_back(ag::nn::Linear(2, 5));
+  CHECK(list[1].get() == list->ptr(1).get());
+  CHECK(list->ptr<ag::nn::LinearImpl>(-1)->weight.shape() == ag::Shape{5, 2});
+
+  const ag::Tensor x = ag::arange(12, ag::DType::f32).reshape({3, 4});
+  CHECK(x[1].shape() == ag::Shape{4});
+  CHECK(x[-1][0].item<double>() == 8.0);
+  CHECK(x[1].data<float>() == x.data<float>() + 4);  // a view
+  CHECK(x[ag::tensor({2, 0})].shape() == ag::Shape{2, 4});
+  CHECK(x[ag::tensor({2, 0})][0][3].item<double>() == 11.0);
+  CHECK_THROWS_AS(x[3], ag::IndexError);
+}

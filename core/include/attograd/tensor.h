@@ -184,6 +184,11 @@ class Tensor {
   Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
   /// The same with the index list as a vector.
   Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
+  /// LibTorch's x[i]: the i-th entry along dim 0, a view (index({i}); negative i counts
+  /// from the end; IndexError when out of range).
+  Tensor operator[](int64_t i) const;
+  /// LibTorch's x[idx] with a tensor index: index({idx}) (integer: those rows, bool: a mask).
+  Tensor operator[](const Tensor& idx) const;
   /// Python's x[...] = values: values broadcast to the indexed shape (a Scalar fills it).
   /// Tensor indices need values of self's dtype (DTypeError, as PyTorch); a basic index
   /// converts them, as copy_. In-place rules as the ops below.

@@ -81,6 +81,12 @@ class ModuleListImpl : public Module {
   const std::shared_ptr<Module>& operator[](int64_t i) const;
   /// LibTorch's ptr(i): operator[].
   const std::shared_ptr<Module>& ptr(int64_t i) const { return (*this)[i]; }
+  /// LibTorch's ptr<T>(i): the i-th module as its concrete type, without a cast at the
+  /// call; ValueError when it is not a T.
+  template <class T>
+  std::shared_ptr<T> ptr(int64_t i) const {
+    return at<T>(i);
+  }
   /// The i-th module as its concrete type; ValueError when it is not a T.
   template <class T>
   std::shared_ptr<T> at(int64_t i) const {
@@ -257,6 +263,24 @@ class SequentialImpl : public Module {
     auto impl = m.ptr();
     register_module(std::to_string(steps_.size()), impl);
     steps_.push_back([impl](const Tensor& x) -> Tensor { return ::ag::detail::call_module(*impl, x); });
+    modules_.push_back(impl);
+  }
+  /// Module i (LibTorch's seq[i]); negative i counts from the end; IndexError when out of range.
+  const std::shared_ptr<Module>& operator[](int64_t i) const;
+  /// LibTorch's ptr(i): operator[].
+  const std::shared_ptr<Module>& ptr(int64_t i) const { return (*this)[i]; }
+  /// LibTorch's ptr<T>(i): module i as its concrete type; ValueError when it is not a T.
+  template <class T>
+  std::shared_ptr<T> ptr(int64_t i) const {
+    auto p = std::dynamic_pointer_cast<T>((*this)[i]);
+    AG_CHECK(p != nullptr, ValueError, "Sequential: item ", i, " is a ", (*this)[i]->type_name(),
+             ", not the requested type");
+    return p;
+  }
+  /// The same (LibTorch's at<T>(i) returns a reference; here the shared pointer, as ModuleList's).
+  template <class T>
+  std::shared_ptr<T> at(int64_t i) const {
+    return ptr<T>(i);
   }
   /// Runs every child in order on x; the last child's output.
   Tensor forward(const Tensor& x) const {
@@ -266,9 +290,14 @@ class SequentialImpl : public Module {
   }
   /// Number of modules.
   std::size_t size() const { return steps_.size(); }
+  /// The first module (iteration as LibTorch's Sequential).
+  auto begin() const { return modules_.begin(); }
+  /// Past the last module.
+  auto end() const { return modules_.end(); }
 
  private:
   std::vector<std::function<Tensor(const Tensor&)>> steps_;
+  std::vector<std::shared_ptr<Module>> modules_;
 };
 /// The holder of SequentialImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(Sequential);

@@ -330,6 +330,10 @@ class ModuleHolder {
 
   /// The module; ValueError when empty.
   Impl* operator->() const { return checked(); }
+  /// LibTorch's holder[i]: the Impl's operator[] (Sequential, ModuleList, ModuleDict, ...).
+  template <class Arg>
+  requires requires(Impl& m, Arg&& a) { m[std::forward<Arg>(a)]; }
+  decltype(auto) operator[](Arg&& a) const { return (*checked())[std::forward<Arg>(a)]; }
   /// The module; ValueError when empty.
   Impl& operator*() const { return *checked(); }
   /// The shared pointer (null when empty).
