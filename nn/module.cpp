@@ -237,8 +237,8 @@ void Module::train(bool on) {
   for (auto& [n, c] : children_) c->train(on);
 }
 
-void Module::zero_grad() {
-  for (auto& t : parameters()) t.zero_grad();
+void Module::zero_grad(bool set_to_none) {
+  for (auto& t : parameters()) ag::detail::zero_grad_param(t, set_to_none);
 }
 
 void Module::to(DType dtype) {
@@ -336,3 +336,19 @@ void save(const Module& m, const std::string& path) { save_safetensors(path, m.s
 void load(Module& m, const std::string& path, bool strict) { m.load_state_dict(load_safetensors(path), strict); }
 
 }  // namespace ag::nn
+
+namespace ag::detail {
+
+void zero_grad_param(Tensor& p, bool set_to_none) {
+  if (set_to_none) return p.zero_grad();
+  Tensor g = p.grad();
+  if (!g.defined()) return;
+  NoGradGuard no_grad;
+  if (!g.is_leaf() || g.requires_grad()) {  // a create_graph gradient: keep its values, not its graph
+    g = g.detach().clone();
+    p.set_grad(g);
+  }
+  g.fill_(0);
+}
+
+}  // namespace ag::detail

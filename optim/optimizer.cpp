@@ -158,9 +158,9 @@ double Optimizer::momentum(std::size_t) const {
 
 void Optimizer::set_momentum(double, std::size_t group) { (void)momentum(group); }
 
-void Optimizer::zero_grad() {
+void Optimizer::zero_grad(bool set_to_none) {
   for (auto& g : groups_)
-    for (auto& [n, p] : g) p.zero_grad();
+    for (auto& [n, p] : g) ag::detail::zero_grad_param(p, set_to_none);
 }
 
 void Optimizer::set_lr(double lr) {

@@ -322,3 +322,27 @@ TEST_CASE("ag::checkpoint(module, x) and (module, x, y) take a module holder, as
   static_assert(!std::is_invocable_v<ag::nn::Linear&, const std::vector<ag::Tensor>&>);
   static_assert(std::is_invocable_v<ScaleBy&, const ag::Tensor&, const ag::Tensor&>);
 }
+
+TEST_CASE("zero_grad(set_to_none): drop the .grad (default, PyTorch 2.x) or zero it in place") {
+  ag::nn::Linear lin(3, 2);
+  ag::optim::SGD opt(lin->parameters(), ag::optim::SGDOptions(0.1));
+  lin(ag::ones({1, 3})).sum().backward();
+  const ag::Tensor g = lin->weight.grad();
+  lin->zero_grad(false);
+  CHECK(lin->weight.grad().defined());
+  CHECK(lin->weight.grad().data<float>() == g.data<float>());  // the same buffer, zeroed
+  CHECK(ag::all(ag::eq(lin->weight.grad(), 0.0)).item<bool>());
+  lin(ag::ones({1, 3})).sum().backward();  // accumulates into the zeros
+  CHECK(ag::all(ag::eq(lin->weight.grad(), 1.0)).item<bool>());
+  opt.zero_grad(false);
+  CHECK(ag::all(ag::eq(lin->bias.grad(), 0.0)).item<bool>());
+  opt.zero_grad();
+  CHECK(!lin->weight.grad().defined());
+  // a create_graph gradient is kept as values only
+  auto gw = ag::grad({(lin->weight * lin->weight).sum()}, {lin->weight}, {}, false, true);
+  lin->weight.set_grad(gw[0]);
+  CHECK(!lin->weight.grad().is_leaf());
+  lin->zero_grad(false);
+  CHECK(lin->weight.grad().is_leaf());
+  CHECK(!lin->weight.grad().requires_grad());
+}

@@ -35,6 +35,12 @@
  private: \
   T name##_
 
+namespace ag::detail {
+/// Module::zero_grad's and Optimizer::zero_grad's work on one parameter: drop its .grad,
+/// or (set_to_none = false) zero it in place, detached from any graph first.
+void zero_grad_param(Tensor& p, bool set_to_none);
+}  // namespace ag::detail
+
 namespace ag::nn {
 
 class Module;
@@ -195,8 +201,9 @@ class Module : public std::enable_shared_from_this<Module> {
   void eval() { train(false); }
   /// The mode train() last set.
   bool is_training() const { return training_; }
-  /// Drops every parameter's .grad.
-  void zero_grad();
+  /// Drops every parameter's .grad (PyTorch 2.x's default set_to_none = true), or with
+  /// set_to_none = false sets each existing .grad to zeros in place (detached first).
+  void zero_grad(bool set_to_none = true);
   /// Converts every parameter and floating buffer in place (handles stay valid).
   void to(DType dtype);
 

@@ -153,7 +153,9 @@ class Optimizer {
   virtual const char* type_name() const = 0;
   /// Updates every parameter that has a .grad.
   virtual void step() = 0;
-  void zero_grad();  ///< drops every parameter's .grad
+  /// Drops every parameter's .grad (PyTorch 2.x's default set_to_none = true), or with
+  /// set_to_none = false sets each existing .grad to zeros in place (detached first).
+  void zero_grad(bool set_to_none = true);
 
   /// Number of parameter groups.
   std::size_t num_groups() const { return groups_.size(); }
