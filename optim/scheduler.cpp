@@ -26,7 +26,7 @@ std::vector<double> LRScheduler::checked(std::vector<double> lrs, int64_t steps,
 
 std::vector<double> LRScheduler::lrs_at(int64_t steps, const std::vector<double>& base) const {
   std::vector<double> out(base.size());
-  for (std::size_t i = 0; i < base.size(); ++i) out[i] = lr_at(steps, base[i]);
+  for (std::size_t i = 0; i < base.size(); ++i) out[i] = group_lr_at(steps, i, base[i]);
   return checked(std::move(out), steps, base);
 }
 
@@ -38,13 +38,13 @@ void LRScheduler::set_lrs(const std::vector<double>& lrs) {
 
 void LRScheduler::apply() {
   std::vector<double> lrs(base_lrs_.size());
-  for (std::size_t i = 0; i < lrs.size(); ++i) lrs[i] = chained_lr(steps_, opt_.lr(i), base_lrs_[i]);
+  for (std::size_t i = 0; i < lrs.size(); ++i) lrs[i] = chained_lr(steps_, i, opt_.lr(i), base_lrs_[i]);
   set_lrs(checked(std::move(lrs), steps_, base_lrs_));
 }
 
 void LRScheduler::step() {
   std::vector<double> lrs(base_lrs_.size());
-  for (std::size_t i = 0; i < lrs.size(); ++i) lrs[i] = chained_lr(steps_ + 1, opt_.lr(i), base_lrs_[i]);
+  for (std::size_t i = 0; i < lrs.size(); ++i) lrs[i] = chained_lr(steps_ + 1, i, opt_.lr(i), base_lrs_[i]);
   lrs = checked(std::move(lrs), steps_ + 1, base_lrs_);  // a bad lr changes nothing
   ++steps_;
   set_lrs(lrs);
@@ -117,7 +117,7 @@ double StepLR::lr_at(int64_t steps, double base_lr) const {
   return base_lr * std::pow(gamma_, static_cast<double>(steps / step_size_));
 }
 
-double StepLR::chained_lr(int64_t steps, double lr, double) const {
+double StepLR::chained_lr(int64_t steps, std::size_t, double lr, double) const {
   return steps == 0 || steps % step_size_ != 0 ? lr : lr * gamma_;
 }
 
@@ -138,7 +138,7 @@ double CosineAnnealingLR::lr_at(int64_t steps, double base_lr) const {
 // PyTorch 1.13's get_lr: each step's cosine ratio applied to the current lr's distance
 // from eta_min; at steps = t_max + 1 (mod 2 t_max), where that ratio is 0 / 0, the
 // increment of the rising half instead.
-double CosineAnnealingLR::chained_lr(int64_t steps, double lr, double base_lr) const {
+double CosineAnnealingLR::chained_lr(int64_t steps, std::size_t, double lr, double base_lr) const {
   if (warmup_ > 0) return lr_at(steps, base_lr);
   if (steps == 0) return lr;
   const double pi = std::numbers::pi, t = static_cast<double>(t_max_);

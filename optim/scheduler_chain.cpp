@@ -26,7 +26,7 @@ double LinearLR::lr_at(int64_t steps, double base_lr) const {
   return base_lr * (start_ + (end_ - start_) * done);
 }
 
-double LinearLR::chained_lr(int64_t steps, double lr, double) const {
+double LinearLR::chained_lr(int64_t steps, std::size_t, double lr, double) const {
   if (steps == 0) return lr * start_;
   if (steps > total_) return lr;
   const double t = static_cast<double>(total_), s = static_cast<double>(steps);
@@ -46,7 +46,7 @@ double ConstantLR::lr_at(int64_t steps, double base_lr) const {
   return base_lr * (factor_ + (steps >= total_ ? 1 - factor_ : 0.0));
 }
 
-double ConstantLR::chained_lr(int64_t steps, double lr, double) const {
+double ConstantLR::chained_lr(int64_t steps, std::size_t, double lr, double) const {
   if (steps == 0) return lr * factor_;
   return steps == total_ ? lr * (1.0 / factor_) : lr;
 }
@@ -63,7 +63,7 @@ double PolynomialLR::lr_at(int64_t steps, double base_lr) const {
   return base_lr * std::pow(1.0 - done, power_);
 }
 
-double PolynomialLR::chained_lr(int64_t steps, double lr, double) const {
+double PolynomialLR::chained_lr(int64_t steps, std::size_t, double lr, double) const {
   if (steps == 0 || steps > total_) return lr;
   const double t = static_cast<double>(total_), s = static_cast<double>(steps);
   return lr * std::pow((1.0 - s / t) / (1.0 - (s - 1) / t), power_);

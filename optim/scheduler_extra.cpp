@@ -26,7 +26,7 @@ double MultiStepLR::lr_at(int64_t steps, double base_lr) const {
   return base_lr * std::pow(gamma_, static_cast<double>(passed));
 }
 
-double MultiStepLR::chained_lr(int64_t steps, double lr, double) const {
+double MultiStepLR::chained_lr(int64_t steps, std::size_t, double lr, double) const {
   const auto listed = std::count(milestones_.begin(), milestones_.end(), steps);  // PyTorch's Counter
   return listed == 0 ? lr : lr * std::pow(gamma_, static_cast<double>(listed));
 }
@@ -41,7 +41,9 @@ double ExponentialLR::lr_at(int64_t steps, double base_lr) const {
   return base_lr * std::pow(gamma_, static_cast<double>(steps));
 }
 
-double ExponentialLR::chained_lr(int64_t steps, double lr, double) const { return steps == 0 ? lr : lr * gamma_; }
+double ExponentialLR::chained_lr(int64_t steps, std::size_t, double lr, double) const {
+  return steps == 0 ? lr : lr * gamma_;
+}
 
 // ---- OneCycleLR ----
 // Phases (end step, lr from -> to, momentum from -> to), PyTorch's:
@@ -109,14 +111,13 @@ std::pair<double, double> OneCycleLR::at(int64_t steps, double max_lr) const {
   return {};
 }
 
-// The group is the one whose base (max_lr / div_factor) this is. Past the end of a
-// linear anneal PyTorch's lr is negative (-0.0595 for max_lr 0.5 over 12 steps), which
-// no optimizer takes: 0 then.
+// Past the end of a linear anneal PyTorch's lr is negative (-0.0595 for max_lr 0.5 over
+// 12 steps), which no optimizer takes: 0 then.
+double OneCycleLR::group_lr_at(int64_t steps, std::size_t group, double) const {
+  return std::max(0.0, at(steps, max_lrs_[group]).first);
+}
 double OneCycleLR::lr_at(int64_t steps, double base_lr) const {
-  double max_lr = base_lr * options_.div_factor();
-  for (std::size_t g = 0; g < base_lrs_.size(); ++g)
-    if (base_lrs_[g] == base_lr) max_lr = max_lrs_[g];
-  return std::max(0.0, at(steps, max_lr).first);
+  return std::max(0.0, at(steps, base_lr * options_.div_factor()).first);
 }
 double OneCycleLR::momentum_at(int64_t steps) const { return at(steps, max_lrs_.empty() ? 1.0 : max_lrs_[0]).second; }
 

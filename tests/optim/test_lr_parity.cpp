@@ -104,6 +104,25 @@ const std::map<std::string, std::function<void(Run&)>> kBuilders = {
      [](Run& r) {
        r.add<OneCycleLR>(OneCycleLROptions(0.5, 14).anneal_strategy(AnnealStrategy::linear).cycle_momentum(false));
      }},
+    {"warm_restarts", [](Run& r) { r.add<CosineAnnealingWarmRestarts>(3, 2, 0.001); }},
+    {"warm_restarts_4", [](Run& r) { r.add<CosineAnnealingWarmRestarts>(4); }},
+    {"cyclic",
+     [](Run& r) {
+       r.add<CyclicLR>(CyclicLROptions({0.01, 0.005}, {0.1}).step_size_up(3));
+     }},
+    {"cyclic_tri2",
+     [](Run& r) {
+       r.add<CyclicLR>(CyclicLROptions({0.01}, {0.1, 0.2})
+                           .step_size_up(2)
+                           .step_size_down(3)
+                           .mode(CyclicMode::triangular2)
+                           .cycle_momentum(false));
+     }},
+    {"cyclic_exp",
+     [](Run& r) {
+       r.add<CyclicLR>(
+           CyclicLROptions({0.01}, {0.1}).step_size_up(2).mode(CyclicMode::exp_range).gamma(0.9).cycle_momentum(false));
+     }},
     {"step_manual",
      [](Run& r) {
        r.add<StepLR>(3, 0.5);
@@ -196,4 +215,22 @@ TEST_CASE("a chained schedule resumes from its state to the bit") {
     c1.step(), e1.step(), c2.step(), e2.step();
     CHECK(o2.lr(0) == o1.lr(0));
   }
+}
+
+TEST_CASE("CyclicLR cycles the momentum opposite to the lr; CosineAnnealingWarmRestarts restarts") {
+  Tensor a = zeros({1}).requires_grad_();
+  SGD opt({a}, SGDOptions(0.5).momentum(0.5));
+  CyclicLR c(opt, CyclicLROptions({0.01}, {0.1}).step_size_up(2));
+  CHECK(opt.lr(0) == 0.01);
+  CHECK(opt.momentum(0) == 0.9);  // max_momentum at the lr's floor
+  c.step();
+  CHECK(opt.lr(0) == doctest::Approx(0.055));
+  CHECK(opt.momentum(0) == doctest::Approx(0.85));
+  c.step();
+  CHECK(opt.lr(0) == doctest::Approx(0.1));
+  CHECK(opt.momentum(0) == doctest::Approx(0.8));
+  CHECK_THROWS_AS((CyclicLR{opt, CyclicLROptions({0.01}, {0.1}).step_size_up(0)}), ValueError);
+  Adagrad ada({a}, AdagradOptions(0.1));
+  CHECK_THROWS_AS((CyclicLR{ada, CyclicLROptions({0.01}, {0.1})}), ValueError);  // no momentum to cycle
+  CHECK_THROWS_AS((CosineAnnealingWarmRestarts{opt, 0}), ValueError);
 }

@@ -11,6 +11,7 @@
 /// ReduceLROnPlateau cut or a manual set_lr carries on, as in PyTorch. LambdaLR,
 /// OneCycleLR and NoamScheduler set their closed form from the base.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,14 @@ class LRScheduler {
   virtual double lr_at(int64_t steps, double base_lr) const = 0;
   /// The lr step `steps` sets, from the group's current lr (PyTorch's get_lr): the
   /// chainable schedules' recursive form; the closed form for the others.
-  virtual double chained_lr(int64_t steps, double lr, double base_lr) const { return (void)lr, lr_at(steps, base_lr); }
+  virtual double chained_lr(int64_t steps, std::size_t group, double lr, double base_lr) const {
+    return (void)lr, group_lr_at(steps, group, base_lr);
+  }
+  /// lr_at for group `group` (whose base is base_lr): schedules with per-group settings
+  /// beyond the base (OneCycleLR's and CyclicLR's max_lr) override this.
+  virtual double group_lr_at(int64_t steps, std::size_t group, double base_lr) const {
+    return (void)group, lr_at(steps, base_lr);
+  }
 
   /// "steps", "base_lr.<i>" and "last_lr.<i>" (the lrs it set last) as text, for
   /// checkpoint metadata.
@@ -100,7 +108,8 @@ class StepLR : public LRScheduler {
   /// Multiplies lr by gamma every step_size steps.
   StepLR(Optimizer& opt, int64_t step_size, double gamma = 0.1);
   double lr_at(int64_t steps, double base_lr) const override;
-  double chained_lr(int64_t steps, double lr, double base_lr) const override;  ///< lr * gamma at multiples of step_size
+  double chained_lr(int64_t steps, std::size_t group, double lr,
+                    double base_lr) const override;  ///< lr * gamma at multiples of step_size
 
  private:
   int64_t step_size_;
@@ -118,7 +127,8 @@ class CosineAnnealingLR : public LRScheduler {
   /// Warm-up steps, then cosine from base to eta_min at t_max.
   CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_min = 0.0, int64_t warmup = 0);
   double lr_at(int64_t steps, double base_lr) const override;
-  double chained_lr(int64_t steps, double lr, double base_lr) const override;  ///< PyTorch's recursive form
+  double chained_lr(int64_t steps, std::size_t group, double lr,
+                    double base_lr) const override;  ///< PyTorch's recursive form
 
  private:
   int64_t t_max_, warmup_;
@@ -145,7 +155,8 @@ class MultiStepLR : public LRScheduler {
   /// Multiplies lr by gamma at each milestone; ValueError for a negative milestone.
   MultiStepLR(Optimizer& opt, std::vector<int64_t> milestones, double gamma = 0.1);
   double lr_at(int64_t steps, double base_lr) const override;
-  double chained_lr(int64_t steps, double lr, double base_lr) const override;  ///< lr * gamma^(times steps is listed)
+  double chained_lr(int64_t steps, std::size_t group, double lr,
+                    double base_lr) const override;  ///< lr * gamma^(times steps is listed)
 
  private:
   std::vector<int64_t> milestones_;  ///< sorted
@@ -159,7 +170,8 @@ class ExponentialLR : public LRScheduler {
   /// Multiplies lr by gamma every step.
   ExponentialLR(Optimizer& opt, double gamma);
   double lr_at(int64_t steps, double base_lr) const override;
-  double chained_lr(int64_t steps, double lr, double base_lr) const override;  ///< lr * gamma after step 0
+  double chained_lr(int64_t steps, std::size_t group, double lr,
+                    double base_lr) const override;  ///< lr * gamma after step 0
 
  private:
   double gamma_;
@@ -201,7 +213,8 @@ class OneCycleLR : public LRScheduler {
   /// ValueError for total_steps <= 0, pct_start outside [0, 1], or an optimizer without
   /// momentum when cycle_momentum is on.
   OneCycleLR(Optimizer& opt, const OneCycleLROptions& options);
-  double lr_at(int64_t steps, double base_lr) const override;
+  double lr_at(int64_t steps, double base_lr) const override;  ///< group 0's max_lr scaled to base_lr
+  double group_lr_at(int64_t steps, std::size_t group, double base_lr) const override;  ///< the group's max_lr
   /// The momentum (or beta1) the schedule sets after `steps` steps.
   double momentum_at(int64_t steps) const;
 
@@ -279,7 +292,8 @@ class LinearLR : public LRScheduler {
   /// ValueError unless 0 < start_factor <= 1 and 0 <= end_factor <= 1 (PyTorch's bounds).
   explicit LinearLR(Optimizer& opt, double start_factor = 1.0 / 3, double end_factor = 1.0, int64_t total_iters = 5);
   double lr_at(int64_t steps, double base_lr) const override;
-  double chained_lr(int64_t steps, double lr, double base_lr) const override;  ///< PyTorch's recursive form
+  double chained_lr(int64_t steps, std::size_t group, double lr,
+                    double base_lr) const override;  ///< PyTorch's recursive form
 
  private:
   double start_, end_;
@@ -293,7 +307,8 @@ class ConstantLR : public LRScheduler {
   /// ValueError unless 0 <= factor <= 1.
   explicit ConstantLR(Optimizer& opt, double factor = 1.0 / 3, int64_t total_iters = 5);
   double lr_at(int64_t steps, double base_lr) const override;
-  double chained_lr(int64_t steps, double lr, double base_lr) const override;  ///< PyTorch's recursive form
+  double chained_lr(int64_t steps, std::size_t group, double lr,
+                    double base_lr) const override;  ///< PyTorch's recursive form
 
  private:
   double factor_;
@@ -307,11 +322,72 @@ class PolynomialLR : public LRScheduler {
   /// ValueError for total_iters <= 0.
   explicit PolynomialLR(Optimizer& opt, int64_t total_iters = 5, double power = 1.0);
   double lr_at(int64_t steps, double base_lr) const override;
-  double chained_lr(int64_t steps, double lr, double base_lr) const override;  ///< PyTorch's recursive form
+  double chained_lr(int64_t steps, std::size_t group, double lr,
+                    double base_lr) const override;  ///< PyTorch's recursive form
 
  private:
   int64_t total_;
   double power_;
+};
+
+/// PyTorch's CosineAnnealingWarmRestarts: cosine from the base to eta_min over T_i steps,
+/// then a restart at the base with T_i multiplied by t_mult (T_0 = t_0).
+class CosineAnnealingWarmRestarts : public LRScheduler {
+ public:
+  const char* type_name() const override { return "CosineAnnealingWarmRestarts"; }
+  /// ValueError unless t_0 >= 1 and t_mult >= 1 (PyTorch's integer bounds).
+  CosineAnnealingWarmRestarts(Optimizer& opt, int64_t t_0, int64_t t_mult = 1, double eta_min = 0.0);
+  /// eta_min + (base - eta_min) (1 + cos(pi T_cur / T_i)) / 2 after `steps` steps.
+  double lr_at(int64_t steps, double base_lr) const override;
+
+ private:
+  int64_t t_0_, t_mult_;
+  double eta_min_;
+};
+
+/// How CyclicLR scales the cycle's amplitude (PyTorch's mode).
+enum class CyclicMode { triangular, triangular2, exp_range };
+
+/// Options of CyclicLR (PyTorch's defaults); base_lr and max_lr one value for every group
+/// or one each.
+struct CyclicLROptions {
+  /// The cycle's bounds (per group, or one for all).
+  CyclicLROptions(std::vector<double> base_lr, std::vector<double> max_lr)
+      : base_lr_(std::move(base_lr)), max_lr_(std::move(max_lr)) {}
+  AG_ARG(std::vector<double>, base_lr);                ///< the lower bound (set at construction)
+  AG_ARG(std::vector<double>, max_lr);                 ///< the upper bound
+  AG_ARG(int64_t, step_size_up) = 2000;                ///< steps of the rising half
+  AG_ARG(std::optional<int64_t>, step_size_down);      ///< steps of the falling half (default: up)
+  AG_ARG(CyclicMode, mode) = CyclicMode::triangular;   ///< amplitude policy
+  AG_ARG(double, gamma) = 1.0;                         ///< exp_range: amplitude gamma^steps
+  AG_ARG(bool, cycle_momentum) = true;                 ///< momentum moves opposite to lr
+  AG_ARG(std::vector<double>, base_momentum) = {0.8};  ///< momentum at the lr's peak
+  AG_ARG(std::vector<double>, max_momentum) = {0.9};   ///< momentum at the lr's floor
+};
+
+/// PyTorch's CyclicLR (Smith's cyclical learning rates): the lr goes from base_lr to
+/// max_lr over step_size_up steps and back over step_size_down, its amplitude constant
+/// (triangular), halved each cycle (triangular2) or multiplied by gamma^steps (exp_range);
+/// with cycle_momentum the momentum (or Adam's beta1) moves the other way. The
+/// optimizer's own lr is replaced by base_lr at construction.
+class CyclicLR : public LRScheduler {
+ public:
+  const char* type_name() const override { return "CyclicLR"; }
+  /// ValueError for list lengths that are neither 1 nor the number of groups, a step
+  /// size <= 0, or cycle_momentum with an optimizer without momentum.
+  CyclicLR(Optimizer& opt, const CyclicLROptions& options);
+  double lr_at(int64_t steps, double base_lr) const override;                           ///< group 0's max_lr
+  double group_lr_at(int64_t steps, std::size_t group, double base_lr) const override;  ///< the group's max_lr
+
+ protected:
+  void after_update(int64_t steps) override;
+
+ private:
+  /// (scale factor in [0, 1], amplitude scale) after `steps` steps.
+  std::pair<double, double> phase(int64_t steps) const;
+  CyclicLROptions options_;
+  std::vector<double> max_lrs_, base_m_, max_m_;
+  double total_, ratio_;
 };
 
 /// PyTorch's ChainedScheduler: step() steps every scheduler in order; the chainable ones
