@@ -42,7 +42,10 @@ Tensor combine_masks(const char* op, const AttentionArgs& args, int64_t B, int64
              (m.dtype() == DType::b8 ? additive_mask(m, dtype) : m);
   };
   if (args.attn_mask.defined()) {
-    const Tensor& m = args.attn_mask;
+    // PyTorch's 3-D form (B * h, L, S), batch-major: one mask per batch entry and head.
+    const bool per_head = args.attn_mask.dim() == 3 && args.attn_mask.size(0) == B * h && args.attn_mask.size(1) == L &&
+                          args.attn_mask.size(2) == S;
+    const Tensor m = per_head ? args.attn_mask.reshape({B, h, L, S}) : args.attn_mask;
     bool ok = m.dim() <= 4;
     for (int64_t i = 0; ok && i < m.dim(); ++i) {
       int64_t want = full_shape[4 - m.dim() + i];

@@ -188,3 +188,32 @@ TEST_CASE("shared query/key/value tensors take the fused paths and give the same
   square(p2).sum().backward();
   CHECK(rel_err(y1.grad(), y2.grad() + y3.grad()) <= 1e-13);
 }
+
+TEST_CASE("attn_mask of PyTorch's 3-D form (B * heads, L, S): one mask per batch entry and head") {
+  manual_seed(11);
+  const int64_t B = 2, h = 2, L = 3, S = 4, E = 8;
+  nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(E, h));
+  const Tensor x = randn({B, L, E}), kv = randn({B, S, E});
+  // (B * h, L, S), batch-major: entry b * h + head hides key (b + head) % S
+  Tensor m3 = zeros({B * h, L, S}, DType::b8);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t head = 0; head < h; ++head) m3.index_put_({b * h + head, indexing::Slice(), (b + head) % S}, true);
+  nn::AttentionArgs a3, a4;
+  a3.attn_mask = m3;
+  a4.attn_mask = m3.reshape({B, h, L, S});
+  a3.need_weights = a4.need_weights = true;
+  auto [y3, w3] = mha->forward(x, kv, kv, a3);
+  auto [y4, w4] = mha->forward(x, kv, kv, a4);
+  CHECK(max(abs(y3 - y4)).item<double>() == 0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t head = 0; head < h; ++head) {
+      CAPTURE(b);
+      CAPTURE(head);
+      // the hidden key gets no weight in that batch entry and head only
+      CHECK(max(w3.select(0, b).select(0, head).select(1, (b + head) % S)).item<double>() == 0);
+      CHECK(min(w3.select(0, b).select(0, head).select(1, (b + head + 1) % S)).item<double>() > 0);
+    }
+  nn::AttentionArgs bad;
+  bad.attn_mask = zeros({3, L, S}, DType::b8);  // neither B * h nor broadcastable
+  CHECK_THROWS_AS(mha->forward(x, kv, kv, bad), ShapeError);
+}

@@ -16,7 +16,8 @@ struct AttentionArgs {
   Tensor key_padding_mask = {};  ///< bool (B, S): true = IGNORE this key (padding), as PyTorch's
   bool need_weights = false;     ///< also return per-head weights (B, h, L, S) (PyTorch: averaged)
   Tensor attn_mask = {};         ///< bool: true = NOT allowed (as PyTorch's nn.MultiheadAttention), or float
-                                 /// (added to the scores); broadcastable to (B, h, L, S): (L, S) is typical
+                                 /// (added to the scores); (L, S), PyTorch's 3-D (B * h, L, S) (batch-major,
+                                 /// one per batch entry and head), or any shape broadcastable to (B, h, L, S)
   bool causal = false;           ///< also apply causal_mask(L, S, causal_variant)
   CausalVariant causal_variant = CausalVariant::upper_left;  ///< see attograd/ops/attention.h
   /// attograd's spelling of key_padding_mask with the opposite polarity: bool (B, S),
