@@ -201,20 +201,26 @@ std::pair<Tensor, Tensor> MultiheadAttentionImpl::attend_heads(const Tensor& q, 
   // above the diagonal instead of reading a materialized (L, S) mask; not with bias_k,
   // whose appended key every query sees.
   AttentionArgs rest = args;
-  if (!options.add_bias_kv()) rest.causal = false;
+  const bool extra_keys = options.add_bias_kv() || options.add_zero_attn();
+  if (!extra_keys) rest.causal = false;
   Tensor mask = detail::combine_masks("MultiheadAttention", rest, B, h, L, S, q.dtype());
-  if (options.add_bias_kv()) {
-    // One more key and value per head, always visible: (1, 1, E) -> (B, h, 1, d), and the
-    // mask's S dim padded with "allowed".
-    auto heads = [&](const Tensor& b) { return b.view({1, 1, h, d}).transpose(1, 2).expand({B, h, 1, d}); };
-    k = cat({k, heads(bias_k)}, 2);
-    v = cat({v, heads(bias_v)}, 2);
+  // One more key and value per head, always visible, and the mask's S dim padded with
+  // "allowed": bias_k / bias_v ((1, 1, E) -> (B, h, 1, d)), then a zero row (add_zero_attn;
+  // PyTorch appends it after the biases).
+  auto append = [&](const Tensor& kr, const Tensor& vr) {
+    k = cat({k, kr}, 2);
+    v = cat({v, vr}, 2);
     if (mask.defined()) {
       Shape pad = mask.shape();
       pad[pad.size() - 1] = 1;
       mask = cat({mask, mask.dtype() == DType::b8 ? ones(pad, DType::b8) : zeros(pad, mask.dtype())}, -1);
     }
+  };
+  if (options.add_bias_kv()) {
+    auto heads = [&](const Tensor& b) { return b.view({1, 1, h, d}).transpose(1, 2).expand({B, h, 1, d}); };
+    append(heads(bias_k), heads(bias_v));
   }
+  if (options.add_zero_attn()) append(zeros({B, h, 1, d}, k.dtype()), zeros({B, h, 1, d}, v.dtype()));
   SdpaOptions so;
   so.attn_mask = mask;
   so.causal = args.causal && !rest.causal;

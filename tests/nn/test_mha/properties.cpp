@@ -8,6 +8,8 @@
 
 #include "../mha_test_util.h"
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -216,4 +218,40 @@ TEST_CASE("attn_mask of PyTorch's 3-D form (B * heads, L, S): one mask per batch
   nn::AttentionArgs bad;
   bad.attn_mask = zeros({3, L, S}, DType::b8);  // neither B * h nor broadcastable
   CHECK_THROWS_AS(mha->forward(x, kv, kv, bad), ShapeError);
+}
+
+TEST_CASE("add_zero_attn: a zero key and value every query may attend to, after bias_k / bias_v") {
+  // PyTorch's multi_head_attention_forward: k, v (B h, S, d) get a zero row each, the masks
+  // a column of "allowed"; the output is attention over the S + 1 (S + 2 with add_bias_kv) keys.
+  manual_seed(12);
+  set_default_dtype(DType::f64);
+  const int64_t B = 2, h = 2, L = 3, S = 4, E = 4, d = E / h;
+  for (bool bias_kv : {false, true}) {
+    CAPTURE(bias_kv);
+    nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(E, h).add_zero_attn(true).add_bias_kv(bias_kv));
+    const Tensor x = randn({B, L, E}), kv = randn({B, S, E});
+    nn::AttentionArgs args;
+    args.causal = true;  // the appended keys stay visible to every query
+    args.need_weights = true;
+    auto [y, w] = mha->forward(x, kv, kv, args);
+    CHECK(w.shape() == Shape{B, h, L, S + 1 + (bias_kv ? 1 : 0)});
+    // by hand: the projections, the extra rows, causal over the S real keys only
+    const Tensor Wq = mha->in_proj_weight.narrow(0, 0, E), Wk = mha->in_proj_weight.narrow(0, E, E),
+                 Wv = mha->in_proj_weight.narrow(0, 2 * E, E);
+    auto heads = [&](const Tensor& t) { return t.reshape({B, -1, h, d}).transpose(1, 2); };
+    Tensor k = linear(kv, Wk, mha->in_proj_bias.narrow(0, E, E)),
+           v = linear(kv, Wv, mha->in_proj_bias.narrow(0, 2 * E, E));
+    if (bias_kv) k = cat({k, mha->bias_k.expand({B, 1, E})}, 1), v = cat({v, mha->bias_v.expand({B, 1, E})}, 1);
+    k = cat({k, zeros({B, 1, E})}, 1), v = cat({v, zeros({B, 1, E})}, 1);
+    const int64_t S2 = k.size(1);
+    Tensor allowed = cat({causal_mask(L, S), ones({L, S2 - S}, DType::b8)}, 1);
+    const Tensor q = heads(linear(x, Wq, mha->in_proj_bias.narrow(0, 0, E)));
+    Tensor scores = matmul(q, heads(k).transpose(-1, -2)) / std::sqrt(double(d));
+    scores = where(allowed, scores, -std::numeric_limits<double>::infinity());
+    const Tensor p = softmax(scores, -1);
+    const Tensor o = matmul(p, heads(v)).transpose(1, 2).reshape({B, L, E});
+    CHECK(max(abs(w - p)).item<double>() < 1e-12);
+    CHECK(max(abs(y - mha->out_proj(o))).item<double>() < 1e-12);
+  }
+  set_default_dtype(DType::f32);
 }

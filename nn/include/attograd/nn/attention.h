@@ -74,6 +74,9 @@ struct MultiheadAttentionOptions {
   AG_ARG(bool, bias) = true;
   /// Appends learned bias_k / bias_v rows to the keys and values (source length + 1).
   AG_ARG(bool, add_bias_kv) = false;
+  /// Appends a row of zeros to the keys and values after them (source length + 1), every
+  /// query allowed to attend to it, as PyTorch's add_zero_attn.
+  AG_ARG(bool, add_zero_attn) = false;
   /// The key input width (default embed_dim).
   AG_ARG(std::optional<int64_t>, kdim);
   /// The value input width (default embed_dim).
