@@ -9,6 +9,7 @@
 #include "attograd/autograd.h"
 #include "attograd/factory.h"
 #include "kernels/adam.h"
+#include "step_count.h"
 
 namespace ag::optim {
 
@@ -54,6 +55,12 @@ void check_options(const RMSpropOptions& o, const char* who) {
   check_nonneg(o.momentum(), who, "momentum value");
   check_nonneg(o.weight_decay(), who, "weight_decay value");
   check_nonneg(o.alpha(), who, "alpha value");
+}
+void check_options(const AdamaxOptions& o, const char* who) { check_adam(o, who); }
+void check_options(const RAdamOptions& o, const char* who) { check_adam(o, who); }
+void check_options(const NAdamOptions& o, const char* who) {
+  check_adam(o, who);
+  check_nonneg(o.momentum_decay(), who, "momentum_decay value");
 }
 void check_options(const AdagradOptions& o, const char* who) {
   check_lr(o.lr(), who);
@@ -231,6 +238,14 @@ void Optimizer::load_state_dict(const TensorMap& state) {
       fresh[name].fields[field] = t.clone();
       continue;
     }
+    if (field == "mu_product") {  // NAdam's running product of the momentum schedule: one f64 in (0, 1]
+      AG_CHECK(t.numel() == 1 && t.dtype() == DType::f64, ValueError, "optimizer.load_state_dict: '", key,
+               "' must be one f64 value, got ", t.shape(), " ", t.dtype());
+      const double mp = t.item<double>();
+      AG_CHECK(mp > 0 && mp <= 1, ValueError, "optimizer.load_state_dict: '", key, "' must lie in (0, 1], got ", mp);
+      fresh[name].fields[field] = t.reshape({}).clone();
+      continue;
+    }
     AG_CHECK(t.shape() == p.shape(), ShapeError, "optimizer.load_state_dict: '", key, "' has shape ", t.shape(),
              ", parameter has ", p.shape());
     AG_CHECK(t.is_floating_point(), DTypeError, "optimizer.load_state_dict: '", key, "' has dtype ", t.dtype());
@@ -295,8 +310,7 @@ AdamHyper hyper(const O& o, bool decoupled) {
 
 // One Adam(W) update of p (contiguous, same shape as its contiguous grad g) and its state.
 void adam_update(const Tensor& p, const Tensor& g, ParamState& st, const AdamHyper& h) {
-  Tensor& step_t = st.get_or_zeros("step", zeros(Shape{}, DType::i64));
-  int64_t t = ++step_t.data<int64_t>()[0];
+  const int64_t t = count_step(st);
   Tensor m = st.get_or_zeros("exp_avg", p), v = st.get_or_zeros("exp_avg_sq", p);
   Tensor vmax = h.amsgrad ? st.get_or_zeros("max_exp_avg_sq", p) : Tensor{};
   const double step_size = h.lr / (1 - std::pow(h.b1, static_cast<double>(t)));

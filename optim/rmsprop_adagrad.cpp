@@ -5,16 +5,9 @@
 #include "attograd/autograd.h"
 #include "attograd/factory.h"
 #include "attograd/optim/optimizer.h"
+#include "step_count.h"
 
 namespace ag::optim {
-
-namespace {
-// The step count, kept as Adam's ("step", 0-d i64); returns the new count.
-int64_t count_step(ParamState& st) {
-  Tensor& step_t = st.get_or_zeros("step", zeros(Shape{}, DType::i64));
-  return ++step_t.data<int64_t>()[0];
-}
-}  // namespace
 
 // ---- RMSprop ----------------------------------------------------------------------
 // g += wd p;  v = alpha v + (1 - alpha) g^2;  centered: a = alpha a + (1 - alpha) g,

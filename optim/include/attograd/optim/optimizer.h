@@ -114,6 +114,37 @@ struct AdagradOptions {
   AG_ARG(double, eps) = 1e-10;
 };
 
+/// Options of Adamax (PyTorch's defaults).
+struct AdamaxOptions {
+  /// The required options; the others keep their PyTorch defaults.
+  AdamaxOptions(double lr = 2e-3) : lr_(lr) {}
+  AG_ARG(double, lr);                   ///< the learning rate
+  AG_ARG(Betas, betas) = {0.9, 0.999};  ///< decay of the first moment and of the infinity norm
+  AG_ARG(double, eps) = 1e-8;           ///< added to |g| inside the max
+  AG_ARG(double, weight_decay) = 0.0;   ///< added to the gradient
+};
+
+/// Options of NAdam (PyTorch's defaults).
+struct NAdamOptions {
+  /// The required options; the others keep their PyTorch defaults.
+  NAdamOptions(double lr = 2e-3) : lr_(lr) {}
+  AG_ARG(double, lr);                     ///< the learning rate
+  AG_ARG(Betas, betas) = {0.9, 0.999};    ///< decay of the first and second moments
+  AG_ARG(double, eps) = 1e-8;             ///< added to sqrt(v_hat)
+  AG_ARG(double, weight_decay) = 0.0;     ///< added to the gradient
+  AG_ARG(double, momentum_decay) = 4e-3;  ///< psi of mu_t = beta1 (1 - 0.5 * 0.96^(t psi))
+};
+
+/// Options of RAdam (PyTorch's defaults).
+struct RAdamOptions {
+  /// The required options; the others keep their PyTorch defaults.
+  RAdamOptions(double lr = 1e-3) : lr_(lr) {}
+  AG_ARG(double, lr);                   ///< the learning rate
+  AG_ARG(Betas, betas) = {0.9, 0.999};  ///< decay of the first and second moments
+  AG_ARG(double, eps) = 1e-8;           ///< added to sqrt(v)
+  AG_ARG(double, weight_decay) = 0.0;   ///< added to the gradient
+};
+
 /// A parameter group: its own parameters and options.
 template <class Options>
 struct ParamGroup {
@@ -142,6 +173,9 @@ void check_options(const AdamOptions& o, const char* who);     ///< see above
 void check_options(const AdamWOptions& o, const char* who);    ///< see above
 void check_options(const RMSpropOptions& o, const char* who);  ///< see above; alpha too
 void check_options(const AdagradOptions& o, const char* who);  ///< see above; lr_decay, initial value
+void check_options(const AdamaxOptions& o, const char* who);   ///< see above
+void check_options(const NAdamOptions& o, const char* who);    ///< see above; momentum_decay too
+void check_options(const RAdamOptions& o, const char* who);    ///< see above
 /// ValueError "<who>: Invalid learning rate: <lr>" unless lr is finite and >= 0.
 void check_lr(double lr, const char* who);
 
@@ -366,6 +400,50 @@ class Adagrad : public OptimizerWithOptions<AdagradOptions> {
   /// One Adagrad update of every parameter with a .grad.
   void step() override;
   const char* type_name() const override { return "Adagrad"; }
+};
+
+/// Adamax as torch.optim.Adamax: m = beta1 m + (1 - beta1) g, u = max(beta2 u, |g| + eps),
+/// p -= lr / (1 - beta1^t) m / u. State: "step", "exp_avg", "exp_inf".
+class Adamax : public OptimizerWithOptions<AdamaxOptions> {
+ public:
+  /// Over named parameters with one set of options.
+  Adamax(const NamedParams& params, const AdamaxOptions& options = {});
+  /// Over unnamed parameters ("0", "1", ...).
+  Adamax(const std::vector<Tensor>& params, const AdamaxOptions& options = {}) : Adamax(name_params(params), options) {}
+  /// Over groups with their own options.
+  Adamax(const std::vector<ParamGroup<AdamaxOptions>>& groups);
+  void step() override;  ///< one Adamax update of every parameter with a .grad
+  const char* type_name() const override { return "Adamax"; }
+};
+
+/// NAdam as torch.optim.NAdam (Dozat's Nesterov Adam with PyTorch's momentum schedule
+/// mu_t = beta1 (1 - 0.5 * 0.96^(t momentum_decay))). State: "step", "mu_product",
+/// "exp_avg", "exp_avg_sq".
+class NAdam : public OptimizerWithOptions<NAdamOptions> {
+ public:
+  /// Over named parameters with one set of options.
+  NAdam(const NamedParams& params, const NAdamOptions& options = {});
+  /// Over unnamed parameters ("0", "1", ...).
+  NAdam(const std::vector<Tensor>& params, const NAdamOptions& options = {}) : NAdam(name_params(params), options) {}
+  /// Over groups with their own options.
+  NAdam(const std::vector<ParamGroup<NAdamOptions>>& groups);
+  void step() override;  ///< one NAdam update of every parameter with a .grad
+  const char* type_name() const override { return "NAdam"; }
+};
+
+/// RAdam as torch.optim.RAdam (Liu et al.): Adam with the variance rectification term
+/// once rho_t > 5, plain momentum SGD with bias correction before. State: "step",
+/// "exp_avg", "exp_avg_sq".
+class RAdam : public OptimizerWithOptions<RAdamOptions> {
+ public:
+  /// Over named parameters with one set of options.
+  RAdam(const NamedParams& params, const RAdamOptions& options = {});
+  /// Over unnamed parameters ("0", "1", ...).
+  RAdam(const std::vector<Tensor>& params, const RAdamOptions& options = {}) : RAdam(name_params(params), options) {}
+  /// Over groups with their own options.
+  RAdam(const std::vector<ParamGroup<RAdamOptions>>& groups);
+  void step() override;  ///< one RAdam update of every parameter with a .grad
+  const char* type_name() const override { return "RAdam"; }
 };
 
 }  // namespace ag::optim

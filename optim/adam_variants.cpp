@@ -1,0 +1,131 @@
+// Adamax, NAdam and RAdam, in the order torch.optim (1.13, single-tensor) computes them:
+// one loop per parameter, in the parameter's dtype, scalars (bias corrections, NAdam's
+// momentum products, RAdam's rectification) in double as PyTorch's Python floats.
+#include <algorithm>
+#include <cmath>
+
+#include "attograd/autograd.h"
+#include "attograd/factory.h"
+#include "attograd/optim/optimizer.h"
+#include "step_count.h"
+
+namespace ag::optim {
+
+// ---- Adamax ---------------------------------------------------------------------------
+// g += wd p;  m = beta1 m + (1 - beta1) g;  u = max(beta2 u, |g| + eps);
+// p -= (lr / (1 - beta1^t)) m / u
+Adamax::Adamax(const NamedParams& params, const AdamaxOptions& o)
+    : Adamax(std::vector<ParamGroup<AdamaxOptions>>{{params, o}}) {}
+Adamax::Adamax(const std::vector<ParamGroup<AdamaxOptions>>& groups) {
+  for (auto& g : groups) add_param_group(g);  // checks the options
+}
+
+void Adamax::step() {
+  for_each_grad([](const AdamaxOptions& o, Tensor& p, const Tensor& g, ParamState& st) {
+    const int64_t t = count_step(st);
+    Tensor m = st.get_or_zeros("exp_avg", p), u = st.get_or_zeros("exp_inf", p);
+    const auto [b1, b2] = o.betas();
+    const double clr = o.lr() / (1 - std::pow(b1, static_cast<double>(t)));
+    dispatch_float(p.dtype(), "Adamax", [&]<class T>() {
+      T *w = p.data<T>(), *pm = m.data<T>(), *pu = u.data<T>();
+      const T* gr = g.data<T>();
+      const T wd = T(o.weight_decay()), eps = T(o.eps()), tb1 = T(b1), tb2 = T(b2), om = T(1 - b1), neg = T(-clr);
+      for (int64_t i = 0, n = p.numel(); i < n; ++i) {
+        T d = gr[i];
+        if (wd != 0) d = d + wd * w[i];
+        pm[i] = pm[i] * tb1 + d * om;
+        const T a = pu[i] * tb2, b = std::abs(d) + eps;
+        pu[i] = std::isnan(a) || std::isnan(b) ? a + b : std::max(a, b);  // amax propagates NaN
+        w[i] = w[i] + neg * (pm[i] / pu[i]);
+      }
+    });
+  });
+}
+
+// ---- NAdam ----------------------------------------------------------------------------
+// mu_t = beta1 (1 - 0.5 * 0.96^(t psi)), mu_prod *= mu_t;  m, v as Adam;
+// denom = sqrt(v / (1 - beta2^t)) + eps;
+// p -= lr (1 - mu_t) / (1 - mu_prod) g / denom + lr mu_{t+1} / (1 - mu_prod mu_{t+1}) m / denom
+NAdam::NAdam(const NamedParams& params, const NAdamOptions& o)
+    : NAdam(std::vector<ParamGroup<NAdamOptions>>{{params, o}}) {}
+NAdam::NAdam(const std::vector<ParamGroup<NAdamOptions>>& groups) {
+  for (auto& g : groups) add_param_group(g);  // checks the options
+}
+
+void NAdam::step() {
+  for_each_grad([](const NAdamOptions& o, Tensor& p, const Tensor& g, ParamState& st) {
+    const int64_t t = count_step(st);
+    Tensor m = st.get_or_zeros("exp_avg", p), v = st.get_or_zeros("exp_avg_sq", p);
+    if (st.find("mu_product") == nullptr) st.fields["mu_product"] = full(Shape{}, 1.0, DType::f64);
+    double& mu_product = st.find("mu_product")->data<double>()[0];
+    const auto [b1, b2] = o.betas();
+    const double s = static_cast<double>(t), psi = o.momentum_decay();
+    const double bc2 = 1 - std::pow(b2, s);
+    const double mu = b1 * (1. - 0.5 * std::pow(0.96, s * psi));
+    const double mu_next = b1 * (1. - 0.5 * std::pow(0.96, (s + 1) * psi));
+    mu_product *= mu;
+    const double mu_product_next = mu_product * mu_next;
+    const double c_g = -o.lr() * (1. - mu) / (1. - mu_product), c_m = (-o.lr() * mu_next) / (1. - mu_product_next);
+    dispatch_float(p.dtype(), "NAdam", [&]<class T>() {
+      T *w = p.data<T>(), *pm = m.data<T>(), *pv = v.data<T>();
+      const T* gr = g.data<T>();
+      const T wd = T(o.weight_decay()), eps = T(o.eps()), tb1 = T(b1), tb2 = T(b2), om1 = T(1 - b1), om2 = T(1 - b2);
+      const T tbc2 = T(bc2), tcg = T(c_g), tcm = T(c_m);
+      for (int64_t i = 0, n = p.numel(); i < n; ++i) {
+        T d = gr[i];
+        if (wd != 0) d = d + wd * w[i];
+        pm[i] = pm[i] * tb1 + d * om1;
+        pv[i] = pv[i] * tb2 + om2 * (d * d);
+        const T denom = std::sqrt(pv[i] / tbc2) + eps;
+        w[i] = w[i] + tcg * (d / denom);
+        w[i] = w[i] + tcm * (pm[i] / denom);
+      }
+    });
+  });
+}
+
+// ---- RAdam ----------------------------------------------------------------------------
+// m, v as Adam;  m_hat = m / (1 - beta1^t);  rho_inf = 2 / (1 - beta2) - 1,
+// rho_t = rho_inf - 2 t beta2^t / (1 - beta2^t);  rho_t > 5: p -= lr m_hat r sqrt(1 - beta2^t) /
+// (sqrt(v) + eps) with r = sqrt((rho_t - 4)(rho_t - 2) rho_inf / ((rho_inf - 4)(rho_inf - 2) rho_t));
+// else p -= lr m_hat
+RAdam::RAdam(const NamedParams& params, const RAdamOptions& o)
+    : RAdam(std::vector<ParamGroup<RAdamOptions>>{{params, o}}) {}
+RAdam::RAdam(const std::vector<ParamGroup<RAdamOptions>>& groups) {
+  for (auto& g : groups) add_param_group(g);  // checks the options
+}
+
+void RAdam::step() {
+  for_each_grad([](const RAdamOptions& o, Tensor& p, const Tensor& g, ParamState& st) {
+    const int64_t t = count_step(st);
+    Tensor m = st.get_or_zeros("exp_avg", p), v = st.get_or_zeros("exp_avg_sq", p);
+    const auto [b1, b2] = o.betas();
+    const double s = static_cast<double>(t);
+    const double bc1 = 1 - std::pow(b1, s), bc2 = 1 - std::pow(b2, s);
+    const double rho_inf = 2 / (1 - b2) - 1, rho_t = rho_inf - 2 * s * std::pow(b2, s) / bc2;
+    const bool rectified = rho_t > 5.;
+    const double rect =
+        rectified ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) : 0.0;
+    dispatch_float(p.dtype(), "RAdam", [&]<class T>() {
+      T *w = p.data<T>(), *pm = m.data<T>(), *pv = v.data<T>();
+      const T* gr = g.data<T>();
+      const T wd = T(o.weight_decay()), eps = T(o.eps()), tb1 = T(b1), tb2 = T(b2), om1 = T(1 - b1), om2 = T(1 - b2);
+      const T tbc1 = T(bc1), lr = T(o.lr()), sq_bc2 = T(std::sqrt(bc2)), trect = T(rect);
+      for (int64_t i = 0, n = p.numel(); i < n; ++i) {
+        T d = gr[i];
+        if (wd != 0) d = d + wd * w[i];
+        pm[i] = pm[i] * tb1 + d * om1;
+        pv[i] = pv[i] * tb2 + om2 * (d * d);
+        const T m_hat = pm[i] / tbc1;
+        if (rectified) {
+          const T adaptive = sq_bc2 / (std::sqrt(pv[i]) + eps);
+          w[i] = w[i] - m_hat * lr * adaptive * trect;
+        } else {
+          w[i] = w[i] - m_hat * lr;
+        }
+      }
+    });
+  });
+}
+
+}  // namespace ag::optim
