@@ -61,8 +61,9 @@ Metadata LRScheduler::state_dict() const {
 
 void LRScheduler::load_state_dict(const Metadata& state) {
   const int64_t steps = state_text::read_int(state, "steps", "scheduler");
-  AG_CHECK(steps >= 0 && steps <= kMaxSteps, ValueError,
-           "scheduler.load_state_dict: 'steps' must be a step count in [0, 2^53], got ", steps);
+  // -1: a later schedule of a SequentialLR that has not started yet
+  AG_CHECK(steps >= -1 && steps <= kMaxSteps, ValueError,
+           "scheduler.load_state_dict: 'steps' must be a step count in [-1, 2^53], got ", steps);
   std::vector<double> base(base_lrs_.size());
   for (std::size_t i = 0; i < base.size(); ++i) {
     const std::string k = "base_lr." + std::to_string(i);
@@ -73,8 +74,10 @@ void LRScheduler::load_state_dict(const Metadata& state) {
   // The lrs this scheduler last set (a chained schedule's value is not its closed form
   // to the bit, and a manual change or another schedule may have moved it), or the
   // closed form for a state that has none (written before 0.3).
-  std::vector<double> lrs = lrs_at(steps, base);  // a bad state changes nothing
-  if (state.count("last_lr.0")) {
+  std::vector<double> lrs(base.size());
+  if (!state.count("last_lr.0")) {
+    lrs = lrs_at(steps, base);  // a bad state changes nothing
+  } else {
     for (std::size_t i = 0; i < lrs.size(); ++i) {
       const std::string k = "last_lr." + std::to_string(i);
       lrs[i] = state_text::read_double(state, k, "scheduler");

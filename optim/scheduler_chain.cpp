@@ -3,6 +3,8 @@
 // torch.optim.lr_scheduler (1.13) computes them.
 #include <algorithm>
 #include <cmath>
+#include <exception>
+#include <string>
 
 #include "attograd/optim/scheduler.h"
 
@@ -114,6 +116,75 @@ void SequentialLR::step() {
   } else {
     s->step();
   }
+  last_lrs_ = s->get_last_lr();
+}
+
+// ---- state of the schedulers of schedulers ----
+namespace {
+
+// Each scheduler's entries under "<i>.".
+Metadata prefixed(const std::vector<LRScheduler*>& schedulers) {
+  Metadata m;
+  for (std::size_t i = 0; i < schedulers.size(); ++i)
+    for (const auto& [k, v] : schedulers[i]->state_dict()) m[std::to_string(i) + "." + k] = v;
+  return m;
+}
+
+// Scheduler i's entries of `state`, without the prefix.
+Metadata part(const Metadata& state, std::size_t i) {
+  const std::string p = std::to_string(i) + ".";
+  Metadata m;
+  for (const auto& [k, v] : state)
+    if (k.rfind(p, 0) == 0) m[k.substr(p.size())] = v;
+  return m;
+}
+
+// Loads every part into a copy of each scheduler's state first (a bad part changes
+// nothing), then into the schedulers, in order.
+void load_parts(const std::vector<LRScheduler*>& schedulers, const Metadata& state, const char* who) {
+  std::vector<Metadata> before;
+  for (LRScheduler* s : schedulers) before.push_back(s->state_dict());
+  try {
+    for (std::size_t i = 0; i < schedulers.size(); ++i) {
+      const Metadata m = part(state, i);
+      AG_CHECK(!m.empty(), ValueError, who, ".load_state_dict: no state for scheduler ", i);
+      schedulers[i]->load_state_dict(m);
+    }
+  } catch (...) {
+    for (std::size_t i = 0; i < schedulers.size(); ++i) schedulers[i]->load_state_dict(before[i]);
+    throw;
+  }
+}
+
+}  // namespace
+
+Metadata ChainedScheduler::state_dict() const { return prefixed(schedulers_); }
+
+void ChainedScheduler::load_state_dict(const Metadata& state) { load_parts(schedulers_, state, "ChainedScheduler"); }
+
+Metadata SequentialLR::state_dict() const {
+  Metadata m = prefixed(schedulers_);
+  m["steps"] = std::to_string(steps_);
+  return m;
+}
+
+void SequentialLR::load_state_dict(const Metadata& state) {
+  const auto it = state.find("steps");
+  AG_CHECK(it != state.end(), ValueError, "SequentialLR.load_state_dict: no 'steps' entry");
+  int64_t steps = -1;
+  try {
+    std::size_t used = 0;
+    steps = std::stoll(it->second, &used);
+    if (used != it->second.size()) steps = -1;
+  } catch (const std::exception&) {}
+  AG_CHECK(steps >= 0, ValueError, "SequentialLR.load_state_dict: 'steps' must be a count >= 0, got '", it->second,
+           "'");
+  load_parts(schedulers_, state, "SequentialLR");
+  steps_ = steps;
+  // The active schedule's lrs are the optimizer's (each load set its own last_lr).
+  const auto idx = std::upper_bound(milestones_.begin(), milestones_.end(), steps_) - milestones_.begin();
+  LRScheduler* s = schedulers_[static_cast<std::size_t>(idx)];
+  s->set_lrs(s->get_last_lr());
   last_lrs_ = s->get_last_lr();
 }
 

@@ -234,3 +234,52 @@ TEST_CASE("CyclicLR cycles the momentum opposite to the lr; CosineAnnealingWarmR
   CHECK_THROWS_AS((CyclicLR{ada, CyclicLROptions({0.01}, {0.1})}), ValueError);  // no momentum to cycle
   CHECK_THROWS_AS((CosineAnnealingWarmRestarts{opt, 0}), ValueError);
 }
+
+TEST_CASE("SequentialLR and ChainedScheduler resume from their state_dict to the bit") {
+  auto make_opt = [](Tensor& p) { return SGD({p}, SGDOptions(0.1)); };
+  Tensor a = zeros({1}).requires_grad_(), b = zeros({1}).requires_grad_();
+  SGD o1 = make_opt(a), o2 = make_opt(b);
+  LinearLR l1(o1, 0.1, 1.0, 3), l2(o2, 0.1, 1.0, 3);
+  CosineAnnealingLR c1(o1, 5, 0.001), c2(o2, 5, 0.001);
+  SequentialLR s1(o1, {&l1, &c1}, {3}), s2(o2, {&l2, &c2}, {3});
+  for (int k = 0; k < 6; ++k) s1.step();
+  s2.load_state_dict(s1.state_dict());
+  CHECK(s2.last_step() == 6);
+  CHECK(o2.lr(0) == o1.lr(0));
+  for (int k = 0; k < 5; ++k) {
+    s1.step(), s2.step();
+    CHECK(o2.lr(0) == o1.lr(0));
+  }
+  Metadata bad = s1.state_dict();
+  bad.erase("1.steps");
+  const double lr = o2.lr(0);
+  CHECK_THROWS_AS(s2.load_state_dict(bad), ValueError);
+  CHECK(o2.lr(0) == lr);  // nothing changed
+
+  Tensor c = zeros({1}).requires_grad_(), d = zeros({1}).requires_grad_();
+  SGD o3 = make_opt(c), o4 = make_opt(d);
+  StepLR st3(o3, 2, 0.5), st4(o4, 2, 0.5);
+  ExponentialLR e3(o3, 0.9), e4(o4, 0.9);
+  ChainedScheduler ch3({&st3, &e3}), ch4({&st4, &e4});
+  for (int k = 0; k < 5; ++k) ch3.step();
+  ch4.load_state_dict(ch3.state_dict());
+  CHECK(o4.lr(0) == o3.lr(0));
+  ch3.step(), ch4.step();
+  CHECK(o4.lr(0) == o3.lr(0));
+}
+
+TEST_CASE("SequentialLR saved before its milestone resumes: the later schedule has not started") {
+  Tensor a = zeros({1}).requires_grad_(), b = zeros({1}).requires_grad_();
+  SGD o1({a}, SGDOptions(0.1)), o2({b}, SGDOptions(0.1));
+  ConstantLR k1(o1, 0.5, 2), k2(o2, 0.5, 2);
+  ExponentialLR e1(o1, 0.9), e2(o2, 0.9);
+  SequentialLR s1(o1, {&k1, &e1}, {4}), s2(o2, {&k2, &e2}, {4});
+  s1.step();
+  CHECK(e1.last_step() == -1);  // one step back, as PyTorch's
+  s2.load_state_dict(s1.state_dict());
+  CHECK(o2.lr(0) == o1.lr(0));
+  for (int k = 0; k < 6; ++k) {
+    s1.step(), s2.step();
+    CHECK(o2.lr(0) == o1.lr(0));
+  }
+}

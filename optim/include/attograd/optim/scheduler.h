@@ -400,6 +400,11 @@ class ChainedScheduler {
   void step();  ///< each scheduler's step(), in order
   /// The last scheduler's get_last_lr().
   const std::vector<double>& get_last_lr() const { return schedulers_.back()->get_last_lr(); }
+  /// Each scheduler's state under "<i>.<key>" (PyTorch's _schedulers list).
+  Metadata state_dict() const;
+  /// Restores state_dict() into the same schedulers, in order; ValueError (nothing
+  /// changed) for a missing or bad entry.
+  void load_state_dict(const Metadata& state);
 
  private:
   std::vector<LRScheduler*> schedulers_;
@@ -418,6 +423,12 @@ class SequentialLR {
   int64_t last_step() const { return steps_; }  ///< step() calls so far
   /// The lrs the last schedule stepped set.
   const std::vector<double>& get_last_lr() const { return last_lrs_; }
+  /// "steps" and each scheduler's state under "<i>.<key>" (PyTorch's last_epoch and
+  /// _schedulers).
+  Metadata state_dict() const;
+  /// Restores state_dict(); the lrs end as the active schedule's restored last_lr.
+  /// ValueError (nothing changed) for a missing or bad entry.
+  void load_state_dict(const Metadata& state);
 
  private:
   std::vector<LRScheduler*> schedulers_;
