@@ -61,9 +61,8 @@ Metadata LRScheduler::state_dict() const {
 
 void LRScheduler::load_state_dict(const Metadata& state) {
   const int64_t steps = state_text::read_int(state, "steps", "scheduler");
-  // -1: a later schedule of a SequentialLR that has not started yet
-  AG_CHECK(steps >= -1 && steps <= kMaxSteps, ValueError,
-           "scheduler.load_state_dict: 'steps' must be a step count in [-1, 2^53], got ", steps);
+  AG_CHECK(steps >= 0 && steps <= kMaxSteps, ValueError,
+           "scheduler.load_state_dict: 'steps' must be a step count in [0, 2^53], got ", steps);
   std::vector<double> base(base_lrs_.size());
   for (std::size_t i = 0; i < base.size(); ++i) {
     const std::string k = "base_lr." + std::to_string(i);

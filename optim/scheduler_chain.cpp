@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <functional>
 #include <string>
 
 #include "attograd/optim/scheduler.h"
@@ -139,19 +140,34 @@ Metadata part(const Metadata& state, std::size_t i) {
   return m;
 }
 
-// Loads every part into a copy of each scheduler's state first (a bad part changes
-// nothing), then into the schedulers, in order.
-void load_parts(const std::vector<LRScheduler*>& schedulers, const Metadata& state, const char* who) {
+}  // namespace
+
+// A later schedule of a SequentialLR that has not started sits at step -1 (PyTorch's
+// last_epoch -= 1), which a scheduler's own load_state_dict refuses: it loads as step 0
+// and is put back at -1.
+void SequentialLR::load_part(LRScheduler& s, Metadata m) {
+  const bool not_started = m.count("steps") && m.at("steps") == "-1";
+  if (not_started) m["steps"] = "0";
+  s.load_state_dict(m);
+  if (not_started) s.steps_ = -1;
+}
+
+namespace {
+
+// Loads each scheduler's part in order with `load`; a bad part puts every scheduler back
+// as it was, through `load` too, and rethrows.
+void load_parts(const std::vector<LRScheduler*>& schedulers, const Metadata& state, const char* who,
+                const std::function<void(LRScheduler&, Metadata)>& load) {
   std::vector<Metadata> before;
   for (LRScheduler* s : schedulers) before.push_back(s->state_dict());
   try {
     for (std::size_t i = 0; i < schedulers.size(); ++i) {
       const Metadata m = part(state, i);
       AG_CHECK(!m.empty(), ValueError, who, ".load_state_dict: no state for scheduler ", i);
-      schedulers[i]->load_state_dict(m);
+      load(*schedulers[i], m);
     }
   } catch (...) {
-    for (std::size_t i = 0; i < schedulers.size(); ++i) schedulers[i]->load_state_dict(before[i]);
+    for (std::size_t i = 0; i < schedulers.size(); ++i) load(*schedulers[i], before[i]);
     throw;
   }
 }
@@ -160,7 +176,9 @@ void load_parts(const std::vector<LRScheduler*>& schedulers, const Metadata& sta
 
 Metadata ChainedScheduler::state_dict() const { return prefixed(schedulers_); }
 
-void ChainedScheduler::load_state_dict(const Metadata& state) { load_parts(schedulers_, state, "ChainedScheduler"); }
+void ChainedScheduler::load_state_dict(const Metadata& state) {
+  load_parts(schedulers_, state, "ChainedScheduler", [](LRScheduler& s, const Metadata& m) { s.load_state_dict(m); });
+}
 
 Metadata SequentialLR::state_dict() const {
   Metadata m = prefixed(schedulers_);
@@ -179,7 +197,7 @@ void SequentialLR::load_state_dict(const Metadata& state) {
   } catch (const std::exception&) {}
   AG_CHECK(steps >= 0, ValueError, "SequentialLR.load_state_dict: 'steps' must be a count >= 0, got '", it->second,
            "'");
-  load_parts(schedulers_, state, "SequentialLR");
+  load_parts(schedulers_, state, "SequentialLR", [](LRScheduler& s, Metadata m) { load_part(s, std::move(m)); });
   steps_ = steps;
   // The active schedule's lrs are the optimizer's (each load set its own last_lr).
   const auto idx = std::upper_bound(milestones_.begin(), milestones_.end(), steps_) - milestones_.begin();

@@ -182,7 +182,7 @@ TEST_CASE("scheduler state_dict / load_state_dict round trip and malformed state
     };
     const std::vector<ag::Metadata> bad = {
         with("steps", nullptr),   with("base_lr.1", nullptr), with("steps", "abc"),
-        with("steps", ""),        with("steps", "-2"),        with("steps", "7junk"),
+        with("steps", ""),        with("steps", "-1"),        with("steps", "7junk"),
         with("steps", "2.5"),     with("base_lr.0", "lr"),    with("base_lr.1", "0.5x"),
         with("base_lr.0", "nan"), with("base_lr.0", "inf"),   with("steps", "99999999999999999999999"),
     };

@@ -431,6 +431,8 @@ class SequentialLR {
   void load_state_dict(const Metadata& state);
 
  private:
+  /// Loads one schedule's state, step -1 (not started) included.
+  static void load_part(LRScheduler& s, Metadata m);
   std::vector<LRScheduler*> schedulers_;
   std::vector<int64_t> milestones_;
   std::vector<double> last_lrs_;
