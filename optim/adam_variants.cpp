@@ -24,7 +24,7 @@ void Adamax::step() {
   for_each_grad([](const AdamaxOptions& o, Tensor& p, const Tensor& g, ParamState& st) {
     const int64_t t = count_step(st);
     Tensor m = st.get_or_zeros("exp_avg", p), u = st.get_or_zeros("exp_inf", p);
-    const auto [b1, b2] = o.betas();
+    const double b1 = o.betas().first, b2 = o.betas().second;  // no structured binding: captured below (clang 14)
     const double clr = o.lr() / (1 - std::pow(b1, static_cast<double>(t)));
     dispatch_float(p.dtype(), "Adamax", [&]<class T>() {
       T *w = p.data<T>(), *pm = m.data<T>(), *pu = u.data<T>();
@@ -58,7 +58,7 @@ void NAdam::step() {
     Tensor m = st.get_or_zeros("exp_avg", p), v = st.get_or_zeros("exp_avg_sq", p);
     if (st.find("mu_product") == nullptr) st.fields["mu_product"] = full(Shape{}, 1.0, DType::f64);
     double& mu_product = st.find("mu_product")->data<double>()[0];
-    const auto [b1, b2] = o.betas();
+    const double b1 = o.betas().first, b2 = o.betas().second;  // no structured binding: captured below (clang 14)
     const double s = static_cast<double>(t), psi = o.momentum_decay();
     const double bc2 = 1 - std::pow(b2, s);
     const double mu = b1 * (1. - 0.5 * std::pow(0.96, s * psi));
@@ -99,7 +99,7 @@ void RAdam::step() {
   for_each_grad([](const RAdamOptions& o, Tensor& p, const Tensor& g, ParamState& st) {
     const int64_t t = count_step(st);
     Tensor m = st.get_or_zeros("exp_avg", p), v = st.get_or_zeros("exp_avg_sq", p);
-    const auto [b1, b2] = o.betas();
+    const double b1 = o.betas().first, b2 = o.betas().second;  // no structured binding: captured below (clang 14)
     const double s = static_cast<double>(t);
     const double bc1 = 1 - std::pow(b1, s), bc2 = 1 - std::pow(b2, s);
     const double rho_inf = 2 / (1 - b2) - 1, rho_t = rho_inf - 2 * s * std::pow(b2, s) / bc2;
