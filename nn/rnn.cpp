@@ -23,31 +23,19 @@ RnnMode rnn_mode(NonlinearityType n) {
   return n == NonlinearityType::Tanh ? RnnMode::rnn_tanh : RnnMode::rnn_relu;
 }
 
-RNNOptionsBase base_options(const RNNOptions& o) {
-  return RNNOptionsBase(rnn_mode(o.nonlinearity()), o.input_size(), o.hidden_size())
+// The options RNN, LSTM and GRU share, copied into the base's.
+template <class O>
+RNNOptionsBase shared_options(RnnMode mode, const O& o) {
+  return RNNOptionsBase(mode, o.input_size(), o.hidden_size())
       .num_layers(o.num_layers())
       .bias(o.bias())
       .batch_first(o.batch_first())
       .dropout(o.dropout())
       .bidirectional(o.bidirectional());
 }
-RNNOptionsBase base_options(const LSTMOptions& o) {
-  return RNNOptionsBase(RnnMode::lstm, o.input_size(), o.hidden_size())
-      .num_layers(o.num_layers())
-      .bias(o.bias())
-      .batch_first(o.batch_first())
-      .dropout(o.dropout())
-      .bidirectional(o.bidirectional())
-      .proj_size(o.proj_size());
-}
-RNNOptionsBase base_options(const GRUOptions& o) {
-  return RNNOptionsBase(RnnMode::gru, o.input_size(), o.hidden_size())
-      .num_layers(o.num_layers())
-      .bias(o.bias())
-      .batch_first(o.batch_first())
-      .dropout(o.dropout())
-      .bidirectional(o.bidirectional());
-}
+RNNOptionsBase base_options(const RNNOptions& o) { return shared_options(rnn_mode(o.nonlinearity()), o); }
+RNNOptionsBase base_options(const LSTMOptions& o) { return shared_options(RnnMode::lstm, o).proj_size(o.proj_size()); }
+RNNOptionsBase base_options(const GRUOptions& o) { return shared_options(RnnMode::gru, o); }
 
 // Parameters per layer and direction: w_ih, w_hh, then b_ih, b_hh with bias, then w_hr
 // with proj_size.

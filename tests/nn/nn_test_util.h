@@ -3,6 +3,7 @@
 // names, exact tensor equality, and Net, a custom module written as a user would.
 #include <attograd/attograd.h>
 
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,13 @@ inline std::vector<std::string> names(const std::vector<std::pair<std::string, a
   std::vector<std::string> out;
   for (auto& [n, t] : v) out.push_back(n);
   return out;
+}
+
+// What pretty_print prints (PyTorch's repr).
+inline std::string repr(const ag::nn::Module& m) {
+  std::ostringstream os;
+  m.pretty_print(os);
+  return os.str();
 }
 
 inline bool same_values(const ag::Tensor& a, const ag::Tensor& b) {

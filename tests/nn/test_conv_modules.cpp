@@ -9,18 +9,12 @@
 #include <sstream>
 #include <string>
 
+#include "nn_test_util.h"
 #include "tensor_checks.h"
 
 using namespace ag;
+using nn_test::repr;
 using tc::diff;
-
-namespace {
-std::string repr(const nn::Module& m) {
-  std::ostringstream os;
-  m.pretty_print(os);
-  return os.str();
-}
-}  // namespace
 
 TEST_CASE("Conv2d and ConvTranspose2d: state-dict keys and shapes, PyTorch's init bounds, reprs") {
   manual_seed(3);

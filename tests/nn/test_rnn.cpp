@@ -13,19 +13,15 @@
 #include <sstream>
 #include <string>
 
+#include "nn_test_util.h"
 #include "tensor_checks.h"
 
 using namespace ag;
 namespace R = ag::nn::utils::rnn;
+using nn_test::repr;
 using tc::diff;
 
 namespace {
-
-std::string repr(const nn::Module& m) {
-  std::ostringstream os;
-  m.pretty_print(os);
-  return os.str();
-}
 
 // The nodes reachable from t's grad_fn, by name.
 std::multiset<std::string> tape_nodes(const Tensor& t) {
