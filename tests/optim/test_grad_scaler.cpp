@@ -179,7 +179,7 @@ TEST_CASE("GradScaler.step without any gradient raises, as PyTorch's 'No inf che
   Tensor w = Tensor::from_vector(std::vector<float>{1, 2}).requires_grad_();
   optim::SGD opt({w}, optim::SGDOptions(0.1));
   amp::GradScaler s;
-  CHECK_THROWS_AS(s.step(opt), AutogradError);
+  CHECK_THROWS_WITH_AS(s.step(opt), doctest::Contains("No inf checks were recorded"), AutogradError);
   CHECK(tc::diff(w, {1, 2}) == "");  // not stepped
   CHECK_THROWS_AS(s.update(), ValueError);
 }

@@ -177,13 +177,13 @@ TEST_CASE("SequentialLR and ChainedScheduler refuse what PyTorch refuses") {
   Tensor a = zeros({1}).requires_grad_(), b = zeros({1}).requires_grad_();
   SGD opt({a}, SGDOptions(0.1)), other({b}, SGDOptions(0.1));
   StepLR s(opt, 2), t(other, 2);
-  CHECK_THROWS_AS((SequentialLR{opt, {&s, &t}, {2}}), ValueError);
-  CHECK_THROWS_AS((SequentialLR{opt, {&s}, {2}}), ValueError);
-  CHECK_THROWS_AS((ChainedScheduler{{&s, &t}}), ValueError);
-  CHECK_THROWS_AS((ChainedScheduler{{}}), ValueError);
-  CHECK_THROWS_AS((LinearLR{opt, 0.0}), ValueError);
-  CHECK_THROWS_AS((ConstantLR{opt, 1.5}), ValueError);
-  CHECK_THROWS_AS((PolynomialLR{opt, 0}), ValueError);
+  CHECK_THROWS_WITH_AS((SequentialLR{opt, {&s, &t}, {2}}), doctest::Contains("index 1 to be different"), ValueError);
+  CHECK_THROWS_WITH_AS((SequentialLR{opt, {&s}, {2}}), doctest::Contains("number of schedulers 1"), ValueError);
+  CHECK_THROWS_WITH_AS((ChainedScheduler{{&s, &t}}), doctest::Contains("same optimizer"), ValueError);
+  CHECK_THROWS_WITH_AS((ChainedScheduler{{}}), doctest::Contains("no schedulers"), ValueError);
+  CHECK_THROWS_WITH_AS((LinearLR{opt, 0.0}), doctest::Contains("Starting multiplicative factor"), ValueError);
+  CHECK_THROWS_WITH_AS((ConstantLR{opt, 1.5}), doctest::Contains("got 1.5"), ValueError);
+  CHECK_THROWS_WITH_AS((PolynomialLR{opt, 0}), doctest::Contains("total_iters must be positive"), ValueError);
 }
 
 TEST_CASE("a schedule's base is the optimizer's initial_lr, set once by its first scheduler") {
@@ -232,7 +232,7 @@ TEST_CASE("CyclicLR cycles the momentum opposite to the lr; CosineAnnealingWarmR
   CHECK_THROWS_AS((CyclicLR{opt, CyclicLROptions({0.01}, {0.1}).step_size_up(0)}), ValueError);
   Adagrad ada({a}, AdagradOptions(0.1));
   CHECK_THROWS_AS((CyclicLR{ada, CyclicLROptions({0.01}, {0.1})}), ValueError);  // no momentum to cycle
-  CHECK_THROWS_AS((CosineAnnealingWarmRestarts{opt, 0}), ValueError);
+  CHECK_THROWS_WITH_AS((CosineAnnealingWarmRestarts{opt, 0}), doctest::Contains("positive integer T_0"), ValueError);
 }
 
 TEST_CASE("SequentialLR and ChainedScheduler resume from their state_dict to the bit") {
