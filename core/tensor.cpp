@@ -56,8 +56,8 @@ Tensor::Tensor(StoragePtr storage, Shape shape, Strides strides, int64_t offset,
     : impl_(std::make_shared<TensorImpl>()) {
   offset = check_layout(storage.get(), shape, strides, offset, dtype);
   impl_->storage = std::move(storage);
-  impl_->shape = shape;
-  impl_->strides = strides;
+  impl_->shape = std::move(shape);
+  impl_->strides = std::move(strides);
   impl_->offset = offset;
   impl_->dtype = dtype;
 }
@@ -65,6 +65,7 @@ Tensor::Tensor(StoragePtr storage, Shape shape, Strides strides, int64_t offset,
 void Tensor::throw_undefined() { throw ValueError("Tensor: the tensor is undefined (default-constructed)"); }
 
 int64_t Tensor::size(int64_t d) const { return shape()[wrap_dim(d, dim(), "size")]; }
+int64_t Tensor::stride(int64_t d) const { return strides()[wrap_dim(d, dim(), "stride")]; }
 
 bool Tensor::is_contiguous() const {
   const auto& s = shape();

@@ -200,6 +200,8 @@ Tensor unflatten(const Tensor& x, int64_t dim, const std::vector<int64_t>& sizes
 }
 
 Tensor unsqueeze(const Tensor& x, int64_t dim) {
+  AG_CHECK(x.dim() < kMaxDims, ShapeError, "unsqueeze: a tensor of shape ", x.shape(), " has ", x.dim(),
+           " dims; more than ", kMaxDims, " dims are not supported");
   dim = wrap_dim(dim, x.dim() + 1, "unsqueeze");
   Shape s = x.shape();
   Strides st = x.strides();

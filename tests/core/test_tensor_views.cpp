@@ -404,10 +404,3 @@ TEST_CASE("views: flatten with start after end and t() of a 3-D tensor throw") {
   CHECK_THROWS_MSG(x.flatten(2, 1), ag::ValueError, "flatten: start_dim 2 is after end_dim 1");
   CHECK_THROWS_MSG(x.t(), ag::ShapeError, "t: expected a 2-D tensor, got shape [2, 3, 4]");
 }
-
-TEST_CASE("views: more than 8 dims are refused") {
-  Tensor x = ag::zeros({1, 1, 1, 1, 1, 1, 1, 2});
-  CHECK(x.dim() == ag::kMaxDims);
-  CHECK_THROWS_MSG(x.unsqueeze(0), ag::ShapeError, "shape: more than 8 dims are not supported");
-  CHECK_THROWS_MSG(ag::zeros({1, 1, 1, 1, 1, 1, 1, 1, 1}), ag::ShapeError, "shape: more than 8 dims");
-}

@@ -144,7 +144,7 @@ TEST_CASE("read_idx: a malformed file is an IOError naming it and what is wrong"
   CHECK(contains(plain("text", "hello world, not IDX"), "not an IDX file"));
   e = plain("code", idx_bytes(0x0A, {1}, "\x01"));
   CHECK(contains(e, "unknown IDX element type code 0x0A"));
-  CHECK(contains(plain("dims", idx_bytes(0x08, std::vector<uint32_t>(9, 1), "\x01")), "9 dims; at most 8"));
+  CHECK(contains(plain("dims", idx_bytes(0x08, std::vector<uint32_t>(65, 1), "\x01")), "65 dims; at most 64"));
 
   // Truncated: the magic, the dims, the data; in a plain file and in a gzip stream.
   CHECK(contains(plain("short", std::string("\x00\x00", 2)), "truncated header: the file has 2 bytes"));

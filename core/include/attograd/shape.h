@@ -1,10 +1,10 @@
 #pragma once
 /// \file
-/// Shape and Strides: small fixed-capacity arrays (no heap per tensor). Strides count
-/// elements, not bytes. Up to kMaxDims dimensions.
+/// Shape and Strides: small vectors, inline up to kInlineDims (no heap per tensor). Strides
+/// count elements, not bytes. Up to kMaxDims (64) dimensions, as PyTorch.
 #include <algorithm>
-#include <array>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <ostream>
 #include <vector>
@@ -13,17 +13,66 @@
 
 namespace ag {
 
-/// The most dims a tensor may have.
-inline constexpr int kMaxDims = 8;
+/// The most dims a tensor may have (PyTorch's limit).
+inline constexpr int kMaxDims = 64;
+/// Dims held inline, without a heap block: every shape up to this many dims.
+inline constexpr int kInlineDims = 8;
 
-/// Small inline vector of dims (up to kMaxDims, no heap): shapes and strides.
+/// Small vector of dims (shapes and strides): up to kInlineDims inline (no heap per
+/// tensor), beyond that in one heap block of kMaxDims, so rank 9-64 works and the
+/// common case costs what a fixed array did (op_overhead measures it).
 class Dims {
  public:
-  Dims() = default;
+  Dims() noexcept : small_{} {}
   /// From a list of sizes; ShapeError beyond kMaxDims.
   Dims(std::initializer_list<int64_t> v) { assign(v.begin(), v.end()); }
   /// From a list of sizes; ShapeError beyond kMaxDims.
   explicit Dims(const std::vector<int64_t>& v) { assign(v.begin(), v.end()); }
+  /// A copy (one heap block if other has more than kInlineDims dims).
+  [[gnu::always_inline]] Dims(const Dims& other) : n_(other.n_) {
+    if (n_ <= kInlineDims) [[likely]]
+      std::memcpy(small_, other.small_, sizeof small_);
+    else
+      p_ = clone_block(other.p_, n_);
+  }
+  /// Takes other's dims (and heap block); a moved-from Dims of more than kInlineDims dims is 0-d.
+  [[gnu::always_inline]] Dims(Dims&& other) noexcept : n_(other.n_) {
+    if (n_ <= kInlineDims) [[likely]] {
+      std::memcpy(small_, other.small_, sizeof small_);
+    } else {
+      p_ = other.p_;
+      other.p_ = other.small_, other.n_ = 0;
+    }
+  }
+  /// Copy assignment.
+  [[gnu::always_inline]] Dims& operator=(const Dims& other) {
+    if (p_ == small_ && other.n_ <= kInlineDims) [[likely]] {
+      std::memcpy(small_, other.small_, sizeof small_);
+      n_ = other.n_;
+    } else if (this != &other) {
+      *this = Dims(other);
+    }
+    return *this;
+  }
+  /// Move assignment.
+  [[gnu::always_inline]] Dims& operator=(Dims&& other) noexcept {
+    if (this == &other) return *this;
+    if (p_ != small_) [[unlikely]]
+      free_block(p_), p_ = small_;
+    n_ = other.n_;
+    if (n_ <= kInlineDims) [[likely]] {
+      std::memcpy(small_, other.small_, sizeof small_);
+    } else {
+      p_ = other.p_;
+      other.p_ = other.small_, other.n_ = 0;
+    }
+    return *this;
+  }
+  [[gnu::always_inline]] ~Dims() {
+    if (p_ != small_) [[unlikely]]
+      free_block(p_);
+  }
+
   /// n dims, each `value`.
   static Dims filled(int64_t n, int64_t value) {
     Dims d;
@@ -36,36 +85,45 @@ class Dims {
   /// True for a 0-d shape.
   bool empty() const { return n_ == 0; }
   /// Dim i (0 <= i < size(); not wrapped).
-  int64_t& operator[](int64_t i) { return d_[static_cast<size_t>(i)]; }
+  int64_t& operator[](int64_t i) { return ptr()[i]; }
   /// Dim i (0 <= i < size(); not wrapped).
-  int64_t operator[](int64_t i) const { return d_[static_cast<size_t>(i)]; }
+  int64_t operator[](int64_t i) const { return ptr()[i]; }
   /// The last dim.
-  int64_t back() const { return d_[static_cast<size_t>(n_ - 1)]; }
+  int64_t back() const { return ptr()[n_ - 1]; }
   /// First dim.
-  int64_t* begin() { return d_.data(); }
+  int64_t* begin() { return ptr(); }
   /// Past the last dim.
-  int64_t* end() { return d_.data() + n_; }
+  int64_t* end() { return ptr() + n_; }
   /// First dim.
-  const int64_t* begin() const { return d_.data(); }
+  const int64_t* begin() const { return ptr(); }
   /// Past the last dim.
-  const int64_t* end() const { return d_.data() + n_; }
+  const int64_t* end() const { return ptr() + n_; }
   /// Contiguous dims.
-  const int64_t* data() const { return d_.data(); }
+  const int64_t* data() const { return ptr(); }
 
-  /// Appends a dim.
+  /// Appends a dim; ShapeError beyond kMaxDims.
   void push_back(int64_t v) {
     AG_CHECK(n_ < kMaxDims, ShapeError, "shape: more than ", kMaxDims, " dims are not supported");
-    d_[static_cast<size_t>(n_++)] = v;
+    if (n_ == kInlineDims) [[unlikely]]  // spill: the dims move to a block of kMaxDims
+      p_ = clone_block(small_, kInlineDims);
+    p_[n_++] = v;
   }
   /// Inserts v before position pos.
   void insert(int64_t pos, int64_t v) {
     push_back(0);
-    for (int64_t i = n_ - 1; i > pos; --i) d_[size_t(i)] = d_[size_t(i - 1)];
-    d_[size_t(pos)] = v;
+    int64_t* d = ptr();
+    for (int64_t i = n_ - 1; i > pos; --i) d[i] = d[i - 1];
+    d[pos] = v;
   }
   /// Removes the dim at pos.
   void erase(int64_t pos) {
-    for (int64_t i = pos; i + 1 < n_; ++i) d_[size_t(i)] = d_[size_t(i + 1)];
+    int64_t* d = ptr();
+    for (int64_t i = pos; i + 1 < n_; ++i) d[i] = d[i + 1];
+    if (n_ == kInlineDims + 1) {  // back to the inline slots
+      std::copy(p_, p_ + kInlineDims, small_);
+      free_block(p_);
+      p_ = small_;
+    }
     --n_;
   }
   /// A std::vector copy.
@@ -77,12 +135,29 @@ class Dims {
   }
 
  private:
+  // Checked before the first push: a constructor that threw half way would leak the block
+  // (no destructor runs for an object not yet constructed).
   template <class It>
   void assign(It first, It last) {
+    AG_CHECK(last - first <= kMaxDims, ShapeError, "shape: more than ", kMaxDims, " dims are not supported (got ",
+             last - first, ")");
     for (; first != last; ++first) push_back(*first);
   }
-  std::array<int64_t, kMaxDims> d_{};
-  int8_t n_ = 0;
+  // The rare paths stay out of line, so that copies and destructors of the common
+  // (inline) case inline to a few moves (op_overhead: empty, reshape, add_small).
+  [[gnu::cold, gnu::noinline]] static int64_t* clone_block(const int64_t* dims, int64_t n) {
+    auto* block = new int64_t[kMaxDims];
+    std::copy(dims, dims + n, block);
+    return block;
+  }
+  [[gnu::cold, gnu::noinline]] static void free_block(int64_t* block) { delete[] block; }
+  [[gnu::always_inline]] int64_t* ptr() { return p_; }
+  [[gnu::always_inline]] const int64_t* ptr() const { return p_; }
+  // The dims live at p_: the inline slots up to kInlineDims dims, else a heap block of
+  // kMaxDims (LLVM's SmallVector: every access is one load, no branch).
+  int64_t small_[kInlineDims];  // not zeroed by copies: they overwrite it
+  int64_t* p_ = small_;
+  int32_t n_ = 0;
 };
 
 /// Sizes per dim.

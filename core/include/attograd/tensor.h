@@ -114,8 +114,9 @@ class Tensor {
   int64_t offset() const { return checked().offset; }           ///< first element's index in the storage, in elements
   int64_t dim() const { return shape().size(); }                ///< number of dims; 0 for a scalar tensor
   int64_t size(int64_t d) const;                                ///< size of dim d (negative d counts from the end)
-  int64_t numel() const { return ag::numel(shape()); }          ///< product of the sizes; 1 for shape []
-  DType dtype() const { return checked().dtype; }               ///< the element type
+  int64_t stride(int64_t d) const;                      ///< stride of dim d in elements (negative d from the end)
+  int64_t numel() const { return ag::numel(shape()); }  ///< product of the sizes; 1 for shape []
+  DType dtype() const { return checked().dtype; }       ///< the element type
   bool is_floating_point() const { return is_floating(dtype()); }  ///< f32 or f64
   bool is_contiguous() const;  ///< row-major with no gaps (strides of a fresh tensor)
   const StoragePtr& storage() const { return checked().storage; }  ///< the buffer, shared with every view
