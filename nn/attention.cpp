@@ -10,15 +10,18 @@
 namespace ag::nn {
 namespace {
 
+// batch_dim 0: (B, len, width); 1: sequence-first (len, B, width).
 void check_inputs(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, int64_t E, int64_t kdim,
-                  int64_t vdim) {
-  AG_CHECK(q.dim() == 3 && k.dim() == 3 && v.dim() == 3, ShapeError, op,
-           ": query, key and value must be 3-D (B, len, width); got ", q.shape(), ", ", k.shape(), ", ", v.shape());
+                  int64_t vdim, int64_t batch_dim = 0) {
+  AG_CHECK(q.dim() == 3 && k.dim() == 3 && v.dim() == 3, ShapeError, op, ": query, key and value must be 3-D ",
+           batch_dim == 0 ? "(B, len, width)" : "(len, B, width)", "; got ", q.shape(), ", ", k.shape(), ", ",
+           v.shape());
   AG_CHECK(q.size(2) == E && k.size(2) == kdim && v.size(2) == vdim, ShapeError, op, ": query ", q.shape(), ", key ",
            k.shape(), ", value ", v.shape(), " must end in widths ", E, ", ", kdim, ", ", vdim);
-  AG_CHECK(q.size(0) == k.size(0) && k.size(0) == v.size(0), ShapeError, op, ": batch sizes of query ", q.shape(),
-           ", key ", k.shape(), ", value ", v.shape(), " differ");
-  AG_CHECK(k.size(1) == v.size(1), ShapeError, op, ": key ", k.shape(), " and value ", v.shape(),
+  const int64_t b = batch_dim, len = 1 - batch_dim;
+  AG_CHECK(q.size(b) == k.size(b) && k.size(b) == v.size(b), ShapeError, op, ": batch sizes (dim ", b, ") of query ",
+           q.shape(), ", key ", k.shape(), ", value ", v.shape(), " differ");
+  AG_CHECK(k.size(len) == v.size(len), ShapeError, op, ": key ", k.shape(), " and value ", v.shape(),
            " differ in length S");
 }
 
@@ -169,10 +172,21 @@ std::pair<Tensor, Tensor> MultiheadAttentionImpl::project_kv(const Tensor& key, 
           linear(value, packed() ? in_proj_weight.narrow(0, 2 * E, E) : v_proj_weight, bias(2))};
 }
 
-std::pair<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, const Tensor& key, const Tensor& value,
-                                                          const AttentionArgs& args) {
+std::pair<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query_in, const Tensor& key_in,
+                                                          const Tensor& value_in, const AttentionArgs& args) {
   const int64_t E = options.embed_dim();
-  check_inputs("MultiheadAttention", query, key, value, E, options.kdim().value_or(E), options.vdim().value_or(E));
+  const char* op = options.batch_first() ? "MultiheadAttention" : "MultiheadAttention(batch_first=false)";
+  check_inputs(op, query_in, key_in, value_in, E, options.kdim().value_or(E), options.vdim().value_or(E),
+               options.batch_first() ? 0 : 1);
+  // Sequence-first (len, B, *) runs as the batch-first views (B, len, *); an input given
+  // twice stays one tensor, so self-attention keeps its fused projection.
+  const bool sf = !options.batch_first();
+  const Tensor query = sf ? query_in.transpose(0, 1) : query_in;
+  const Tensor key = !sf ? key_in : key_in.impl() == query_in.impl() ? query : key_in.transpose(0, 1);
+  const Tensor value = !sf                                  ? value_in
+                       : value_in.impl() == key_in.impl()   ? key
+                       : value_in.impl() == query_in.impl() ? query
+                                                            : value_in.transpose(0, 1);
   Tensor q, k, v;  // (B, L, E), (B, S, E), (B, S, E)
   if (packed() && query.impl() == key.impl() && key.impl() == value.impl()) {
     // Self-attention: one fused GEMM (B, L, 3E) for q, k and v (nn/ATTENTION.md).
@@ -182,7 +196,8 @@ std::pair<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, c
     q = project_q(query);
     std::tie(k, v) = project_kv(key, value);
   }
-  return attend(q, k, v, args);
+  auto [out, weights] = attend(q, k, v, args);  // (B, L, E), (B, h, L, S)
+  return {sf ? out.transpose(0, 1) : out, weights};
 }
 
 std::pair<Tensor, Tensor> MultiheadAttentionImpl::attend(const Tensor& q, const Tensor& k, const Tensor& v,
@@ -230,12 +245,15 @@ std::pair<Tensor, Tensor> MultiheadAttentionImpl::attend_heads(const Tensor& q, 
   return ag::detail::sdpa_causal_and_mask(q, k, v, so);  // (B, h, L, d), (B, h, L, S)
 }
 
-Tensor MultiheadAttentionImpl::forward_step(const Tensor& x, DecoderKVCache::Layer& cache, const AttentionArgs& args) {
+Tensor MultiheadAttentionImpl::forward_step(const Tensor& x_in, DecoderKVCache::Layer& cache,
+                                            const AttentionArgs& args) {
   const int64_t E = options.embed_dim(), h = options.num_heads();
   const char* op = "MultiheadAttention.forward_step";
   AG_CHECK(packed(), ValueError, op, ": cached self-attention needs kdim = vdim = embed_dim; this module has kdim ",
            options.kdim().value_or(E), ", vdim ", options.vdim().value_or(E), ", embed_dim ", E);
-  AG_CHECK(x.dim() == 3 && x.size(2) == E, ShapeError, op, ": x must be (B, n, E) with E = ", E, ", got ", x.shape());
+  AG_CHECK(x_in.dim() == 3 && x_in.size(2) == E, ShapeError, op, ": x must be ",
+           options.batch_first() ? "(B, n, E)" : "(n, B, E)", " with E = ", E, ", got ", x_in.shape());
+  const Tensor x = options.batch_first() ? x_in : x_in.transpose(0, 1);  // (B, n, E)
   // One GEMM (B, n, 3E) for q, k and v, as forward's self-attention.
   auto qkv = chunk(linear(x, in_proj_weight, in_proj_bias), 3, -1);  // (B, n, E) each
   const Tensor &q = qkv[0], &k = qkv[1], &v = qkv[2];
@@ -244,12 +262,15 @@ Tensor MultiheadAttentionImpl::forward_step(const Tensor& x, DecoderKVCache::Lay
   a.causal = true;
   a.causal_variant = CausalVariant::lower_right;  // the n queries are the last n of t + n keys
   Tensor o = attend_heads(split_heads(q, h), cache.keys(), cache.values(), a).first;  // (B, h, n, d)
-  return out_proj(merge_heads(o));                                                    // (B, n, E)
+  Tensor out = out_proj(merge_heads(o));                                              // (B, n, E)
+  return options.batch_first() ? out : out.transpose(0, 1);
 }
 
 void MultiheadAttentionImpl::pretty_print(std::ostream& os) const {
   os << "MultiheadAttention(embed_dim=" << options.embed_dim() << ", num_heads=" << options.num_heads()
-     << ", dropout=" << options.dropout() << ", bias=" << (options.bias() ? "true" : "false") << ')';
+     << ", dropout=" << options.dropout() << ", bias=" << (options.bias() ? "true" : "false");
+  if (!options.batch_first()) os << ", batch_first=false";
+  os << ')';
 }
 
 }  // namespace ag::nn

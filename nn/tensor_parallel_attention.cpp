@@ -29,10 +29,12 @@ void check_heads(int64_t E, int64_t h, int64_t g) {
 TensorParallelMultiheadAttentionOptions::TensorParallelMultiheadAttentionOptions(const MultiheadAttentionOptions& o)
     : embed_dim_(o.embed_dim()), num_heads_(o.num_heads()) {
   const int64_t E = o.embed_dim();
-  AG_CHECK(o.kdim().value_or(E) == E && o.vdim().value_or(E) == E && !o.add_bias_kv() && !o.add_zero_attn(), ValueError,
-           kOp, ": kdim (", o.kdim().value_or(E), ") and vdim (", o.vdim().value_or(E), ") other than embed_dim ", E,
-           ", add_bias_kv (", o.add_bias_kv() ? "true" : "false", ") and add_zero_attn (",
-           o.add_zero_attn() ? "true" : "false", ") have no tensor-parallel form");
+  AG_CHECK(o.kdim().value_or(E) == E && o.vdim().value_or(E) == E && !o.add_bias_kv() && !o.add_zero_attn() &&
+               o.batch_first(),
+           ValueError, kOp, ": kdim (", o.kdim().value_or(E), ") and vdim (", o.vdim().value_or(E),
+           ") other than embed_dim ", E, ", add_bias_kv (", o.add_bias_kv() ? "true" : "false", "), add_zero_attn (",
+           o.add_zero_attn() ? "true" : "false", ") and batch_first=false (", o.batch_first() ? "no" : "yes",
+           ") have no tensor-parallel form (tensor-parallel layers and stacks take batch_first)");
   dropout_ = o.dropout();
   bias_ = o.bias();
 }

@@ -62,10 +62,7 @@ Tensor TensorParallelTransformerImpl::decode(const Tensor& tgt, const Tensor& me
 }
 
 Tensor TensorParallelTransformerImpl::forward(const Tensor& src, const Tensor& tgt, const TransformerMasks& masks) {
-  AG_CHECK(src.dim() == 3 && tgt.dim() == 3 && src.size(0) == tgt.size(0) && src.size(2) == options.d_model() &&
-               tgt.size(2) == options.d_model(),
-           ShapeError, "TensorParallelTransformer: src ", src.shape(), " and tgt ", tgt.shape(), " must be (B, S, ",
-           options.d_model(), ") and (B, T, ", options.d_model(), ")");
+  detail::check_transformer_inputs("TensorParallelTransformer", src, tgt, options.d_model(), options.batch_first());
   return decode(tgt, encode(src, masks.src_mask, detail::src_key_padding("TensorParallelTransformer", masks)), masks);
 }
 

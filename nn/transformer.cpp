@@ -106,11 +106,13 @@ std::pair<Tensor, Tensor> TransformerDecoderLayerImpl::run(const Tensor& tgt, co
 
 // With causal self-attention, position t's keys and values in every layer depend only on
 // positions <= t, so caching them per layer gives the same result as recomputing all.
-Tensor TransformerDecoderLayerImpl::forward_step(const Tensor& tgt, const Tensor& memory, KVCache::Layer& cache,
+Tensor TransformerDecoderLayerImpl::forward_step(const Tensor& tgt_in, const Tensor& memory_in, KVCache::Layer& cache,
                                                  const Tensor& memory_keep_mask) {
-  AG_CHECK(tgt.dim() == 3 && tgt.size(1) == 1, ShapeError,
-           "TransformerDecoderLayer.forward_step: expected one position (B, 1, E), got ", tgt.shape());
-  const bool nf = options.norm_first();
+  const bool nf = options.norm_first(), bf = options.batch_first();
+  AG_CHECK(tgt_in.dim() == 3 && tgt_in.size(bf ? 1 : 0) == 1, ShapeError,
+           "TransformerDecoderLayer.forward_step: expected one position ", bf ? "(B, 1, E)" : "(1, B, E)", ", got ",
+           tgt_in.shape());
+  const Tensor tgt = detail::batch_major(tgt_in, bf), memory = detail::batch_major(memory_in, bf);  // (B, 1 | S, E)
   Tensor x = residual(tgt, norm1, nf, [&](const Tensor& h) {
     auto [k, v] = self_attn->project_kv(h, h);  // (B, 1, E)
     cache.self_k = cache.self_k.defined() ? cat({cache.self_k, k}, 1) : k;
@@ -123,7 +125,7 @@ Tensor TransformerDecoderLayerImpl::forward_step(const Tensor& tgt, const Tensor
     args.key_keep_mask = memory_keep_mask;
     return dropout2(multihead_attn->attend(multihead_attn->project_q(h), cache.cross_k, cache.cross_v, args).first);
   });
-  return residual(x, norm3, nf, [&](const Tensor& h) { return feed_forward(h); });
+  return detail::batch_major(residual(x, norm3, nf, [&](const Tensor& h) { return feed_forward(h); }), bf);
 }
 
 // ---- KV cache ------------------------------------------------------------------------------
@@ -191,7 +193,8 @@ TransformerLayerOptions TransformerOptions::layer() const {
       .dropout(dropout())
       .activation(activation())
       .layer_norm_eps(layer_norm_eps())
-      .norm_first(norm_first());
+      .norm_first(norm_first())
+      .batch_first(batch_first());
 }
 
 TransformerImpl::TransformerImpl(const TransformerOptions& o) : Module("Transformer"), options(o) {
@@ -208,10 +211,7 @@ Tensor TransformerImpl::decode(const Tensor& tgt, const Tensor& memory, const Tr
 }
 
 Tensor TransformerImpl::forward(const Tensor& src, const Tensor& tgt, const TransformerMasks& masks) {
-  AG_CHECK(src.dim() == 3 && tgt.dim() == 3 && src.size(0) == tgt.size(0) && src.size(2) == options.d_model() &&
-               tgt.size(2) == options.d_model(),
-           ShapeError, "Transformer: src ", src.shape(), " and tgt ", tgt.shape(), " must be (B, S, ",
-           options.d_model(), ") and (B, T, ", options.d_model(), ")");
+  detail::check_transformer_inputs("Transformer", src, tgt, options.d_model(), options.batch_first());
   Tensor memory = encode(src, masks.src_mask, detail::src_key_padding("Transformer", masks));
   return decode(tgt, memory, masks);
 }
@@ -237,7 +237,9 @@ void TransformerImpl::pretty_print(std::ostream& os) const {
   os << "Transformer(d_model=" << options.d_model() << ", nhead=" << options.nhead()
      << ", num_encoder_layers=" << options.num_encoder_layers()
      << ", num_decoder_layers=" << options.num_decoder_layers() << ", dim_feedforward=" << options.dim_feedforward()
-     << ", dropout=" << options.dropout() << ", norm_first=" << (options.norm_first() ? "true" : "false") << ')';
+     << ", dropout=" << options.dropout() << ", norm_first=" << (options.norm_first() ? "true" : "false");
+  if (!options.batch_first()) os << ", batch_first=false";
+  os << ')';
 }
 
 }  // namespace ag::nn

@@ -40,15 +40,31 @@ inline Tensor src_key_padding(const char* op, const TransformerMasks& m) {
 
 // An encoder layer's two residual blocks (self-attention, then `ff`, the feed-forward
 // with its dropout), for TransformerEncoderLayer and its tensor-parallel version.
+// Sequence-first layers (batch_first false) run on the (B, len, E) view of their (len, B, E)
+// input and return the (len, B, E) view of the result: the attention modules inside are
+// batch-first, and the transposes of consecutive layers cancel (no copy between layers).
+inline Tensor batch_major(const Tensor& x, bool batch_first) { return batch_first ? x : x.transpose(0, 1); }
+
+// src and tgt of a Transformer's forward: (B, S, E) and (B, T, E), or (S, B, E) and
+// (T, B, E) sequence-first.
+inline void check_transformer_inputs(const char* op, const Tensor& src, const Tensor& tgt, int64_t E,
+                                     bool batch_first) {
+  const int64_t b = batch_first ? 0 : 1;
+  AG_CHECK(src.dim() == 3 && tgt.dim() == 3 && src.size(b) == tgt.size(b) && src.size(2) == E && tgt.size(2) == E,
+           ShapeError, op, ": src ", src.shape(), " and tgt ", tgt.shape(), " must be ",
+           batch_first ? "(B, S, " : "(S, B, ", E, ") and ", batch_first ? "(B, T, " : "(T, B, ", E, ")");
+}
+
 template <class Layer, class FeedForward>
-Tensor encoder_layer_forward(Layer& l, const Tensor& src, const Tensor& src_mask, const Tensor& src_key_padding_mask,
+Tensor encoder_layer_forward(Layer& l, const Tensor& src_in, const Tensor& src_mask, const Tensor& src_key_padding_mask,
                              FeedForward&& ff) {
   AttentionArgs args;
   args.attn_mask = src_mask;
   args.key_padding_mask = src_key_padding_mask;
-  const bool nf = l.options.norm_first();
+  const bool nf = l.options.norm_first(), bf = l.options.batch_first();
+  const Tensor src = batch_major(src_in, bf);  // (B, S, E)
   Tensor x = residual(src, l.norm1, nf, [&](const Tensor& h) { return l.dropout1(l.self_attn(h, h, h, args).first); });
-  return residual(x, l.norm2, nf, ff);
+  return batch_major(residual(x, l.norm2, nf, ff), bf);
 }
 
 // A decoder layer's three residual blocks (self-attention, cross-attention, then `ff`, the
@@ -56,8 +72,10 @@ Tensor encoder_layer_forward(Layer& l, const Tensor& src, const Tensor& src_mask
 // version, whose members have the same names -> (output, cross-attention weights
 // (B, h, T, S) when need_weights).
 template <class Layer, class FeedForward>
-std::pair<Tensor, Tensor> decoder_layer_forward(Layer& l, const Tensor& tgt, const Tensor& memory,
+std::pair<Tensor, Tensor> decoder_layer_forward(Layer& l, const Tensor& tgt_in, const Tensor& memory_in,
                                                 const TransformerMasks& m, bool need_weights, FeedForward&& ff) {
+  const bool bf = l.options.batch_first();
+  const Tensor tgt = batch_major(tgt_in, bf), memory = batch_major(memory_in, bf);  // (B, T, E), (B, S, E)
   // Named members, not a structured binding: clang before 16 cannot capture one.
   const DecoderAttentionArgs args = decoder_attention_args(m, need_weights);
   const AttentionArgs& self_args = args.self;
@@ -71,7 +89,7 @@ std::pair<Tensor, Tensor> decoder_layer_forward(Layer& l, const Tensor& tgt, con
     weights = w;
     return l.dropout2(o);
   });
-  return {residual(x, l.norm3, nf, ff), weights};
+  return {batch_major(residual(x, l.norm3, nf, ff), bf), weights};
 }
 
 }  // namespace ag::nn::detail

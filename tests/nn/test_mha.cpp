@@ -1,5 +1,5 @@
 // nn::MultiheadAttention against PyTorch: torch.nn.MultiheadAttention(batch_first=True) fixtures
-// (outputs, per-head weights, every gradient, f64 and f32), the worked example and single-head
+// (outputs, per-head weights, every gradient, f64 and f32; again sequence-first), the worked example and single-head
 // equivalence of nn/ATTENTION.md, and state dicts through safetensors with PyTorch's keys.
 // Legend: B batch, L query length, S key length, E embed dim, h heads, d = E / h.
 #include <doctest/doctest.h>
@@ -7,10 +7,12 @@
 #include <attograd/attograd.h>
 
 #include "mha_test_util.h"
+#include "tensor_checks.h"
 #include "test_util.h"
 
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,8 +31,11 @@ struct Errors {
   double output = 0, weights = 0, grads = 0;
 };
 
-Errors run_fixture(const std::string& name, DType dtype, double tol) {
-  INFO("fixture ", name, ", dtype ", std::string(ag::name(dtype)));
+// seq_first: the same case through batch_first(false), inputs, output and their
+// gradients transposed to (len, B, *); PyTorch's numbers are the same.
+Errors run_fixture(const std::string& name, DType dtype, double tol, bool seq_first = false) {
+  INFO("fixture ", name, ", dtype ", std::string(ag::name(dtype)), seq_first ? ", sequence-first" : "");
+  auto layout = [&](const Tensor& x) { return seq_first ? x.transpose(0, 1) : x; };
   const test_util::Fixture t = test_util::load_fixture(name);
   const int64_t E = std::stoll(t.meta("embed_dim")), h = std::stoll(t.meta("num_heads"));
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(E, h)
@@ -38,7 +43,8 @@ Errors run_fixture(const std::string& name, DType dtype, double tol) {
                                  .vdim(std::stoll(t.meta("vdim")))
                                  .bias(t.meta("bias") == "True")
                                  .add_bias_kv(t.meta("add_bias_kv") == "True")
-                                 .dropout(std::stod(t.meta("dropout"))));
+                                 .dropout(std::stod(t.meta("dropout")))
+                                 .batch_first(!seq_first));
   mha->to(dtype);  // before loading, so f64 weights never pass through f32
   TensorMap params;
   for (auto& [k, v] : t)
@@ -49,7 +55,7 @@ Errors run_fixture(const std::string& name, DType dtype, double tol) {
   // inputs: the same tensor three times for self-attention
   std::vector<std::pair<std::string, Tensor>> inputs;
   for (auto& [k, v] : t)
-    if (k.rfind("input.", 0) == 0) inputs.emplace_back(k.substr(6), grad_input(v, dtype));
+    if (k.rfind("input.", 0) == 0) inputs.emplace_back(k.substr(6), grad_input(layout(v).contiguous(), dtype));
   auto input = [&](const std::string& n) {
     for (auto& [k, v] : inputs)
       if (k == n) return v;
@@ -73,10 +79,10 @@ Errors run_fixture(const std::string& name, DType dtype, double tol) {
 
   auto [out, w] = mha(q, k, v, args);
   CHECK(out.dtype() == dtype);
-  (out * t.at("upstream").to(dtype)).sum().backward();
+  (out * layout(t.at("upstream")).to(dtype)).sum().backward();
 
   Errors e;
-  e.output = rel_err(out, t.at("output"));
+  e.output = rel_err(layout(out), t.at("output"));
   e.weights = rel_err(w, t.at("attn_weights"));  // (B, h, L, S)
   CHECK(e.output <= tol);
   CHECK(e.weights <= tol);
@@ -88,7 +94,7 @@ Errors run_fixture(const std::string& name, DType dtype, double tol) {
     Tensor got;
     if (key.rfind("grad.input.", 0) == 0) {
       name = key.substr(11);
-      got = input(name).grad();
+      got = layout(input(name).grad());
     } else if (key.rfind("grad.param.", 0) == 0) {
       name = key.substr(11);
       for (auto& [pn, p] : mha->named_parameters())
@@ -124,6 +130,42 @@ TEST_CASE("MultiheadAttention matches PyTorch: cross-attention, kdim 5, vdim 7, 
 TEST_CASE("MultiheadAttention matches PyTorch: bias=False, additive float mask with -inf") {
   run_fixture("mha_additive_nobias", DType::f64, 1e-9);
   run_fixture("mha_additive_nobias", DType::f32, 1e-4);
+}
+
+TEST_CASE("MultiheadAttention with batch_first(false) matches PyTorch's sequence-first default") {
+  // (L, B, E) in, (L, B, E) out, masks and weights unchanged: every fixture, both dtypes.
+  for (const char* name : {"mha_self_causal", "mha_cross_kdim_vdim", "mha_additive_nobias"}) {
+    run_fixture(name, DType::f64, 1e-9, true);
+    run_fixture(name, DType::f32, 1e-4, true);
+  }
+}
+
+TEST_CASE("sequence-first MultiheadAttention: cached decoding, errors and printing") {
+  manual_seed(11);
+  nn::MultiheadAttention bf(nn::MultiheadAttentionOptions(8, 2).add_bias_kv(true));
+  nn::MultiheadAttention sf(nn::MultiheadAttentionOptions(8, 2).add_bias_kv(true).batch_first(false));
+  sf->load_state_dict(bf->state_dict());
+  bf->to(DType::f64);
+  sf->to(DType::f64);
+  Tensor x = randn({3, 4, 8}, DType::f64);  // (B, L, E)
+  nn::AttentionArgs causal;
+  causal.causal = true;
+  Tensor full = bf(x, x, x, causal).first;
+  Tensor full_sf = sf(x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), causal).first;
+  CHECK(full_sf.shape() == Shape{4, 3, 8});
+  CHECK(test_util::max_abs_diff(full_sf.transpose(0, 1), full) < 1e-13);
+  NoGradGuard no_grad;
+  nn::DecoderKVCache cache(1);
+  Tensor steps = sf->forward_step(x.transpose(0, 1).narrow(0, 0, 2), cache.layers[0]);  // prefill (2, B, E)
+  steps = cat({steps, sf->forward_step(x.transpose(0, 1).narrow(0, 2, 2), cache.layers[0])}, 0);
+  CHECK(test_util::max_abs_diff(steps.transpose(0, 1), full) < 1e-13);
+  CHECK_THROWS_MSG(sf(randn({4, 3, 8}), randn({5, 2, 8}), randn({5, 2, 8})), ShapeError,
+                   "MultiheadAttention(batch_first=false): batch sizes (dim 1) of query [4, 3, 8], key [5, 2, 8]");
+  std::ostringstream os;
+  os << sf;
+  CHECK(contains(os.str(), "batch_first=false"));
+  CHECK_THROWS_MSG(nn::TensorParallelMultiheadAttentionOptions(nn::MultiheadAttentionOptions(8, 2).batch_first(false)),
+                   ValueError, "batch_first=false (yes) have no tensor-parallel form");
 }
 
 TEST_CASE("MultiheadAttention reproduces the worked example of nn/ATTENTION.md") {

@@ -5,7 +5,10 @@
 
 #include <attograd/attograd.h>
 
+#include "tensor_checks.h"
 #include "test_util.h"
+
+#include <sstream>
 
 #include <cmath>
 
@@ -25,9 +28,13 @@ double max_err(const Tensor& a, const Tensor& b) {
   return worst / scale;
 }
 
-nn::Transformer fixture_model(const test_util::Fixture& f, DType dtype) {
-  nn::Transformer model(
-      nn::TransformerOptions(8, 2).num_encoder_layers(2).num_decoder_layers(2).dim_feedforward(16).dropout(0.0));
+nn::Transformer fixture_model(const test_util::Fixture& f, DType dtype, bool batch_first = true) {
+  nn::Transformer model(nn::TransformerOptions(8, 2)
+                            .num_encoder_layers(2)
+                            .num_decoder_layers(2)
+                            .dim_feedforward(16)
+                            .dropout(0.0)
+                            .batch_first(batch_first));
   TensorMap params;
   for (auto& [k, t] : f)
     if (k.rfind("param.", 0) == 0) params.insert(k.substr(6), t);
@@ -36,19 +43,22 @@ nn::Transformer fixture_model(const test_util::Fixture& f, DType dtype) {
   return model;
 }
 
-void run_parity(DType dtype, double tol) {
+// seq_first: batch_first(false), PyTorch's default: src, tgt, output and their gradients
+// are the fixture's transposed to (len, B, E); masks keep their shapes.
+void run_parity(DType dtype, double tol, bool seq_first = false) {
   const test_util::Fixture f = test_util::load_fixture(kFixture);
-  auto model = fixture_model(f, dtype);
-  Tensor src = f.at("input.src").to(dtype).requires_grad_();
-  Tensor tgt = f.at("input.tgt").to(dtype).requires_grad_();
+  auto model = fixture_model(f, dtype, !seq_first);
+  auto layout = [&](const Tensor& x) { return seq_first ? x.transpose(0, 1) : x; };
+  Tensor src = layout(f.at("input.src")).to(dtype).contiguous().requires_grad_();
+  Tensor tgt = layout(f.at("input.tgt")).to(dtype).contiguous().requires_grad_();
   // torch.nn.Transformer's call, its masks (true = not allowed / padding); the fixture
   // stores keep masks (true = allowed / real token).
   const Tensor src_kpm = logical_not(f.at("mask.src_padding")), tgt_kpm = logical_not(f.at("mask.tgt_padding"));
   Tensor out = model->forward(src, tgt, {}, logical_not(f.at("mask.tgt_causal")), {}, src_kpm, tgt_kpm, src_kpm);
-  CHECK(max_err(out, f.at("output")) < tol);
-  sum(out * f.at("upstream").to(dtype)).backward();
-  CHECK(max_err(src.grad(), f.at("grad.input.src")) < tol);
-  CHECK(max_err(tgt.grad(), f.at("grad.input.tgt")) < tol);
+  CHECK(max_err(layout(out), f.at("output")) < tol);
+  sum(out * layout(f.at("upstream")).to(dtype)).backward();
+  CHECK(max_err(layout(src.grad()), f.at("grad.input.src")) < tol);
+  CHECK(max_err(layout(tgt.grad()), f.at("grad.input.tgt")) < tol);
   int checked = 0;
   for (auto& name_p : model->named_parameters()) {
     auto& name = name_p.first;
@@ -67,6 +77,45 @@ void run_parity(DType dtype, double tol) {
 
 TEST_CASE("Transformer matches torch.nn.Transformer in float64") { run_parity(DType::f64, 1e-9); }
 TEST_CASE("Transformer matches torch.nn.Transformer in float32") { run_parity(DType::f32, 1e-4); }
+TEST_CASE("Transformer with batch_first(false) matches torch.nn.Transformer's sequence-first default") {
+  run_parity(DType::f64, 1e-9, true);
+  run_parity(DType::f32, 1e-4, true);
+}
+
+TEST_CASE("sequence-first layers, stacks and cached decoding equal the batch-first ones") {
+  manual_seed(5);
+  auto opts = nn::TransformerLayerOptions(8, 2).dim_feedforward(16).dropout(0.0);
+  nn::TransformerEncoderLayer enc_bf(opts), enc_sf(nn::TransformerLayerOptions(opts).batch_first(false));
+  nn::TransformerDecoder dec_bf(opts, 2), dec_sf(nn::TransformerLayerOptions(opts).batch_first(false), 2);
+  enc_sf->load_state_dict(enc_bf->state_dict());
+  dec_sf->load_state_dict(dec_bf->state_dict());
+  Tensor src = randn({2, 5, 8}), tgt = randn({2, 4, 8});
+  Tensor pad = Tensor::from_vector(std::vector<bool>{0, 0, 0, 0, 0, 0, 0, 0, 1, 1}, {2, 5});  // true = padding
+  Tensor memory = enc_bf->forward(src, {}, pad);
+  Tensor memory_sf = enc_sf->forward(src.transpose(0, 1), {}, pad);  // (S, B, E)
+  CHECK(memory_sf.shape() == Shape{5, 2, 8});
+  CHECK(max_err(memory_sf.transpose(0, 1), memory) < 1e-6);
+  nn::TransformerMasks m;
+  m.tgt_causal = true;
+  m.memory_key_padding_mask = pad;
+  Tensor full = dec_bf(tgt, memory, m);
+  Tensor full_sf = dec_sf(tgt.transpose(0, 1), memory.transpose(0, 1), m);
+  CHECK(max_err(full_sf.transpose(0, 1), full) < 1e-6);
+  NoGradGuard no_grad;
+  nn::KVCache cache;
+  for (int64_t t = 0; t < 4; ++t) {  // one position (1, B, E) at a time
+    Tensor step =
+        dec_sf->forward_step(tgt.transpose(0, 1).narrow(0, t, 1), memory.transpose(0, 1), cache, logical_not(pad));
+    CHECK(step.shape() == Shape{1, 2, 8});
+    CHECK(max_err(step.transpose(0, 1), full.narrow(1, t, 1)) < 1e-5);
+  }
+  CHECK_THROWS_MSG(dec_sf->forward_step(tgt.narrow(1, 0, 1), memory.transpose(0, 1), cache), ShapeError,
+                   "expected one position (1, B, E), got [2, 1, 8]");
+  std::ostringstream os;
+  nn::Transformer printed(nn::TransformerOptions(8, 2).num_encoder_layers(1).num_decoder_layers(1).batch_first(false));
+  os << printed;
+  CHECK(test_util::contains(os.str(), "batch_first=false"));
+}
 
 TEST_CASE("incremental decoding with the KV cache equals full recomputation") {
   manual_seed(3);
@@ -147,6 +196,9 @@ TEST_CASE("Transformer rejects bad shapes with every shape named") {
   nn::Transformer model(nn::TransformerOptions(8, 2).num_encoder_layers(1).num_decoder_layers(1).dim_feedforward(8));
   CHECK_THROWS_WITH_AS(model(randn({2, 5, 8}), randn({3, 4, 8})), doctest::Contains("[3, 4, 8]"), ShapeError);
   CHECK_THROWS_WITH_AS(nn::Transformer(nn::TransformerOptions(8, 3)), doctest::Contains("divisible"), ShapeError);
+  nn::Transformer sf(nn::TransformerOptions(8, 2).num_encoder_layers(1).num_decoder_layers(1).batch_first(false));
+  CHECK_THROWS_MSG(sf(randn({5, 2, 8}), randn({4, 3, 8})), ShapeError,
+                   "Transformer: src [5, 2, 8] and tgt [4, 3, 8] must be (S, B, 8) and (T, B, 8)");
 }
 
 TEST_CASE("a decoder layer returns its cross-attention weights next to the same output") {

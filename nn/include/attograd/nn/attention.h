@@ -59,7 +59,7 @@ class AttentionImpl : public Module {
 /// The holder of AttentionImpl (LibTorch's TORCH_MODULE): copies share one module.
 AG_MODULE(Attention);
 
-// ---- MultiheadAttention, as torch.nn.MultiheadAttention(batch_first=True) ----
+// ---- MultiheadAttention, as torch.nn.MultiheadAttention ----
 /// Options of nn::MultiheadAttention: required ones in the constructor, the rest chainable setters.
 struct MultiheadAttentionOptions {
   /// The required options; the others keep their PyTorch defaults.
@@ -81,9 +81,14 @@ struct MultiheadAttentionOptions {
   AG_ARG(std::optional<int64_t>, kdim);
   /// The value input width (default embed_dim).
   AG_ARG(std::optional<int64_t>, vdim);
+  /// Inputs and output (B, len, E); false: sequence-first (len, B, E), PyTorch's default
+  /// and LibTorch's only layout. attograd's default stays true (every attograd program
+  /// before 0.3 is batch-first; nn/PORTING.md).
+  AG_ARG(bool, batch_first) = true;
 };
 
-/// torch.nn.MultiheadAttention (batch_first): (B, L, E) queries over (B, S, *) keys/values -> (B, L, E).
+/// torch.nn.MultiheadAttention: (B, L, E) queries over (B, S, *) keys/values -> (B, L, E),
+/// or (L, B, E) over (S, B, *) with batch_first(false).
 class MultiheadAttentionImpl : public Module {
  public:
   /// Builds the module from its options; parameters, if any, start as in PyTorch.
@@ -93,14 +98,16 @@ class MultiheadAttentionImpl : public Module {
       : MultiheadAttentionImpl(MultiheadAttentionOptions(embed_dim, num_heads)) {}
   void reset_parameters();  ///< PyTorch's: xavier_uniform projections, zero biases
   /// query (B, L, E), key (B, S, kdim), value (B, S, vdim) -> (output (B, L, E),
-  /// per-head weights (B, h, L, S) or undefined). With add_bias_kv, S counts the
+  /// per-head weights (B, h, L, S) or undefined); with batch_first(false) query (L, B, E),
+  /// key (S, B, kdim), value (S, B, vdim) -> output (L, B, E), the weights as before. With add_bias_kv, S counts the
   /// appended bias key. A query whose keys are all masked attends to nothing: its
   /// attention output is zero (so its module output is out_proj.bias).
   std::pair<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const AttentionArgs& args = {});
   void pretty_print(std::ostream& os) const override;
 
-  /// Projections of q, k, v (B, len, E); used by forward and by incremental decoding.
+  /// Projections of q, k, v (B, len, E), whatever batch_first; used by forward and by
+  /// incremental decoding.
   Tensor project_q(const Tensor& query) const;
   /// key (B, S, kdim), value (B, S, vdim) -> projected k, v (B, S, E).
   std::pair<Tensor, Tensor> project_kv(const Tensor& key, const Tensor& value) const;
@@ -116,6 +123,7 @@ class MultiheadAttentionImpl : public Module {
   /// keys (attn_mask (n, t + n), padding masks (B, t + n)). Returns (B, n, E), equal to
   /// the matching rows of forward(x_all, x_all, x_all, causal) over every position so far.
   /// Needs kdim = vdim = embed_dim (self-attention); inference: the cache keeps no graph.
+  /// With batch_first(false) x and the result are (n, B, E); the cache is the same.
   Tensor forward_step(const Tensor& x, DecoderKVCache::Layer& cache, const AttentionArgs& args = {});
 
   /// True when q, k, v share one in_proj_weight (kdim = vdim = embed_dim).

@@ -73,7 +73,8 @@ struct TensorParallelMultiheadAttentionOptions {
   /// The required options; the others keep their PyTorch defaults.
   TensorParallelMultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads)
       : embed_dim_(embed_dim), num_heads_(num_heads) {}
-  /// From nn::MultiheadAttention's options (ValueError if kdim, vdim or add_bias_kv is set).
+  /// From nn::MultiheadAttention's options (ValueError with kdim, vdim, add_bias_kv,
+  /// add_zero_attn or batch_first(false)).
   TensorParallelMultiheadAttentionOptions(const MultiheadAttentionOptions& o);
   /// From nn::GroupedQueryAttention's options.
   TensorParallelMultiheadAttentionOptions(const GroupedQueryAttentionOptions& o);

@@ -1,9 +1,10 @@
 #pragma once
 /// \file
-/// The encoder-decoder Transformer, mirroring torch.nn.Transformer (batch_first=True)
-/// down to parameter names (encoder.layers.0.self_attn.in_proj_weight, decoder.norm.weight,
+/// The encoder-decoder Transformer, mirroring torch.nn.Transformer (batch-first by default,
+/// sequence-first with batch_first(false)) down to parameter names (encoder.layers.0.self_attn.in_proj_weight, decoder.norm.weight,
 /// ...), so a PyTorch state dict loads as is.
-/// Legend: B batch, S source length, T target length, E d_model.
+/// Legend: B batch, S source length, T target length, E d_model. Shapes below are
+/// batch-first; with batch_first(false) every (B, len, E) is (len, B, E).
 #include <optional>
 #include <vector>
 
@@ -33,6 +34,9 @@ struct TransformerLayerOptions {
   AG_ARG(double, layer_norm_eps) = 1e-5;
   /// Pre-norm (x + f(norm(x))) rather than post-norm (norm(x + f(x))).
   AG_ARG(bool, norm_first) = false;
+  /// Inputs and outputs (B, len, E); false: sequence-first (len, B, E), PyTorch's default
+  /// and LibTorch's only layout (masks keep their shapes). attograd's default stays true.
+  AG_ARG(bool, batch_first) = true;
 };
 
 /// The masks of one encoder-decoder call, as torch.nn.Transformer.forward's arguments:
@@ -202,13 +206,16 @@ struct TransformerOptions {
   AG_ARG(double, layer_norm_eps) = 1e-5;
   /// Pre-norm (x + f(norm(x))) rather than post-norm (norm(x + f(x))).
   AG_ARG(bool, norm_first) = false;
+  /// Inputs and outputs (B, len, E); false: sequence-first (len, B, E), PyTorch's default
+  /// and LibTorch's only layout (masks keep their shapes). attograd's default stays true.
+  AG_ARG(bool, batch_first) = true;
 
  public:
   /// The per-layer options these imply.
   TransformerLayerOptions layer() const;
 };
 
-/// torch.nn.Transformer (batch_first): encoder (B, S, E) and decoder (B, T, E) -> (B, T, E).
+/// torch.nn.Transformer: encoder (B, S, E) and decoder (B, T, E) -> (B, T, E).
 class TransformerImpl : public Module {
  public:
   /// Builds the module from its options; parameters, if any, start as in PyTorch.
