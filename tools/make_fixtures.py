@@ -5,7 +5,8 @@ Embedding -> Linear -> LayerNorm -> cross-entropy) and the op-semantics fixtures
 issue 10 (ops_special_values, ops_ties, ops_pad, ops_einsum, ops_losses, ops_scan_reduce,
 double_backward), the LLaMA blocks of issue 11 (rope, rms_norm, swiglu) and the
 convolutional family of issue 40 (cnn_ops, cnn_modules) and the recurrent networks of
-issue 41 (rnn_modules), and the learning-rate schedules of issue 42 (lr_schedulers).
+issue 41 (rnn_modules), and the learning-rate schedules and L-BFGS of issue 42
+(lr_schedulers, lbfgs).
 
 Every file is float64, built from a fixed torch.manual_seed, and written as safetensors
 by this script itself (8-byte little-endian header length, compact JSON header with the
@@ -14,7 +15,7 @@ little-endian data in key order), so a rerun gives byte-identical files.
 
 The fixtures themselves live in tools/fixtures/, one module per concern (common: the
 writer and shared helpers; models; ops_semantics; ops_losses; double_backward; llama; cnn;
-rnn);
+rnn; schedulers; lbfgs);
 this script lists them in FIXTURES and writes them.
 
 Needs Debian's PyTorch (apt install python3-torch; made with torch 1.13). The C++ build
@@ -44,6 +45,7 @@ from fixtures.models import (layers_and_loss, masked_softmax, mha_additive_nobia
 from fixtures.ops_losses import ops_losses, ops_scan_reduce
 from fixtures.ops_semantics import ops_einsum, ops_pad, ops_special_values, ops_ties
 from fixtures.rnn import rnn_modules
+from fixtures.lbfgs import lbfgs
 from fixtures.schedulers import lr_schedulers
 
 # ---- driver ---------------------------------------------------------------------
@@ -52,7 +54,7 @@ FIXTURES = [masked_softmax, mha_worked_example, mha_self_causal, mha_cross_kdim_
             mha_additive_nobias, transformer_post_norm, layers_and_loss,
             ops_special_values, ops_ties, ops_pad, ops_einsum, ops_losses, ops_scan_reduce,
             double_backward, gqa, rope, rms_norm, swiglu, cnn_ops, cnn_modules, rnn_modules,
-            lr_schedulers]
+            lr_schedulers, lbfgs]
 
 
 def make(out_dir, only=None):

@@ -4,5 +4,6 @@
 #include "attograd/optim/checkpoint.h"
 #include "attograd/optim/clip.h"
 #include "attograd/optim/grad_scaler.h"
+#include "attograd/optim/lbfgs.h"
 #include "attograd/optim/optimizer.h"
 #include "attograd/optim/scheduler.h"

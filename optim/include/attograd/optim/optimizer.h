@@ -218,9 +218,9 @@ class Optimizer {
 
   /// "<param name>.<field>" -> tensor, plus "group.<i>.lr". Loading checks every name,
   /// shape and dtype before changing anything.
-  TensorMap state_dict() const;
+  virtual TensorMap state_dict() const;
   /// Restores state_dict(); changes nothing on a mismatch.
-  void load_state_dict(const TensorMap& state);
+  virtual void load_state_dict(const TensorMap& state);
 
  protected:
   /// Adds a group of named parameters (for derived constructors). ValueError for a name
