@@ -32,6 +32,7 @@ GradScaler::GradScaler(const GradScalerOptions& options) : options_(options), sc
 // PyTorch multiplies by its scale tensor, f32 of shape (1): an f16 / bf16 loss comes back
 // f32 (so 65536 x an f16 loss does not overflow to inf), a 0-d loss as shape (1).
 Tensor GradScaler::scale(const Tensor& outputs) const {
+  AG_CHECK(outputs.defined(), ValueError, "GradScaler.scale: outputs is an undefined tensor");
   return options_.enabled() ? ag::mul(outputs, full({1}, scale_, DType::f32)) : outputs;
 }
 

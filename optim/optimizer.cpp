@@ -159,8 +159,8 @@ uint64_t Optimizer::next_id() {
 }
 
 double Optimizer::momentum(std::size_t) const {
-  throw ValueError(
-      detail::cat(type_name(), ": optimizer must support momentum or beta1 (OneCycleLR's cycle_momentum)"));
+  throw ValueError(detail::cat(
+      type_name(), ": optimizer must support momentum or beta1 (cycle_momentum of OneCycleLR and CyclicLR)"));
 }
 
 void Optimizer::set_momentum(double, std::size_t group) { (void)momentum(group); }

@@ -128,6 +128,8 @@ CosineAnnealingLR::CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_m
     : LRScheduler(opt), t_max_(t_max), warmup_(warmup), eta_min_(eta_min) {
   AG_CHECK(t_max > warmup && warmup >= 0, ValueError, "CosineAnnealingLR: need t_max > warmup >= 0, got t_max ", t_max,
            ", warmup ", warmup);
+  AG_CHECK(std::isfinite(eta_min) && eta_min >= 0, ValueError,
+           "CosineAnnealingLR: eta_min must be finite and >= 0, got ", eta_min);
   apply();
 }
 

@@ -12,6 +12,8 @@ CosineAnnealingWarmRestarts::CosineAnnealingWarmRestarts(Optimizer& opt, int64_t
     : LRScheduler(opt), t_0_(t_0), t_mult_(t_mult), eta_min_(eta_min) {
   AG_CHECK(t_0 >= 1, ValueError, "CosineAnnealingWarmRestarts: Expected positive integer T_0, but got ", t_0);
   AG_CHECK(t_mult >= 1, ValueError, "CosineAnnealingWarmRestarts: Expected integer T_mult >= 1, but got ", t_mult);
+  AG_CHECK(std::isfinite(eta_min) && eta_min >= 0, ValueError,
+           "CosineAnnealingWarmRestarts: eta_min must be finite and >= 0, got ", eta_min);
   apply();
 }
 

@@ -99,7 +99,8 @@ TEST_CASE("quantized_linear: a quantized copy of a Linear, the original untouche
   CHECK(q->qweight.group_size == 64);
   CHECK(q->bias.to_vector<float>() == f->bias.to_vector<float>());
   check_within_bound(randn({3, 64}), f, q);
-  CHECK_THROWS_AS(quant::quantized_linear(q, quant::int8_weight_only()), ValueError);
+  CHECK_THROWS_MSG(quant::quantized_linear(q, quant::int8_weight_only()), ValueError,
+                   "quantized_linear: the Linear is quantized already (int4_weight_only)");
 }
 
 TEST_CASE("quantized Linear: bf16 / f16 / f64 inputs compute in f32 and return x's dtype") {
@@ -260,12 +261,13 @@ TEST_CASE("quantize_: int4 with a partial last group pads it with zero weights")
 }
 
 TEST_CASE("quantize_: int4 errors name what is wrong") {
-  CHECK_THROWS_AS(quant::int4_weight_only(48), ValueError);
+  CHECK_THROWS_MSG(quant::int4_weight_only(48), ValueError, "int4_weight_only: group_size must be 32 or 64, got 48");
   CHECK_THROWS_WITH_AS(quant::quantize_weight(randn({4, 8}), quant::Format::int4_weight_only, 16),
                        "quantize_weight: int4_weight_only group_size must be 32 or 64, got 16", ValueError);
   Tensor w = randn({2, 4});
   w.data<float>()[3] = NAN;
-  CHECK_THROWS_AS(quant::quantize_weight(w, quant::Format::int8_weight_only), ValueError);
+  CHECK_THROWS_MSG(quant::quantize_weight(w, quant::Format::int8_weight_only), ValueError,
+                   "quantize_weight: weight of shape [2, 4] holds a non-finite value (nan at");
   // Codes whose pad does not fill whole groups are refused by the product.
   quant::QuantizedWeight q = quant::quantize_weight(randn({4, 40}), quant::Format::int4_weight_only, 32);
   CHECK(q.pad == 24);
@@ -324,8 +326,9 @@ TEST_CASE("i8 / u8 storage dtypes: convert, save, refuse to compute") {
   CHECK(a.to_vector<int64_t>() == std::vector<int64_t>{-3, 0, 126, 44});  // truncation, 300 wraps as torch
   const Tensor b = full({3}, 200, DType::u8);
   CHECK(b.to_vector<int64_t>() == std::vector<int64_t>{200, 200, 200});
-  CHECK_THROWS_AS(full({1}, 300, DType::u8), ValueError);
-  CHECK_THROWS_AS(a + a, DTypeError);
+  CHECK_THROWS_MSG(full({1}, 300, DType::u8), ValueError,
+                   "full: value 300 cannot be converted to type u8 (uint8_t) without overflow");
+  CHECK_THROWS_MSG(a + a, DTypeError, "add: dtype i8 is a storage dtype for quantized weights (convert with");
   // PyTorch's promotion makes these floating: they convert (nn/QUANTIZATION.md)
   const Tensor f = ones({4});
   CHECK((a * f).dtype() == DType::f32);
@@ -333,9 +336,10 @@ TEST_CASE("i8 / u8 storage dtypes: convert, save, refuse to compute") {
   CHECK((a + f).to_vector<double>() == std::vector<double>{-2, 1, 127, 45});
   CHECK(eq(a, f).dtype() == DType::b8);
   // the ones that would compute in 8-bit integers refuse, naming the op
-  CHECK_THROWS_AS(sum(a), DTypeError);
-  CHECK_THROWS_AS(exp(a), DTypeError);
-  CHECK_THROWS_AS(matmul(a.reshape({1, 4}), f.reshape({4, 1})), DTypeError);
+  CHECK_THROWS_MSG(sum(a), DTypeError, "sum: dtype i8 is a storage dtype for quantized weights (convert with");
+  CHECK_THROWS_MSG(exp(a), DTypeError, "exp: expected a floating dtype (f32, f64), got i8");
+  CHECK_THROWS_MSG(matmul(a.reshape({1, 4}), f.reshape({4, 1})), DTypeError,
+                   "matmul: dtypes i8 and f32 differ (shapes [1, 4] and [4, 1])");
   std::ostringstream os;
   os << a;
   CHECK(os.str().find("-3") != std::string::npos);

@@ -164,8 +164,11 @@ TEST_CASE("Adamax / NAdam / RAdam state saves and loads: a resumed run equals an
 
 TEST_CASE("Adamax / NAdam / RAdam refuse PyTorch's invalid options") {
   Tensor p = make_param(p0_values(), kShape, DType::f64);
-  CHECK_THROWS_AS(optim::Adamax({p}, optim::AdamaxOptions(-1.0)), ValueError);
-  CHECK_THROWS_AS(optim::NAdam({p}, optim::NAdamOptions().betas({1.0, 0.9})), ValueError);
-  CHECK_THROWS_AS(optim::NAdam({p}, optim::NAdamOptions().momentum_decay(-0.1)), ValueError);
-  CHECK_THROWS_AS(optim::RAdam({p}, optim::RAdamOptions().eps(-1e-8)), ValueError);
+  CHECK_THROWS_MSG(optim::Adamax({p}, optim::AdamaxOptions(-1.0)), ValueError, "Adamax: Invalid learning rate: -1");
+  CHECK_THROWS_MSG(optim::NAdam({p}, optim::NAdamOptions().betas({1.0, 0.9})), ValueError,
+                   "NAdam: Invalid beta parameter at index 0: 1 (must be in [0, 1))");
+  CHECK_THROWS_MSG(optim::NAdam({p}, optim::NAdamOptions().momentum_decay(-0.1)), ValueError,
+                   "NAdam: Invalid momentum_decay value: -0.1");
+  CHECK_THROWS_MSG(optim::RAdam({p}, optim::RAdamOptions().eps(-1e-8)), ValueError,
+                   "RAdam: Invalid epsilon value: -1e-08");
 }
