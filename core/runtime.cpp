@@ -52,32 +52,6 @@ std::string blas_coretype_advice(const std::string& core, const CpuSimd& cpu) {
   return cpu.avx2 ? "Haswell" : "";
 }
 
-void check_blas_kernels_once() {
-  static const bool checked = [] {
-#if defined(__x86_64__) && defined(__GNUC__)
-    CpuSimd cpu;
-    __builtin_cpu_init();
-    cpu.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    cpu.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-#if defined(__clang__) || __GNUC__ >= 12
-    cpu.avx512_bf16 = cpu.avx512 && __builtin_cpu_supports("avx512bf16");
-#endif
-    const char* name = openblas_get_corename();
-    const std::string core = name ? name : "";
-    const std::string advice = blas_coretype_advice(core, cpu);
-    if (!advice.empty() && !std::getenv("OPENBLAS_CORETYPE"))
-      log().warn(
-          "OpenBLAS chose its {} kernels (no AVX2) on a CPU it does not know, so float products may run "
-          "several times slower than they could (2-7x in tools/benchmarks/README.md); start the program with "
-          "OPENBLAS_CORETYPE={} in the environment",
-          core, advice);
-#endif
-    return true;
-  }();
-  (void)checked;
-}
-
 }  // namespace detail
 
 void set_num_threads(int n) {

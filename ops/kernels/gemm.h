@@ -2,7 +2,8 @@
 // C = alpha * op(A) op(B) + beta * C, row-major, op = optional transpose: the one GEMM
 // entry point of the kernels. Tiny products (attention at decode time multiplies
 // thousands of 1 x 16 by 16 x t matrices) are computed directly, because a BLAS call
-// costs more than their arithmetic; the rest go to OpenBLAS. Internal header.
+// costs more than their arithmetic; the rest go to the f32 engine (OpenBLAS or oneDNN,
+// kernels/sgemm.h) or OpenBLAS's dgemm. Internal header.
 #include <cblas.h>
 #include <xsimd/xsimd.hpp>
 
@@ -10,9 +11,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "attograd/detail/blas_check.h"
 #include "attograd/detail/parallel.h"
 #include "attograd/runtime.h"
+#include "kernels/sgemm.h"
 
 namespace ag::kernels {
 
@@ -44,22 +45,19 @@ inline int64_t pool_parts(int64_t D, double work) {
 // Where part p of `parts` starts (p = parts: D), at a multiple of 16.
 inline int64_t pool_cut(int64_t D, int64_t p, int64_t parts) { return p == parts ? D : D * p / parts / 16 * 16; }
 
-inline bool split_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-                        const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+inline bool split_sgemm(SgemmEngine engine, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
+                        const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   const bool by_rows = M >= N;
   const int64_t D = by_rows ? M : N;
   const int64_t parts = pool_parts(D, double(M) * double(N) * double(K));
   if (parts < 2) return false;
-  const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   detail::parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t d0 = pool_cut(D, p, parts), d1 = pool_cut(D, p + 1, parts);
       if (by_rows)
-        cblas_sgemm(CblasRowMajor, TA, TB, d1 - d0, N, K, alpha, A + (ta ? d0 : d0 * lda), lda, B, ldb, beta,
-                    C + d0 * ldc, ldc);
+        sgemm_on(engine, ta, tb, d1 - d0, N, K, alpha, A + (ta ? d0 : d0 * lda), lda, B, ldb, beta, C + d0 * ldc, ldc);
       else
-        cblas_sgemm(CblasRowMajor, TA, TB, M, d1 - d0, K, alpha, A, lda, B + (tb ? d0 * ldb : d0), ldb, beta, C + d0,
-                    ldc);
+        sgemm_on(engine, ta, tb, M, d1 - d0, K, alpha, A, lda, B + (tb ? d0 * ldb : d0), ldb, beta, C + d0, ldc);
     }
   });
   return true;
@@ -104,14 +102,14 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A
     }
     return;
   }
-  detail::check_blas_kernels_once();  // a warning if OpenBLAS fell back to pre-AVX2 kernels
-  auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  if constexpr (std::is_same_v<T, float>)
-    if (split_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  else
-    cblas_dgemm(CblasRowMajor, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  if constexpr (std::is_same_v<T, float>) {
+    const SgemmEngine engine = sgemm_engine();  // chosen (and logged) once per process
+    if (!split_sgemm(engine, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
+      sgemm_on(engine, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  } else {
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda,
+                B, ldb, beta, C, ldc);
+  }
 }
 
 }  // namespace ag::kernels

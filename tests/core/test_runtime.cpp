@@ -30,10 +30,3 @@ TEST_CASE("kernels that already use the wide registers, or a CPU without AVX2, g
   CHECK(blas_coretype_advice("Prescott", sse_only).empty());
   CHECK(blas_coretype_advice("prescott", emerald).empty());  // the names are OpenBLAS's, case and all
 }
-
-TEST_CASE("the check runs before the first product without changing its result") {
-  ag::detail::check_blas_kernels_once();  // logs at most once; a second call is a no-op
-  ag::detail::check_blas_kernels_once();
-  ag::Tensor a = ag::ones({64, 64}), b = ag::ones({64, 64});
-  CHECK(ag::matmul(a, b).sum().item<double>() == doctest::Approx(64.0 * 64 * 64));
-}

@@ -10,7 +10,9 @@
 //   4  MultiheadAttention forward + backward, B 1, L = S = 4096, E 256, 4 heads, causal
 //   5  matmul 1024 x 1024 x 1024; "extra.sgemm" times a direct cblas_sgemm on the same
 //      buffers with OpenBLAS's own threads, after attograd's repetitions (not interleaved:
-//      OpenBLAS's spinning threads would slow attograd's next one)
+//      OpenBLAS's spinning threads would slow attograd's next one), and "extra.dnnl_sgemm"
+//      a direct dnnl_sgemm with oneDNN's own (OpenMP) threads; info.config is
+//      show_config(), whose "f32 products" line names the engine attograd's ran on
 //   6  greedy decoding of 1000 copy-task sequences (model of 1) with the KV cache;
 //      "extra.no_cache" times the same decoding without it, interleaved
 //   7  decoder-only GPT training step (examples/lm's GPT-2 layout: LayerNorm, learned
@@ -73,6 +75,10 @@
 #include <attograd/attograd.h>
 #include <attograd/autocast.h>
 #include <cblas.h>
+#include <dlfcn.h>
+#if ATTOGRAD_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#endif
 #if defined(__x86_64__) || defined(__SSE2__)
 #include <immintrin.h>
 #endif
@@ -188,7 +194,18 @@ Timings matmul_vs_sgemm(const Args& a) {
   openblas_set_num_threads(1);
   // The two results must agree, or the comparison means nothing.
   double diff = max(abs(out - C)).item<double>();
-  t.info = {{"n", n}, {"max_abs_diff_vs_sgemm", diff}};
+  t.info = {{"n", n}, {"max_abs_diff_vs_sgemm", diff}, {"config", show_config()}};
+#if ATTOGRAD_HAVE_DNNL
+  // oneDNN's sgemm on its own OpenMP threads, --threads of them (attograd keeps it on one
+  // thread per call and splits over its pool, as for OpenBLAS).
+  auto omp_set = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  if (omp_set) omp_set(a.threads);
+  Tensor D = zeros({n, n});
+  float* pd = D.data<float>();
+  t.extra["dnnl_sgemm"] = run_reps(a, [&] { dnnl_sgemm('N', 'N', n, n, n, 1.0f, pa, n, pb, n, 0.0f, pd, n); }).times;
+  if (omp_set) omp_set(1);
+  t.info["max_abs_diff_vs_dnnl_sgemm"] = max(abs(out - D)).item<double>();
+#endif
   return t;
 }
 

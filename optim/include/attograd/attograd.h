@@ -3,6 +3,7 @@
 /// Umbrella header: `#include <attograd/attograd.h>`
 #include "attograd/autograd.h"
 #include "attograd/checkpoint.h"
+#include "attograd/config.h"
 #include "attograd/dtype.h"
 #include "attograd/error.h"
 #include "attograd/factory.h"

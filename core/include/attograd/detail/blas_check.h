@@ -5,7 +5,8 @@
 // (SSE3), and sgemm then runs 2-7x slower than it could (tools/benchmarks/README.md,
 // "OpenBLAS on a CPU it does not know"). The library
 // cannot change that choice after the load: OPENBLAS_CORETYPE must be in the environment
-// before the program starts. Internal (ag::detail): not part of the API.
+// before the program starts; the f32 GEMM engine (ops/kernels/sgemm.h) runs oneDNN's
+// sgemm instead where this advice is not empty. Internal (ag::detail): not part of the API.
 #include <string>
 
 namespace ag::detail {
@@ -19,9 +20,5 @@ struct CpuSimd {
 // OpenBLAS's pre-AVX2 x86 kernel sets and the CPU has AVX2 or AVX-512; "" otherwise
 // (including every non-x86 core name and every name OpenBLAS may add later).
 std::string blas_coretype_advice(const std::string& core, const CpuSimd& cpu);
-
-// Logs the advice once per process (a warning naming OPENBLAS_CORETYPE) when this
-// process's OpenBLAS fell back to such kernels; called before the first BLAS product.
-void check_blas_kernels_once();
 
 }  // namespace ag::detail
