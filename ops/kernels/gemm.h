@@ -24,11 +24,12 @@ inline constexpr int64_t kSmallGemm = 512;  // M * N * K multiply-adds; OpenBLAS
 // 21 ms per 63 tokens from one process to the next. Instead an f32 product of at least
 // 2^21 multiply-adds splits over the pool: its rows (or its columns, when there are
 // more) in parts of at least 32 and 2^20 multiply-adds, cut at multiples of 16, one
-// OpenBLAS call each. With OpenBLAS's Prescott to Sandybridge kernels every output's sum
+// engine call each. With OpenBLAS's Prescott to Sandybridge kernels every output's sum
 // is then the one the whole product computes (checked over 1,389 random shapes, layouts
 // and cuts): the thread count changes no bit. Its Haswell and Zen kernels round about 0.3%
 // of the outputs of a cut differently (by an ulp or two: their order of partial sums
-// follows the call's M and N), so there the thread count changes those bits, and
+// follows the call's M and N), as do oneDNN's (the engine where OpenBLAS fell back,
+// kernels/sgemm.h), so there the thread count changes those bits, and
 // test_tensor_matmul checks closeness and repeatability instead. f64 products, where
 // some cuts changed bits on every kernel, run whole.
 //
