@@ -6,6 +6,7 @@
 
 #include <attograd/attograd.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -80,7 +81,8 @@ TEST_CASE("sgemm engine: oneDNN and OpenBLAS agree with a double reference") {
     for (int64_t N : {1, 5, 33})
       for (int64_t K : {1, 7, 40})
         for (int t = 0; t < 4; ++t)
-          for (auto [alpha, beta] : {std::pair{1.0f, 0.0f}, {0.5f, 1.0f}, {-2.0f, 0.25f}}) {
+          for (const std::pair<float, float>& ab : {std::pair{1.0f, 0.0f}, {0.5f, 1.0f}, {-2.0f, 0.25f}}) {
+            const float alpha = ab.first, beta = ab.second;  // not a structured binding: INFO captures it (clang 14)
             const bool ta = t & 1, tb = t & 2;
             const int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 1;
             std::vector<float> A((ta ? K : M) * lda), B((tb ? N : K) * ldb), C(M * ldc);
@@ -111,7 +113,9 @@ TEST_CASE("sgemm engine: matmul under either engine, whole and split over the po
   const int threads = get_num_threads();
   for (int nt : {1, 2}) {
     set_num_threads(nt);
-    for (auto [m, k, n] : {std::tuple{300, 200, 150}, {64, 512, 64}, {1, 1024, 700}, {2048, 64, 32}}) {
+    for (const std::array<int64_t, 3>& mkn :
+         {std::array<int64_t, 3>{300, 200, 150}, {64, 512, 64}, {1, 1024, 700}, {2048, 64, 32}}) {
+      const int64_t m = mkn[0], k = mkn[1], n = mkn[2];  // not a structured binding: INFO captures them (clang 14)
       Tensor a = randn({m, k}), b = randn({k, n});
       Tensor want = matmul(a.to(DType::f64), b.to(DType::f64));
       for (SgemmEngine e : {SgemmEngine::openblas, SgemmEngine::onednn}) {
