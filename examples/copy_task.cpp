@@ -21,6 +21,7 @@
 #include <iostream>
 
 #include "common/cross_attention.h"
+#include "common/provenance.h"
 #include "copy/plot.h"
 #include "copy/trainer.h"
 
@@ -253,6 +254,7 @@ int main(int argc, char** argv) {
                                                                : "none"},
                               {"world_size", dist::world_size()},
                               {"command", command},
+                              {"provenance", examples::provenance(command)},
                               {"final_loss", loss_y.empty() ? 0.0 : loss_y.back()},
                               {"precision", precision},
                               {"grad_scaler_skipped_steps", skipped},

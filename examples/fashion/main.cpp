@@ -25,6 +25,7 @@
 #include <iostream>
 
 #include "common/plot.h"
+#include "common/provenance.h"
 #include "fashion/report.h"
 #include "fashion/trainer.h"
 
@@ -42,23 +43,6 @@ namespace {
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 const Clock::time_point program_start = Clock::now();
-
-std::string cpu_name() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) return line.substr(line.find(':') + 2);
-  return "unknown";
-}
-
-// The time now in UTC, ISO 8601 ("2026-11-29T10:02:03Z"), for metrics.json.
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // What one model's training produced.
 struct Outcome {
@@ -171,9 +155,10 @@ nlohmann::json metrics_json(const Outcome& o, const Config& c, const std::vector
           {"confusion", o.eval.confusion},
           {"baselines", base},
           {"world_size", dist::world_size()},
-          {"cpu", cpu_name()},
-          {"date", utc_now()},  // when the run ended
+          {"cpu", examples::cpu_name()},
+          {"date", examples::utc_now()},  // when the run ended
           {"command", command},
+          {"provenance", examples::provenance(command)},
           {"config",
            {{"arch", arch_name(c.model.arch())},
             {"widths", c.model.widths()},
@@ -312,7 +297,8 @@ int main(int argc, char** argv) {
               << o.label << ": test accuracy " << plot::fmt(100 * o.eval.accuracy, 2) << "%, test loss "
               << plot::fmt(o.eval.loss, 4) << " after " << o.steps << " steps in " << plot::fmt(o.train_seconds, 1)
               << " s (" << plot::fmt(static_cast<double>(o.samples) / std::max(o.train_seconds, 1e-9), 0)
-              << " images/s, " << threads << " threads, " << cpu_name() << ", precision " << precision << ")\n"
+              << " images/s, " << threads << " threads, " << examples::cpu_name() << ", precision " << precision
+              << ")\n"
               << "baselines (test accuracy):\n";
     for (const Baseline& b : baselines)
       std::cout << "  " << b.name << std::string(16 - std::min<std::size_t>(b.name.size(), 15), ' ')

@@ -25,6 +25,7 @@
 #include <iostream>
 
 #include "common/plot.h"
+#include "common/provenance.h"
 #include "lm/sample.h"
 #include "lm/trainer.h"
 
@@ -301,6 +302,7 @@ int main(int argc, char** argv) {
                               {"val_chars", corpus.val.size()},
                               {"data", data},
                               {"command", command},
+                              {"provenance", examples::provenance(command)},
                               {"eval_curve", {{"steps", val_curve.xs}, {"loss", val_curve.ys}}},
                               {"sample",
                                {{"prompt", prompt},

@@ -13,6 +13,7 @@
 
 #include "common/cross_attention.h"
 #include "common/plot.h"
+#include "common/provenance.h"
 #include "metrics.h"
 #include "split.h"
 
@@ -135,6 +136,7 @@ void report(const std::string& out, Run& run, const Subword& sw, const std::vect
   m["train_target_tokens"] = h.tokens;
   m["threads"] = o.threads;
   m["command"] = o.command;
+  m["provenance"] = examples::provenance(o.command);
   m["validation"] = {{"step", h.val_step},           {"loss", h.val_loss},
                      {"bleu", h.val_bleu},           {"sentences", o.validation.size()},
                      {"bleu_copy_source", val_copy}, {"bleu_translation_memory", val_memory}};
