@@ -23,27 +23,10 @@ double dot(const Tensor& a, const Tensor& b) {
   });
 }
 
-double abs_max(const Tensor& a) {
-  return dispatch_float(a.dtype(), "LBFGS", [&]<class T>() {
-    const T* x = a.data<T>();
-    double m = 0;
-    for (int64_t i = 0, n = a.numel(); i < n; ++i) {
-      const double v = std::abs(double(x[i]));
-      if (std::isnan(v)) return v;  // torch's max propagates NaN
-      m = std::max(m, v);
-    }
-    return m;
-  });
-}
-
-double abs_sum(const Tensor& a) {
-  return dispatch_float(a.dtype(), "LBFGS", [&]<class T>() {
-    const T* x = a.data<T>();
-    double s = 0;
-    for (int64_t i = 0, n = a.numel(); i < n; ++i) s += std::abs(double(x[i]));
-    return s;
-  });
-}
+// max |a| and sum |a| in a's dtype, as PyTorch's a.abs().max() and .sum() (NaN propagates);
+// 0 for no elements.
+double abs_max(const Tensor& a) { return a.numel() == 0 ? 0.0 : a.abs().max().item<double>(); }
+double abs_sum(const Tensor& a) { return a.abs().sum().item<double>(); }
 
 // _cubic_interpolate: the minimizer of the cubic through (x1, f1, g1) and (x2, f2, g2),
 // clamped to the bounds (default: the interval); its midpoint when the cubic has none.
@@ -368,7 +351,7 @@ void LBFGS::load_state_dict(const TensorMap& state) {
     AG_CHECK(t.shape() == want && t.is_floating_point(), ShapeError, op, ": '", key, "' has shape ", t.shape(), " ",
              t.dtype(), ", expected ", want, " floats (the parameters hold ", n, " elements)");
     Tensor v = t.to(ps[0].dtype()).contiguous().clone();
-    AG_CHECK(std::isfinite(abs_sum(v)), ValueError, op, ": '", key, "' holds a value that is not finite");
+    AG_CHECK(v.isfinite().all().item<bool>(), ValueError, op, ": '", key, "' holds a value that is not finite");
     return v;
   };
   const int64_t evals = count("lbfgs.func_evals"), iters = count("lbfgs.n_iter");
@@ -377,10 +360,10 @@ void LBFGS::load_state_dict(const TensorMap& state) {
   double t = 0, h = 1, prev_loss = 0;
   if (iters > 0) {
     d = vectors("lbfgs.d", {n}), prev = vectors("lbfgs.prev_flat_grad", {n});
-    const int64_t m = get("lbfgs.old_dirs").dim() == 2 ? get("lbfgs.old_dirs").size(0) : -1;
-    AG_CHECK(m >= 0 && m <= options(0).history_size(), ValueError, op, ": 'lbfgs.old_dirs' has shape ",
-             get("lbfgs.old_dirs").shape(), "; expected (m, ", n, ") with m <= history_size ",
-             options(0).history_size());
+    const Tensor dirs_in = get("lbfgs.old_dirs");
+    const int64_t m = dirs_in.dim() == 2 ? dirs_in.size(0) : -1;
+    AG_CHECK(m >= 0 && m <= options(0).history_size(), ValueError, op, ": 'lbfgs.old_dirs' has shape ", dirs_in.shape(),
+             "; expected (m, ", n, ") with m <= history_size ", options(0).history_size());
     dirs = vectors("lbfgs.old_dirs", {m, n}), stps = vectors("lbfgs.old_stps", {m, n});
     Tensor r = get("lbfgs.ro");
     AG_CHECK(r.shape() == Shape{m} && r.is_floating_point(), ShapeError, op, ": 'lbfgs.ro' has shape ", r.shape(),

@@ -5,10 +5,10 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <mutex>
 
 #include "attograd/error.h"
 #include "attograd/log.h"
+#include "kernels/dispatch.h"
 
 #if ATTOGRAD_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>
@@ -19,16 +19,16 @@
 namespace ag::kernels {
 namespace {
 
+// What the CPU runs, from the vector kernels' own detection (dispatch.h); AVX512-BF16
+// only picks the OPENBLAS_CORETYPE named in the reason.
 detail::CpuSimd this_cpu() {
   detail::CpuSimd cpu;
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  cpu.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  cpu.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-#if defined(__clang__) || __GNUC__ >= 12
+  for (SimdLevel l : available_simd_levels()) {
+    cpu.avx2 = cpu.avx2 || l == SimdLevel::avx2;
+    cpu.avx512 = cpu.avx512 || l == SimdLevel::avx512;
+  }
+#if defined(__x86_64__) && (defined(__clang__) || __GNUC__ >= 12)
   cpu.avx512_bf16 = cpu.avx512 && __builtin_cpu_supports("avx512bf16");
-#endif
 #endif
   return cpu;
 }
@@ -53,9 +53,7 @@ SgemmChoice initial_choice() {
   return c;
 }
 
-std::mutex g_mutex;
-SgemmChoice* g_choice = nullptr;  // set once, under g_mutex; never freed (read by any thread)
-std::atomic<const SgemmChoice*> g_current{nullptr};
+std::atomic<const SgemmChoice*> g_forced{nullptr};  // set_sgemm_engine's choice, else null
 
 }  // namespace
 
@@ -79,11 +77,9 @@ SgemmChoice choose_sgemm_engine(const std::string& forced, const std::string& bl
 }
 
 const SgemmChoice& sgemm_choice() {
-  if (const SgemmChoice* c = g_current.load(std::memory_order_acquire)) return *c;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  if (!g_choice) g_choice = new SgemmChoice(initial_choice());
-  if (!g_current.load()) g_current.store(g_choice, std::memory_order_release);
-  return *g_current.load();
+  if (const SgemmChoice* forced = g_forced.load(std::memory_order_acquire)) return *forced;
+  static const SgemmChoice initial = initial_choice();  // once per process, logged then
+  return initial;
 }
 
 SgemmEngine set_sgemm_engine(SgemmEngine e) {
@@ -93,7 +89,7 @@ SgemmEngine set_sgemm_engine(SgemmEngine e) {
   // Each choice lives for the process (a product on another thread may be reading one).
   static SgemmChoice forced_openblas{SgemmEngine::openblas, "OpenBLAS's sgemm: set_sgemm_engine"};
   static SgemmChoice forced_onednn{SgemmEngine::onednn, "oneDNN's sgemm: set_sgemm_engine"};
-  g_current.store(e == SgemmEngine::onednn ? &forced_onednn : &forced_openblas, std::memory_order_release);
+  g_forced.store(e == SgemmEngine::onednn ? &forced_onednn : &forced_openblas, std::memory_order_release);
   return previous;
 }
 
