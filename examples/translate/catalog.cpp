@@ -308,10 +308,12 @@ Corpus build_corpus(const std::string& lang, const std::vector<std::string>& pac
   ag::log().info("translate data: kept per package (first translation of each text):{}", per_package);
   const SplitStats& st = c.split;
   ag::log().info(
-      "translate data: {} unique English texts in {} clusters (normalized text, plural entries, 3-gram Jaccard >= {}; "
-      "largest {}): train {} ({} clusters), validation {} ({}), test {} ({})",
-      c.unique, st.clusters[0] + st.clusters[1] + st.clusters[2], st.threshold, st.largest_cluster, st.messages[0],
-      st.clusters[0], st.messages[1], st.clusters[1], st.messages[2], st.clusters[2]);
+      "translate data: {} unique English texts in {} clusters (normalized text, plural entries, 3-gram Jaccard >= {}, "
+      "one word apart; largest {}, {} messages in clusters over {} kept in train): train {} ({} clusters), "
+      "validation {} ({}), test {} ({})",
+      c.unique, st.clusters[0] + st.clusters[1] + st.clusters[2], st.threshold, st.largest_cluster,
+      st.kept_in_train_for_size, split.max_held_out_cluster, st.messages[0], st.clusters[0], st.messages[1],
+      st.clusters[1], st.messages[2], st.clusters[2]);
   ag::log().info(
       "translate data: test -> train nearest neighbour: largest similarity {:.3f}, {} test sources >= {}, {} with "
       "the same normalized text in train",
@@ -319,6 +321,9 @@ Corpus build_corpus(const std::string& lang, const std::vector<std::string>& pac
   std::string deciles;
   for (int k = 0; k < 10; ++k) deciles += " " + std::to_string(st.test_nearest_histogram[k]);
   ag::log().info("translate data: test sources by nearest training similarity, 0-0.1 ... 0.9-1:{}", deciles);
+  ag::log().info("translate data: test sources by nearest training source in words, 0 1 2 3 4+: {} {} {} {} {}",
+                 st.test_nearest_words[0], st.test_nearest_words[1], st.test_nearest_words[2], st.test_nearest_words[3],
+                 st.test_nearest_words[4]);
   return c;
 }
 

@@ -138,6 +138,8 @@ const char* split_name(Split s);
 // validation * 10000 buckets are validation, the rest train.
 struct SplitOptions {
   double test = 0.02, validation = 0.02;
+  // split_by_cluster keeps a larger cluster in train (split.h).
+  int64_t max_held_out_cluster = 50;
 };
 Split split_of(std::string_view source, const SplitOptions& options = {});
 
@@ -156,6 +158,11 @@ struct SplitStats {
   int64_t test_with_train_normalized_twin = 0;  // test sources whose normalized text is in train
   // Test sources by their nearest training source's similarity: [k] counts [k/10, (k+1)/10).
   int64_t test_nearest_histogram[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  // Test sources by their nearest training source in words (nearest_word_distances on the
+  // normalized texts): [d] counts distance d (0 to 3), [4] counts 4 or more.
+  int64_t test_nearest_words[5] = {0, 0, 0, 0, 0};
+  int64_t max_held_out_cluster = 0;
+  int64_t kept_in_train_for_size = 0;  // messages of clusters over max_held_out_cluster
 };
 
 Splits split_pairs(const std::vector<Pair>& pairs, const SplitOptions& options = {});

@@ -2,7 +2,7 @@
 // messages into French, from the gettext catalogs Debian installs (/usr/share/locale),
 // and reports BLEU and chrF on a held-out test split.
 //
-//   build/examples/translate                        # defaults: 600 steps, ~15 minutes on 2 cores
+//   build/examples/translate                        # defaults: 900 steps, 25-50 minutes on 2 cores
 //   build/examples/translate --steps 100 --out runs/translate-quick
 //   build/examples/translate --out runs/translate --translate "cannot open file %s"
 //

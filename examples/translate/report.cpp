@@ -28,7 +28,34 @@ struct Scored {
   BleuScore bleu;
   ChrfScore chrf;
   double seconds;
+  std::vector<std::string> hypotheses;
 };
+
+// A test sentence is "near" training when a training source is within 2 words of it
+// (nearest_word_distances on the normalized texts) or at a 3-gram similarity of 0.7 or
+// more: the messages a lookup can half-answer. 1 for near, 0 otherwise.
+std::vector<int> near_training(const std::vector<Pair>& train, const std::vector<std::string>& sources) {
+  std::vector<std::string> pool, pool_normalized, normalized;
+  for (const Pair& p : train) pool.push_back(p.source), pool_normalized.push_back(normalize_source(p.source));
+  for (const std::string& s : sources) normalized.push_back(normalize_source(s));
+  const auto words = nearest_word_distances(normalized, pool_normalized, 3);
+  const auto chars = nearest_neighbours(sources, pool);
+  std::vector<int> near;
+  for (std::size_t i = 0; i < sources.size(); ++i) near.push_back(words[i] <= 2 || chars[i].similarity >= 0.7);
+  return near;
+}
+
+std::vector<std::string> subset(const std::vector<std::string>& v, const std::vector<int>& near, int keep) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (near[i] == keep) out.push_back(v[i]);
+  return out;
+}
+
+void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream f(path);
+  for (const std::string& l : lines) f << l << "\n";
+}
 
 // The cross-attention of the model writing its own greedy translation of p: decoder input
 // bos + the greedy pieces, so row t holds the weights with which piece t was chosen
@@ -73,7 +100,7 @@ void report(const std::string& out, Run& run, const Subword& sw, const std::vect
   const std::vector<Pair>& train = o.corpus ? o.corpus->splits.train : no_pairs;
   std::vector<Scored> rows;
   auto score = [&](const std::string& key, const std::string& name, const std::vector<std::string>& hyps, double secs) {
-    rows.push_back({key, name, corpus_bleu_single(hyps, refs), corpus_chrf_single(hyps, refs), secs});
+    rows.push_back({key, name, corpus_bleu_single(hyps, refs), corpus_chrf_single(hyps, refs), secs, hyps});
   };
   score("copy_source", "copy the source (baseline)", sources, 0.0);
   auto t = Clock::now();
@@ -103,6 +130,30 @@ void report(const std::string& out, Run& run, const Subword& sw, const std::vect
               << "\n";
   std::cout << "  " << best.key << " - translation memory: BLEU " << plot::fmt(best.bleu.score - tm.bleu.score, 2)
             << ", chrF " << plot::fmt(best.chrf.score - tm.chrf.score, 2) << "\n";
+  // The same rows on the test sentences no training source is near (near_training).
+  const std::vector<int> near = near_training(train, sources);
+  const std::vector<std::string> far_refs = subset(refs, near, 0);
+  std::vector<Scored> far_rows;
+  for (const Scored& r : rows) {
+    const auto hyps = subset(r.hypotheses, near, 0);
+    far_rows.push_back(
+        {r.key, r.name, corpus_bleu_single(hyps, far_refs), corpus_chrf_single(hyps, far_refs), 0.0, {}});
+  }
+  std::cout << "  without the " << refs.size() - far_refs.size()
+            << " test sentences near a training source (within 2 words, or 3-gram similarity >= 0.7), "
+            << far_refs.size() << " sentences:\n";
+  for (const auto& r : far_rows)
+    std::cout << "    " << r.name << ": BLEU " << plot::fmt(r.bleu.score, 2) << ", chrF " << plot::fmt(r.chrf.score, 2)
+              << "\n";
+  // The test set and every row's output, one sentence per line, for any sacreBLEU-compatible
+  // scorer: `sacrebleu test.reference.fr -i test.beam.fr -m bleu chrf`.
+  write_lines(out + "/test.source.en", sources);
+  write_lines(out + "/test.reference." + o.lang, refs);
+  for (const Scored& r : rows) write_lines(out + "/test." + r.key + "." + o.lang, r.hypotheses);
+  {
+    std::ofstream f(out + "/test.near");
+    for (int v : near) f << v << "\n";
+  }
   std::ofstream samples(out + "/samples.txt");
   for (std::size_t i = 0; i < std::min<std::size_t>(test.size(), 8); ++i) {
     std::ostringstream s;
@@ -129,6 +180,15 @@ void report(const std::string& out, Run& run, const Subword& sw, const std::vect
     m["margin_over_translation_memory"][r->key] = {{"bleu", r->bleu.score - tm.bleu.score},
                                                    {"chrf", r->chrf.score - tm.chrf.score}};
   m["test_sentences"] = test.size();
+  for (const auto& r : far_rows)
+    m["test_without_near"]["rows"][r.key] = {{"bleu", r.bleu.score}, {"chrf", r.chrf.score}};
+  m["test_without_near"]["sentences"] = far_refs.size();
+  m["test_without_near"]["near_sentences"] = refs.size() - far_refs.size();
+  m["test_without_near"]["definition"] =
+      "test sentences with no training source within 2 words (normalized) nor at 3-gram similarity >= 0.7";
+  for (const Scored* r : {&far_rows[2], &far_rows.back()})
+    m["test_without_near"]["margin_over_translation_memory"][r->key] = {
+        {"bleu", r->bleu.score - far_rows[1].bleu.score}, {"chrf", r->chrf.score - far_rows[1].chrf.score}};
   m["steps"] = run.sched.last_step();
   m["train_seconds"] = h.seconds;
   m["train_minutes"] = h.seconds / 60;
@@ -169,7 +229,11 @@ void report(const std::string& out, Run& run, const Subword& sw, const std::vect
                   {"test_with_train_neighbour_at_threshold", st.test_near_train},
                   {"test_with_train_normalized_twin", st.test_with_train_normalized_twin},
                   {"test_nearest_train_similarity_deciles",
-                   std::vector<int64_t>(std::begin(st.test_nearest_histogram), std::end(st.test_nearest_histogram))}};
+                   std::vector<int64_t>(std::begin(st.test_nearest_histogram), std::end(st.test_nearest_histogram))},
+                  {"test_nearest_train_words_0_1_2_3_4plus",
+                   std::vector<int64_t>(std::begin(st.test_nearest_words), std::end(st.test_nearest_words))},
+                  {"max_held_out_cluster", st.max_held_out_cluster},
+                  {"kept_in_train_for_size", st.kept_in_train_for_size}};
   }
   std::ofstream(out + "/metrics.json") << m.dump(2) << "\n";
   // Pictures last: a drawing failure loses none of the results above.

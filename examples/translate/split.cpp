@@ -251,6 +251,120 @@ std::vector<Neighbour> nearest_neighbours(const std::vector<std::string>& querie
   return out;
 }
 
+// ---- words -------------------------------------------------------------------------
+
+namespace {
+
+// Each text's words as ids of one table (split at spaces; runs of spaces are one).
+std::vector<std::vector<uint32_t>> word_ids(const std::vector<std::string>& texts,
+                                            std::unordered_map<std::string_view, uint32_t>& table) {
+  std::vector<std::vector<uint32_t>> out;
+  for (const std::string& t : texts) {
+    std::vector<uint32_t> w;
+    for (std::size_t i = 0; i < t.size();) {
+      const std::size_t end = std::min(t.find(' ', i), t.size());
+      if (end > i)
+        w.push_back(table.try_emplace(std::string_view(t).substr(i, end - i), static_cast<uint32_t>(table.size()))
+                        .first->second);
+      i = end + 1;
+    }
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+// The words of w without the one at `skip` (none when skip >= size), as a hash key;
+// `at` prefixes the position (substitution keys), or is -1.
+std::string word_key(const std::vector<uint32_t>& w, std::size_t skip, int64_t at) {
+  std::string k;
+  if (at >= 0) k.append(reinterpret_cast<const char*>(&at), sizeof at);
+  for (std::size_t i = 0; i < w.size(); ++i)
+    if (i != skip) k.append(reinterpret_cast<const char*>(&w[i]), sizeof w[i]);
+  return k;
+}
+
+int64_t levenshtein(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+  std::vector<int64_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), int64_t{0});
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    int64_t diag = row[0];
+    row[0] = static_cast<int64_t>(i);
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const int64_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row.back();
+}
+
+}  // namespace
+
+std::vector<std::pair<int64_t, int64_t>> word_neighbour_pairs(const std::vector<std::string>& texts,
+                                                              int64_t min_words) {
+  AG_CHECK(min_words >= 1, ValueError, "word_neighbour_pairs: min_words ", min_words, " must be at least 1");
+  std::unordered_map<std::string_view, uint32_t> table;
+  const auto words = word_ids(texts, table);
+  // substitution: (position, the other words) -> texts; deletion: the words less one -> texts
+  std::unordered_map<std::string, std::vector<int64_t>> substitution, deletion;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (static_cast<int64_t>(words[i].size()) < min_words) continue;
+    for (std::size_t k = 0; k < words[i].size(); ++k) {
+      substitution[word_key(words[i], k, static_cast<int64_t>(k))].push_back(static_cast<int64_t>(i));
+      deletion[word_key(words[i], k, -1)].push_back(static_cast<int64_t>(i));
+    }
+  }
+  std::vector<std::pair<int64_t, int64_t>> out;
+  auto add = [&](int64_t a, int64_t b) {
+    if (words[static_cast<std::size_t>(a)] != words[static_cast<std::size_t>(b)])
+      out.emplace_back(std::min(a, b), std::max(a, b));
+  };
+  for (const auto& [key, group] : substitution)
+    for (std::size_t x = 0; x < group.size(); ++x)
+      for (std::size_t y = x + 1; y < group.size(); ++y) add(group[x], group[y]);
+  // Insertions: a text of min_words or more words equal to a longer text less one word.
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (static_cast<int64_t>(words[i].size()) < min_words) continue;
+    if (auto it = deletion.find(word_key(words[i], words[i].size(), -1)); it != deletion.end())
+      for (int64_t j : it->second) add(static_cast<int64_t>(i), j);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+int64_t word_distance(std::string_view a, std::string_view b) {
+  std::unordered_map<std::string_view, uint32_t> table;
+  const std::vector<std::string> texts{std::string(a), std::string(b)};
+  const auto w = word_ids(texts, table);
+  return levenshtein(w[0], w[1]);
+}
+
+std::vector<int64_t> nearest_word_distances(const std::vector<std::string>& queries,
+                                            const std::vector<std::string>& pool, int64_t cap) {
+  AG_CHECK(cap >= 1, ValueError, "nearest_word_distances: cap ", cap, " must be at least 1");
+  std::unordered_map<std::string_view, uint32_t> table;
+  const auto pw = word_ids(pool, table), qw = word_ids(queries, table);
+  std::map<std::size_t, std::vector<std::size_t>> by_length;  // pool texts by word count
+  for (std::size_t j = 0; j < pw.size(); ++j) by_length[pw[j].size()].push_back(j);
+  std::vector<int64_t> out;
+  for (const auto& q : qw) {
+    int64_t best = cap;
+    // |len(q) - len(p)| <= d < best, and both have more than d words.
+    const std::size_t lo = q.size() >= static_cast<std::size_t>(cap) ? q.size() - static_cast<std::size_t>(cap) : 0;
+    for (auto it = by_length.lower_bound(lo);
+         it != by_length.end() && it->first < q.size() + static_cast<std::size_t>(best); ++it)
+      for (std::size_t j : it->second) {
+        const auto gap = static_cast<int64_t>(std::max(q.size(), it->first) - std::min(q.size(), it->first));
+        if (gap >= best) continue;
+        const int64_t d = levenshtein(q, pw[j]);
+        if (d<best&& static_cast<int64_t>(std::min(q.size(), it->first))> d) best = d;
+      }
+    out.push_back(best);
+  }
+  return out;
+}
+
 // ---- clusters and the split --------------------------------------------------------
 
 std::vector<int64_t> cluster_pairs(const std::vector<Pair>& pairs, double threshold) {
@@ -272,6 +386,7 @@ std::vector<int64_t> cluster_pairs(const std::vector<Pair>& pairs, double thresh
   // Near-duplicates among the distinct normalized texts (equal ones share a node already),
   // then among the sources as they are.
   for (const auto& [a, b] : similar_pairs(keys, threshold)) uf.join(a, b);
+  for (const auto& [a, b] : word_neighbour_pairs(keys)) uf.join(a, b);
   for (const auto& [a, b] : similar_pairs(sources, threshold))
     uf.join(of[static_cast<std::size_t>(a)], of[static_cast<std::size_t>(b)]);
   std::unordered_map<int64_t, int64_t> id;  // root -> cluster id, in order of first appearance
@@ -296,7 +411,8 @@ Splits split_by_cluster(const std::vector<Pair>& pairs, const SplitOptions& opti
     ++size[c];
   }
   std::vector<Split> part(n);
-  for (std::size_t c = 0; c < n; ++c) part[c] = split_of(key[c], options);
+  for (std::size_t c = 0; c < n; ++c)
+    part[c] = size[c] > options.max_held_out_cluster ? Split::train : split_of(key[c], options);
   Splits s;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     switch (part[static_cast<std::size_t>(cluster[i])]) {
@@ -308,10 +424,12 @@ Splits split_by_cluster(const std::vector<Pair>& pairs, const SplitOptions& opti
   if (!stats) return s;
   SplitStats st;
   st.threshold = threshold;
+  st.max_held_out_cluster = options.max_held_out_cluster;
   for (std::size_t c = 0; c < n; ++c) {
     ++st.clusters[static_cast<int>(part[c])];
     st.messages[static_cast<int>(part[c])] += size[c];
     st.largest_cluster = std::max(st.largest_cluster, size[c]);
+    if (size[c] > options.max_held_out_cluster) st.kept_in_train_for_size += size[c];
   }
   std::vector<std::string> train_sources, test_sources;
   for (const Pair& p : s.train) train_sources.push_back(p.source);
@@ -322,8 +440,12 @@ Splits split_by_cluster(const std::vector<Pair>& pairs, const SplitOptions& opti
     ++st.test_nearest_histogram[std::min(9, static_cast<int>(nb.similarity * 10))];
   }
   std::unordered_map<std::string, int> train_keys;
-  for (const Pair& p : s.train) train_keys.emplace(normalize_source(p.source), 0);
-  for (const Pair& p : s.test) st.test_with_train_normalized_twin += train_keys.count(normalize_source(p.source));
+  std::vector<std::string> train_normalized, test_normalized;
+  for (const Pair& p : s.train) train_normalized.push_back(normalize_source(p.source));
+  for (const Pair& p : s.test) test_normalized.push_back(normalize_source(p.source));
+  for (const std::string& k : train_normalized) train_keys.emplace(k, 0);
+  for (const std::string& k : test_normalized) st.test_with_train_normalized_twin += train_keys.count(k);
+  for (int64_t d : nearest_word_distances(test_normalized, train_normalized, 4)) ++st.test_nearest_words[d];
   *stats = st;
   return s;
 }

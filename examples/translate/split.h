@@ -9,11 +9,16 @@
 //   normalize   normalize_source maps case, punctuation, printf directives, digits and
 //               quoted names away ("Cannot open '%s'." -> "cannot open 0")
 //   cluster     union-find over the messages: the same normalized text, the singular and
-//               plural of one catalog entry (Pair::entry), and near-duplicates whose
+//               plural of one catalog entry (Pair::entry), near-duplicates whose
 //               character 3-gram Jaccard similarity is >= threshold, on the normalized
-//               text or on the source itself (similar_pairs: prefix-filtered, no n^2)
+//               text or on the source itself (similar_pairs: prefix-filtered, no n^2),
+//               and normalized texts one word apart ("restart 0" / "start 0", "unary
+//               operator expected" / "binary operator expected": word_neighbour_pairs)
 //   assign      a cluster's part is split_of(its key), the smallest normalized text in it:
-//               the same on every machine with the same catalogs
+//               the same on every machine with the same catalogs. A cluster of more than
+//               SplitOptions::max_held_out_cluster messages stays in train: one-word chains
+//               link thousands of short messages ("tab border" - "tab fill" - "frame fill"),
+//               and held out, one such cluster would be most of the test set.
 // nearest_neighbours (a full n-gram inverted index) gives both the split's statistics
 // (each test source's most similar training source) and the translation-memory baseline.
 #include <cstdint>
@@ -56,6 +61,22 @@ double char_similarity(std::string_view a, std::string_view b);
 // rarest grams, which two sets that similar must share; candidates are then checked
 // exactly. Texts without a gram (empty) are never paired.
 std::vector<std::pair<int64_t, int64_t>> similar_pairs(const std::vector<std::string>& texts, double threshold);
+
+// Every pair (i < j) of texts whose words (split at spaces) are one edit apart: one word
+// replaced, inserted or removed, the shorter text having at least min_words words (two
+// one-word texts are always one word apart). Found through deletion variants, no n^2;
+// equal texts are not pairs.
+std::vector<std::pair<int64_t, int64_t>> word_neighbour_pairs(const std::vector<std::string>& texts,
+                                                              int64_t min_words = 2);
+
+// Levenshtein distance over the words (split at spaces) of two texts.
+int64_t word_distance(std::string_view a, std::string_view b);
+
+// For each query, the smallest word_distance d to a pool text among those where both texts
+// have more than d words (so that most of the shorter text is shared: every one-word text
+// is one word from every other); `cap` when there is none below cap.
+std::vector<int64_t> nearest_word_distances(const std::vector<std::string>& queries,
+                                            const std::vector<std::string>& pool, int64_t cap = 4);
 
 struct Neighbour {
   int64_t index = -1;       // into the pool; -1 when no pool text shares a gram
