@@ -7,6 +7,7 @@
 #include <attograd/error.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -178,6 +179,26 @@ TEST_CASE("split_by_cluster: a templated catalog, no test source near a training
     }
   CHECK(worst < 0.9);
   CHECK(worst_normalized < 0.9);
+  // Nor one word from a training source (normalized, the shorter of two words or more), and
+  // every cluster held out has at most max_held_out_cluster messages.
+  int64_t one_word = 0;
+  for (const Pair& t : s.test)
+    for (const Pair& r : s.train) {
+      const std::string a = normalize_source(t.source), b = normalize_source(r.source);
+      const auto words = [](const std::string& x) { return std::count(x.begin(), x.end(), ' ') + (x.empty() ? 0 : 1); };
+      one_word += word_distance(a, b) == 1 && std::min(words(a), words(b)) >= 2;
+    }
+  CHECK(one_word == 0);
+  CHECK(st.test_nearest_words[0] == 0);
+  CHECK(st.test_nearest_words[1] == 0);
+  CHECK(st.kept_in_train_for_size > 0);  // 16 words make long one-word chains
+  CHECK(st.max_held_out_cluster == SplitOptions{}.max_held_out_cluster);
+  const auto cluster = cluster_pairs(pairs, 0.9);
+  std::map<int64_t, int64_t> cluster_size, test_cluster;
+  for (int64_t c : cluster) ++cluster_size[c];
+  std::map<std::string, int64_t> index;
+  for (std::size_t i = 0; i < pairs.size(); ++i) index[pairs[i].source] = static_cast<int64_t>(i);
+  for (const Pair& t : s.test) CHECK(cluster_size[cluster[static_cast<std::size_t>(index[t.source])]] <= 50);
   CHECK(st.max_test_train_similarity == doctest::Approx(worst));
   CHECK(st.test_near_train == 0);
   CHECK(st.test_with_train_normalized_twin == 0);
@@ -202,6 +223,104 @@ TEST_CASE("split_by_cluster: a templated catalog, no test source near a training
   const Splits again = split_by_cluster(pairs, fractions, 0.9);
   REQUIRE(again.test.size() == s.test.size());
   for (std::size_t i = 0; i < s.test.size(); ++i) CHECK(again.test[i].source == s.test[i].source);
+}
+
+TEST_CASE("word_distance and word_neighbour_pairs: one word replaced, inserted or removed") {
+  CHECK(word_distance("cannot open 0", "cannot open 0") == 0);
+  CHECK(word_distance("restart 0", "start 0") == 1);
+  CHECK(word_distance("unary operator expected", "binary operator expected") == 1);
+  CHECK(word_distance("cannot open 0", "cannot open the 0") == 1);
+  CHECK(word_distance("a b c", "b a c") == 2);
+  CHECK(word_distance("", "a  b") == 2);  // runs of spaces are one separator
+  const std::vector<std::string> texts = {"restart 0",      "start 0",       "open",          "close",
+                                          "cannot open 0",  "cannot read 0", "cannot open",   "a b c",
+                                          "b a c",          "restart 0",     "x y z w",       "x z w"};
+  const auto pairs = word_neighbour_pairs(texts);
+  const std::vector<std::pair<int64_t, int64_t>> expected = {{0, 1}, {1, 9}, {4, 5}, {4, 6}, {10, 11}};
+  CHECK(pairs == expected);  // not "open" / "close" (one word each), "a b c" / "b a c", or equal texts
+  CHECK(word_neighbour_pairs(texts, 1).size() == expected.size() + 2);  // "open" / "close", "open" / "cannot open"
+  CHECK_THROWS_WITH_AS(word_neighbour_pairs(texts, 0), doctest::Contains("min_words 0"), ag::ValueError);
+
+  // Against brute force on random texts of 16 words.
+  const auto random = random_texts(300, 5);
+  std::vector<std::string> normalized;
+  for (const auto& t : random) normalized.push_back(normalize_source(t));
+  auto word_count = [](const std::string& x) {
+    int64_t n = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) n += x[i] != ' ' && (i == 0 || x[i - 1] == ' ');
+    return n;
+  };
+  std::vector<std::pair<int64_t, int64_t>> brute;
+  for (int64_t i = 0; i < 300; ++i)
+    for (int64_t j = i + 1; j < 300; ++j) {
+      const auto &a = normalized[size_t(i)], &b = normalized[size_t(j)];
+      if (word_distance(a, b) == 1 && std::min(word_count(a), word_count(b)) >= 2) brute.emplace_back(i, j);
+    }
+  CHECK(brute.size() > 20);
+  CHECK(word_neighbour_pairs(normalized) == brute);
+
+  // nearest_word_distances: the smallest d with both texts over d words, capped.
+  const std::vector<std::string> queries(normalized.begin(), normalized.begin() + 40),
+      pool(normalized.begin() + 40, normalized.end());
+  for (int64_t cap : {1, 3, 4}) {
+    const auto fast = nearest_word_distances(queries, pool, cap);
+    REQUIRE(fast.size() == queries.size());
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+      int64_t best = cap;
+      for (const auto& p : pool) {
+        const int64_t d = word_distance(queries[q], p);
+        if (d < best && std::min(word_count(queries[q]), word_count(p)) > d) best = d;
+      }
+      CHECK(fast[q] == best);
+    }
+  }
+  CHECK(nearest_word_distances({"a b c"}, {"a b d", "a b c"}, 4)[0] == 0);
+  CHECK(nearest_word_distances({"open"}, {"close"}, 4)[0] == 4);  // one word each: not near
+  CHECK_THROWS_WITH_AS(nearest_word_distances({"a"}, {"b"}, 0), doctest::Contains("cap 0"), ag::ValueError);
+}
+
+TEST_CASE("cluster_pairs joins messages one word apart; split_by_cluster keeps large clusters in train") {
+  const std::vector<Pair> pairs = {
+      {"Restart %s", "Redémarrer %s", "p"},
+      {"start %s", "démarrer %s", "p"},
+      {"unary operator expected", "opérateur unaire attendu", "p"},
+      {"binary operator expected", "opérateur binaire attendu", "p"},
+      {"License GPLv3+: GNU GPL version 3 or later", "Licence GPLv3+ : GNU GPL version 3 ou ultérieure", "p"},
+      {"License LGPLv3+: GNU LGPL version 3 or later", "Licence LGPLv3+ : GNU LGPL version 3 ou ultérieure", "p"},
+      {"Open", "Ouvrir", "p"},
+      {"Close", "Fermer", "p"},
+  };
+  const auto c = cluster_pairs(pairs, 0.9);
+  CHECK(c[0] == c[1]);
+  CHECK(c[2] == c[3]);
+  CHECK(c[4] != c[5]);  // two words apart: "gplv3" / "lgplv3" and "gpl" / "lgpl"
+  CHECK(c[6] != c[7]);
+  CHECK(c[0] != c[2]);
+
+  // A chain of 60 messages, each one word from the next: one cluster, over the limit of
+  // 50, so it stays in train even where its key's hash says test.
+  std::vector<Pair> chain;
+  for (int i = 0; i < 60; ++i)
+    chain.push_back({"step " + std::string(1, char('a' + i % 26)) + std::string(1, char('a' + i / 26)) + " done",
+                     "fr", "p"});
+  // and 60 messages two words apart from each other: clusters of one.
+  for (int i = 0; i < 60; ++i) {
+    const std::string w = std::string(1, char('a' + i % 26)) + std::string(1, char('a' + i / 26));
+    chain.push_back({w + "x " + w + "y gamma delta", "fr", "p"});
+  }
+  const auto cc = cluster_pairs(chain, 0.9);
+  CHECK(std::set<int64_t>(cc.begin(), cc.begin() + 60).size() == 1);
+  CHECK(std::set<int64_t>(cc.begin() + 60, cc.end()).size() == 60);
+  SplitStats st;
+  const SplitOptions all_test{1.0, 0.0};  // every cluster of 50 or fewer goes to test
+  const Splits s = split_by_cluster(chain, all_test, 0.9, &st);
+  CHECK(s.train.size() == 60);
+  for (const Pair& p : s.train) CHECK(p.source.rfind("step ", 0) == 0);
+  CHECK(st.kept_in_train_for_size == 60);
+  CHECK(st.largest_cluster == 60);
+  SplitOptions looser = all_test;
+  looser.max_held_out_cluster = 60;
+  CHECK(split_by_cluster(chain, looser, 0.9).train.empty());
 }
 
 TEST_CASE("translation_memory: the French of the most similar training source") {
