@@ -198,115 +198,120 @@ Operand contract(Operand r, Operand b, const std::vector<bool>& later) {
   return res;
 }
 
-}  // namespace
-
-Tensor einsum(const std::string& eq, const std::vector<Tensor>& ops) try {
-  auto fail = [&](const auto&... what) {
+// The equation and its operands, for errors that name both.
+struct Equation {
+  const std::string& eq;
+  const std::vector<Tensor>& ops;
+  template <class... What>
+  ValueError fail(const What&... what) const {
     std::ostringstream shapes;
     for (std::size_t i = 0; i < ops.size(); ++i) shapes << (i ? ", " : "") << ops[i].shape();
     return ValueError(detail::cat("einsum: ", what..., " (equation \"", eq, "\", operand shapes ", shapes.str(), ")"));
-  };
-  if (ops.empty()) throw fail("at least one operand is required");
+  }
+};
 
-  // ---- parse ----
-  const std::size_t arrow = eq.find("->");
-  const std::size_t lhs_end = arrow == std::string::npos ? eq.size() : arrow;
-  auto parse = [&](std::size_t from, std::size_t to, bool output) {
-    std::vector<Term> terms(1);
-    for (std::size_t i = from; i < to; ++i) {
-      const char c = eq[i];
-      Term& t = terms.back();
-      if (c == ' ') continue;
-      if (c == ',' && !output) {
-        terms.emplace_back();
-      } else if (c == '.') {
-        const std::string who = output ? "the output" : "operand " + std::to_string(terms.size() - 1);
-        if (i + 2 >= to || eq[i + 1] != '.' || eq[i + 2] != '.')
-          throw fail("found '.' for ", who, " that is not part of an ellipsis '...'");
-        if (t.ellipsis >= 0) throw fail("found more than one ellipsis '...' for ", who);
-        t.ellipsis = static_cast<int>(t.labels.size());
-        i += 2;
-      } else if (label_of(c) >= 0) {
-        t.labels.push_back(label_of(c));
-      } else {
-        throw fail("invalid subscript '", c, "' at index ", i, " of the equation, subscripts must be in [a-zA-Z]");
-      }
+// The terms of eq[from, to): one per operand (split at ','), or the output's one.
+std::vector<Term> parse_terms(const Equation& q, std::size_t from, std::size_t to, bool output) {
+  std::vector<Term> terms(1);
+  for (std::size_t i = from; i < to; ++i) {
+    const char c = q.eq[i];
+    Term& t = terms.back();
+    if (c == ' ') continue;
+    if (c == ',' && !output) {
+      terms.emplace_back();
+    } else if (c == '.') {
+      const std::string who = output ? "the output" : "operand " + std::to_string(terms.size() - 1);
+      if (i + 2 >= to || q.eq[i + 1] != '.' || q.eq[i + 2] != '.')
+        throw q.fail("found '.' for ", who, " that is not part of an ellipsis '...'");
+      if (t.ellipsis >= 0) throw q.fail("found more than one ellipsis '...' for ", who);
+      t.ellipsis = static_cast<int>(t.labels.size());
+      i += 2;
+    } else if (label_of(c) >= 0) {
+      t.labels.push_back(label_of(c));
+    } else {
+      throw q.fail("invalid subscript '", c, "' at index ", i, " of the equation, subscripts must be in [a-zA-Z]");
     }
-    return terms;
-  };
-  std::vector<Term> terms = parse(0, lhs_end, false);
-  if (terms.size() != ops.size())
-    throw fail("the equation has ", terms.size(), " operand(s) but ", ops.size(), " were given");
-  for (std::size_t k = 0; k < ops.size(); ++k) {
-    AG_CHECK(ops[k].dtype() == ops[0].dtype(), DTypeError, "einsum: operand ", k, " has dtype ", ops[k].dtype(),
-             " but operand 0 has ", ops[0].dtype(), " (equation \"", eq, "\")");
-    check_float(ops[k], "einsum");
   }
+  return terms;
+}
 
-  // ---- one label per dim; the ellipsis covers the dims the letters leave ----
-  int64_t E = 0;
-  for (std::size_t k = 0; k < ops.size(); ++k) {
-    const int64_t nl = terms[k].labels.size(), nd = ops[k].dim();
-    if (terms[k].ellipsis < 0 && nd != nl)
-      throw fail("operand ", k, " has ", nd, " dims but ", nl, " subscripts and no ellipsis");
-    if (terms[k].ellipsis >= 0 && nd < nl)
-      throw fail("operand ", k, " has ", nd, " dims, fewer than its ", nl, " subscripts");
-    E = std::max(E, nd - nl);
-  }
-  const int nlabels = kLetters + static_cast<int>(E);
-  std::vector<int64_t> size(nlabels, -1);
-  std::vector<int> count(nlabels, 0);
+// Every operand with one label per dim: the ellipsis covers the dims the letters leave,
+// labels kLetters .. kLetters + E - 1 (right-aligned, so that they broadcast).
+struct Labelled {
   std::vector<Operand> work;
-  for (std::size_t k = 0; k < ops.size(); ++k) {
+  std::vector<int> count;  // operands' dims carrying each label
+  int64_t E = 0;           // the ellipsis's dims
+  int nlabels = 0;
+};
+
+Labelled label_dims(const Equation& q, const std::vector<Term>& terms) {
+  Labelled r;
+  for (std::size_t k = 0; k < q.ops.size(); ++k) {
+    const int64_t nl = terms[k].labels.size(), nd = q.ops[k].dim();
+    if (terms[k].ellipsis < 0 && nd != nl)
+      throw q.fail("operand ", k, " has ", nd, " dims but ", nl, " subscripts and no ellipsis");
+    if (terms[k].ellipsis >= 0 && nd < nl)
+      throw q.fail("operand ", k, " has ", nd, " dims, fewer than its ", nl, " subscripts");
+    r.E = std::max(r.E, nd - nl);
+  }
+  r.nlabels = kLetters + static_cast<int>(r.E);
+  std::vector<int64_t> size(r.nlabels, -1);
+  r.count.assign(r.nlabels, 0);
+  for (std::size_t k = 0; k < q.ops.size(); ++k) {
     const Term& t = terms[k];
     std::vector<int> labels = t.labels;
     if (t.ellipsis >= 0) {
-      const int64_t e = ops[k].dim() - static_cast<int64_t>(t.labels.size());
+      const int64_t e = q.ops[k].dim() - static_cast<int64_t>(t.labels.size());
       std::vector<int> ell(e);
-      std::iota(ell.begin(), ell.end(), kLetters + static_cast<int>(E - e));
+      std::iota(ell.begin(), ell.end(), kLetters + static_cast<int>(r.E - e));
       labels.insert(labels.begin() + t.ellipsis, ell.begin(), ell.end());
     }
-    std::vector<int64_t> here(nlabels, -1);  // this operand's size of each label
+    std::vector<int64_t> here(r.nlabels, -1);  // this operand's size of each label
     for (std::size_t d = 0; d < labels.size(); ++d) {
       const int l = labels[d];
-      const int64_t s = ops[k].shape()[d];
+      const int64_t s = q.ops[k].shape()[d];
       if (here[l] >= 0 && here[l] != s)
-        throw fail(label_name(l), " is repeated for operand ", k, " but the sizes don't match (", here[l], " != ", s,
-                   ")");
+        throw q.fail(label_name(l), " is repeated for operand ", k, " but the sizes don't match (", here[l], " != ", s,
+                     ")");
       if (here[l] < 0 && size[l] >= 0 && s != size[l] && s != 1 && size[l] != 1)
-        throw fail(label_name(l), " has size ", s, " for operand ", k, ", which does not broadcast with the size ",
-                   size[l], " seen before");
+        throw q.fail(label_name(l), " has size ", s, " for operand ", k, ", which does not broadcast with the size ",
+                     size[l], " seen before");
       here[l] = s;
       if (size[l] < 0 || size[l] == 1) size[l] = s;
-      ++count[l];
+      ++r.count[l];
     }
-    work.push_back({ops[k], labels});
+    r.work.push_back({q.ops[k], labels});
   }
+  return r;
+}
 
-  // ---- output labels ----
+// The output's labels: after "->" as written (the ellipsis's dims where it stands, summed
+// without one, as PyTorch), else the ellipsis's dims and then the letters seen once.
+std::vector<int> output_labels(const Equation& q, std::size_t arrow, const Labelled& in) {
   std::vector<int> out;
-  if (arrow != std::string::npos) {
-    std::vector<Term> o = parse(arrow + 2, eq.size(), true);
-    for (int l : o[0].labels) {
-      if (count[l] == 0) throw fail("output ", label_name(l), " does not appear in any operand");
-      if (std::count(o[0].labels.begin(), o[0].labels.end(), l) > 1)
-        throw fail("output ", label_name(l), " appears more than once");
-    }
-    out = o[0].labels;
-    if (o[0].ellipsis >= 0) {  // without one, the ellipsis dims are summed (as PyTorch)
-      std::vector<int> ell(E);
-      std::iota(ell.begin(), ell.end(), kLetters);
-      out.insert(out.begin() + o[0].ellipsis, ell.begin(), ell.end());
-    }
-  } else {
-    for (int l = kLetters; l < nlabels; ++l) out.push_back(l);
+  if (arrow == std::string::npos) {
+    for (int l = kLetters; l < in.nlabels; ++l) out.push_back(l);
     for (int l = 0; l < kLetters; ++l)
-      if (count[l] == 1) out.push_back(l);
+      if (in.count[l] == 1) out.push_back(l);
+    return out;
   }
+  std::vector<Term> o = parse_terms(q, arrow + 2, q.eq.size(), true);
+  for (int l : o[0].labels) {
+    if (in.count[l] == 0) throw q.fail("output ", label_name(l), " does not appear in any operand");
+    if (std::count(o[0].labels.begin(), o[0].labels.end(), l) > 1)
+      throw q.fail("output ", label_name(l), " appears more than once");
+  }
+  out = o[0].labels;
+  if (o[0].ellipsis >= 0) {
+    std::vector<int> ell(in.E);
+    std::iota(ell.begin(), ell.end(), kLetters);
+    out.insert(out.begin() + o[0].ellipsis, ell.begin(), ell.end());
+  }
+  return out;
+}
 
-  // ---- diagonals, then sums of letters no other operand nor the output has ----
-  std::vector<bool> in_out(nlabels, false);
-  for (int l : out) in_out[l] = true;
+// Diagonals of repeated labels, then sums of the labels no other operand nor the output has.
+void reduce_alone(std::vector<Operand>& work, const std::vector<bool>& in_out) {
   for (std::size_t k = 0; k < work.size(); ++k) {
     Operand& w = work[k];
     for (std::size_t i = 0; i < w.labels.size(); ++i)
@@ -328,8 +333,30 @@ Tensor einsum(const std::string& eq, const std::vector<Tensor>& ops) try {
     }
     if (!lone.empty()) w = {sum(w.t, lone), kept};
   }
+}
 
-  // ---- contract left to right ----
+}  // namespace
+
+Tensor einsum(const std::string& eq, const std::vector<Tensor>& ops) try {
+  const Equation q{eq, ops};
+  if (ops.empty()) throw q.fail("at least one operand is required");
+  const std::size_t arrow = eq.find("->");
+  const std::vector<Term> terms = parse_terms(q, 0, arrow == std::string::npos ? eq.size() : arrow, false);
+  if (terms.size() != ops.size())
+    throw q.fail("the equation has ", terms.size(), " operand(s) but ", ops.size(), " were given");
+  for (std::size_t k = 0; k < ops.size(); ++k) {
+    AG_CHECK(ops[k].dtype() == ops[0].dtype(), DTypeError, "einsum: operand ", k, " has dtype ", ops[k].dtype(),
+             " but operand 0 has ", ops[0].dtype(), " (equation \"", eq, "\")");
+    check_float(ops[k], "einsum");
+  }
+  Labelled in = label_dims(q, terms);
+  const std::vector<int> out = output_labels(q, arrow, in);
+  std::vector<bool> in_out(in.nlabels, false);
+  for (int l : out) in_out[l] = true;
+  std::vector<Operand>& work = in.work;
+  reduce_alone(work, in_out);
+
+  // Contract left to right; a label stays while a later operand or the output has it.
   Operand r = work[0];
   for (std::size_t k = 1; k < work.size(); ++k) {
     std::vector<bool> later = in_out;

@@ -158,23 +158,51 @@ Grads composite_backward(const Composite& c, const Tensor& g, NeedsGrad need) {
   return grads;
 }
 
-void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads, bool retain_graph,
-             bool create_graph, Capture* cap) {
-  AG_CHECK(root_grads.empty() || root_grads.size() == roots.size(), ValueError, "backward: ", roots.size(),
-           " outputs but ", root_grads.size(), " gradients");
-  std::unordered_map<Node*, Tensor> buffers;
-  std::vector<std::shared_ptr<Node>> root_nodes;
-  // Leaves with tensor hooks collect their pass's gradient here first, so the hooks see
-  // the whole of it (PyTorch's AccumulateGrad input buffer); for ag::grad only the
-  // requested ones.
-  // Which leaves is decided before any hook runs, so a hook that adds or removes another
-  // leaf's hook cannot strand a buffer.
-  std::unordered_map<TensorImpl*, Tensor> leaf_buffers;
-  std::unordered_set<TensorImpl*> buffered_leaves;
-  auto mark_buffered = [&](TensorImpl* leaf) {
-    if (!leaf->hooks.empty() && (!cap || cap->leaves.count(leaf) > 0)) buffered_leaves.insert(leaf);
-  };
-  auto buffered = [&](TensorImpl* leaf) { return !buffered_leaves.empty() && buffered_leaves.count(leaf) > 0; };
+// One backward pass (backward() or ag::grad), phase by phase: seed the roots' gradients,
+// count how many edges feed each node (and each hooked leaf), run the hooks of root
+// leaves nothing else feeds, then run the nodes in a ready queue (Kahn's algorithm).
+class BackwardPass {
+ public:
+  BackwardPass(bool retain_graph, bool create_graph, Capture* cap)
+      : retain_graph_(retain_graph), create_graph_(create_graph), cap_(cap) {}
+
+  void seed(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads);
+  void count_dependencies();
+  void flush_root_leaves(const std::vector<Tensor>& roots);
+  void run();
+
+ private:
+  void run_node(Node* n);
+  void pass_on(Node* n, Grads& grads, const std::vector<bool>& needs);
+  void run_hooks(const std::shared_ptr<TensorImpl>& leaf);
+
+  // Leaves with tensor hooks collect their pass's gradient in leaf_buffers_ first, so the
+  // hooks see the whole of it (PyTorch's AccumulateGrad input buffer); for ag::grad only
+  // the requested ones. Which leaves is decided before any hook runs, so a hook that adds
+  // or removes another leaf's hook cannot strand a buffer.
+  void mark_buffered(TensorImpl* leaf) {
+    if (!leaf->hooks.empty() && (!cap_ || cap_->leaves.count(leaf) > 0)) buffered_leaves_.insert(leaf);
+  }
+  bool buffered(TensorImpl* leaf) const { return !buffered_leaves_.empty() && buffered_leaves_.count(leaf) > 0; }
+  // Post-accumulate hooks are for backward only: ag::grad touches no .grad.
+  bool post_hooked(const TensorImpl* leaf) const { return !cap_ && !leaf->post_accumulate_grad_hooks.empty(); }
+  bool hooked(const Edge& e) const { return e.leaf && (buffered(e.leaf.get()) || post_hooked(e.leaf.get())); }
+  // ag::grad runs only the nodes that lead to a requested input.
+  bool runs(Node* n) const { return !cap_ || useful_.count(n) > 0; }
+
+  bool retain_graph_, create_graph_;
+  Capture* cap_;
+  std::vector<std::shared_ptr<Node>> root_nodes_;
+  std::unordered_map<Node*, Tensor> buffers_;  // each node's summed output gradient
+  std::unordered_map<TensorImpl*, Tensor> leaf_buffers_;
+  std::unordered_set<TensorImpl*> buffered_leaves_;
+  std::unordered_set<Node*> useful_;
+  std::unordered_map<Node*, int> deps_;             // edges of running nodes still to come
+  std::unordered_map<TensorImpl*, int> leaf_deps_;  // the same for hooked leaves
+  std::vector<Node*> ready_;
+};
+
+void BackwardPass::seed(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads) {
   for (std::size_t i = 0; i < roots.size(); ++i) {
     const Tensor& r = roots[i];
     AG_CHECK(r.defined(), ValueError, "backward: output ", i, " is undefined");
@@ -191,142 +219,155 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_g
     AG_CHECK(g.shape() == r.shape() && g.dtype() == r.dtype(), ShapeError, "backward: gradient ", g.shape(), " ",
              g.dtype(), " does not match output ", r.shape(), " ", r.dtype());
     if (r.grad_fn()) {
-      accumulate(buffers[r.grad_fn().get()], std::move(g), create_graph);
-      root_nodes.push_back(r.grad_fn());
+      accumulate(buffers_[r.grad_fn().get()], std::move(g), create_graph_);
+      root_nodes_.push_back(r.grad_fn());
     } else {
       mark_buffered(r.impl());
       if (buffered(r.impl()))
-        accumulate(leaf_buffers[r.impl()], std::move(g), create_graph, /*shared_ok=*/true);
+        accumulate(leaf_buffers_[r.impl()], std::move(g), create_graph_, /*shared_ok=*/true);
       else
-        accumulate_leaf(r.impl_ptr(), std::move(g), cap, create_graph);
+        accumulate_leaf(r.impl_ptr(), std::move(g), cap_, create_graph_);
     }
   }
+}
 
-  // ag::grad runs only the nodes that lead to a requested input.
-  std::unordered_set<Node*> useful;
-  if (cap) useful = nodes_leading_to(root_nodes, *cap);
-  auto runs = [&](Node* n) { return !cap || useful.count(n) > 0; };
-
-  // Dependency counts: how many edges of running nodes point at each running node.
-  std::unordered_map<Node*, int> deps;
+void BackwardPass::count_dependencies() {
+  if (cap_) useful_ = nodes_leading_to(root_nodes_, *cap_);
   std::vector<Node*> stack;
   std::unordered_set<Node*> seen;
-  for (auto& n : root_nodes)
+  for (auto& n : root_nodes_)
     if (runs(n.get()) && seen.insert(n.get()).second) stack.push_back(n.get());
-  // Leaves with tensor hooks or post-accumulate hooks (those for backward only: ag::grad
-  // touches no .grad): how many edges of running nodes still feed them.
-  std::unordered_map<TensorImpl*, int> leaf_deps;
-  auto post_hooked = [&](const TensorImpl* leaf) { return !cap && !leaf->post_accumulate_grad_hooks.empty(); };
-  auto hooked = [&](const Edge& e) { return e.leaf && (buffered(e.leaf.get()) || post_hooked(e.leaf.get())); };
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
     for (auto& e : n->inputs) {
       if (e.leaf) mark_buffered(e.leaf.get());
-      if (hooked(e)) ++leaf_deps[e.leaf.get()];
+      if (hooked(e)) ++leaf_deps_[e.leaf.get()];
       if (!e.node || !runs(e.node.get())) continue;
-      ++deps[e.node.get()];
+      ++deps_[e.node.get()];
       if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
     }
   }
+}
 
-  // Once every gradient of the pass reached a hooked leaf: its tensor hooks on the sum,
-  // then .grad (or ag::grad's result), then its post-accumulate hooks.
-  auto run_hooks = [&](const std::shared_ptr<TensorImpl>& leaf) {
-    auto it = leaf_buffers.find(leaf.get());
-    if (it != leaf_buffers.end()) {
-      Tensor g = std::move(it->second);
-      leaf_buffers.erase(it);
-      if (g.defined()) accumulate_leaf(leaf, run_tensor_hooks(leaf->hooks, std::move(g)), cap, create_graph);
-    }
-    if (!post_hooked(leaf.get())) return;
-    Tensor t(leaf);
-    auto hooks = leaf->post_accumulate_grad_hooks;  // a hook may remove itself
-    for (auto& h : hooks) h.second(t);
-  };
-  {
-    std::unordered_set<TensorImpl*> flushed;  // a leaf given twice as a root runs once
-    for (const Tensor& r : roots)
-      if (!r.grad_fn() && (buffered(r.impl()) || post_hooked(r.impl())) && leaf_deps[r.impl()] == 0 &&
-          flushed.insert(r.impl()).second)
-        run_hooks(r.impl_ptr());
+// Once every gradient of the pass reached a hooked leaf: its tensor hooks on the sum,
+// then .grad (or ag::grad's result), then its post-accumulate hooks.
+void BackwardPass::run_hooks(const std::shared_ptr<TensorImpl>& leaf) {
+  auto it = leaf_buffers_.find(leaf.get());
+  if (it != leaf_buffers_.end()) {
+    Tensor g = std::move(it->second);
+    leaf_buffers_.erase(it);
+    if (g.defined()) accumulate_leaf(leaf, run_tensor_hooks(leaf->hooks, std::move(g)), cap_, create_graph_);
   }
+  if (!post_hooked(leaf.get())) return;
+  Tensor t(leaf);
+  auto hooks = leaf->post_accumulate_grad_hooks;  // a hook may remove itself
+  for (auto& h : hooks) h.second(t);
+}
 
-  std::vector<Node*> ready;
+void BackwardPass::flush_root_leaves(const std::vector<Tensor>& roots) {
+  std::unordered_set<TensorImpl*> flushed;  // a leaf given twice as a root runs once
+  for (const Tensor& r : roots)
+    if (!r.grad_fn() && (buffered(r.impl()) || post_hooked(r.impl())) && leaf_deps_[r.impl()] == 0 &&
+        flushed.insert(r.impl()).second)
+      run_hooks(r.impl_ptr());
+}
+
+void BackwardPass::run() {
   std::unordered_set<Node*> queued;
-  for (auto& n : root_nodes)
-    if (runs(n.get()) && deps[n.get()] == 0 && queued.insert(n.get()).second) ready.push_back(n.get());
-
+  for (auto& n : root_nodes_)
+    if (runs(n.get()) && deps_[n.get()] == 0 && queued.insert(n.get()).second) ready_.push_back(n.get());
   // Closures build no graph, unless create_graph asks for the backward to be recorded.
   std::optional<NoGradGuard> no_grad;
   std::optional<EnableGradGuard> with_grad;
-  if (create_graph)
+  if (create_graph_)
     with_grad.emplace();
   else
     no_grad.emplace();
-  while (!ready.empty()) {
-    Node* n = ready.back();
-    ready.pop_back();
-    Tensor g = std::move(buffers[n]);
-    buffers.erase(n);
-    // The output's tensor hooks (may replace g), then retain_grad, then ag::grad's capture.
-    if (!n->tensor_pre_hooks.empty()) g = run_tensor_hooks(n->tensor_pre_hooks, std::move(g));
-    if (auto t = n->retains_grad.lock()) retain(*t, g);
-    if (cap) {
-      auto it = cap->nodes.find(n);
-      if (it != cap->nodes.end())
-        for (std::size_t i : it->second) accumulate(cap->results[i], g, create_graph);
+  while (!ready_.empty()) {
+    Node* n = ready_.back();
+    ready_.pop_back();
+    run_node(n);
+  }
+}
+
+void BackwardPass::run_node(Node* n) {
+  Tensor g = std::move(buffers_[n]);
+  buffers_.erase(n);
+  // The output's tensor hooks (may replace g), then retain_grad, then ag::grad's capture.
+  if (!n->tensor_pre_hooks.empty()) g = run_tensor_hooks(n->tensor_pre_hooks, std::move(g));
+  if (auto t = n->retains_grad.lock()) retain(*t, g);
+  if (cap_) {
+    auto it = cap_->nodes.find(n);
+    if (it != cap_->nodes.end())
+      for (std::size_t i : it->second) accumulate(cap_->results[i], g, create_graph_);
+  }
+  AG_CHECK(!n->released, AutogradError, "backward: the graph through '", n->name,
+           "' was already freed by an earlier backward; pass retain_graph=true to the first "
+           "backward to go through it twice");
+  std::vector<bool> needs(n->inputs.size());
+  for (std::size_t i = 0; i < needs.size(); ++i) {
+    const Edge& e = n->inputs[i];
+    needs[i] = e.active() && (!cap_ || (e.node ? runs(e.node.get()) : cap_->leaves.count(e.leaf.get()) > 0));
+  }
+  Grads grads(n->inputs.size());
+  try {
+    CurrentNode current(n);
+    if (std::find(needs.begin(), needs.end(), true) != needs.end())
+      grads = create_graph_ && n->composite ? composite_backward(*n->composite, g, NeedsGrad(needs))
+                                            : n->backward(g, NeedsGrad(needs));
+  } catch (const VersionError& e) {
+    throw VersionError(detail::cat("backward of ", n->name, ": ", e.what(), detail::describe_creation(*n)));
+  }
+  AG_ASSERT(grads.size() == n->inputs.size(), "backward of ", n->name, " returned ", grads.size(), " gradients for ",
+            n->inputs.size(), " inputs");
+  g = Tensor();  // a closure that returns g itself hands over its only handle
+  if (detail::g_anomaly_enabled.load(std::memory_order_relaxed)) detail::check_gradients(*n, grads, needs);
+  pass_on(n, grads, needs);
+  if (!retain_graph_) {
+    n->backward = nullptr;  // frees the saved tensors
+    n->composite.reset();
+    n->released = true;
+  }
+}
+
+// Hands n's input gradients to the nodes and leaves they belong to; a node whose last
+// edge this was becomes ready.
+void BackwardPass::pass_on(Node* n, Grads& grads, const std::vector<bool>& needs) {
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    Edge& e = n->inputs[i];
+    if (!needs[i]) continue;
+    Tensor& gi = grads[i];
+    if (gi.defined()) {
+      AG_CHECK(gi.shape() == n->input_shapes[i] && gi.dtype() == n->input_dtypes[i], AutogradError, "backward of ",
+               n->name, ": gradient for input ", i, " has shape ", gi.shape(), " ", gi.dtype(), ", expected ",
+               n->input_shapes[i], " ", n->input_dtypes[i]);
+      if (e.leaf && buffered(e.leaf.get()))
+        accumulate(leaf_buffers_[e.leaf.get()], std::move(gi), create_graph_, /*shared_ok=*/true);
+      else if (e.leaf)
+        accumulate_leaf(e.leaf, std::move(gi), cap_, create_graph_);
+      else
+        accumulate(buffers_[e.node.get()], std::move(gi), create_graph_, /*shared_ok=*/true);
     }
-    AG_CHECK(!n->released, AutogradError, "backward: the graph through '", n->name,
-             "' was already freed by an earlier backward; pass retain_graph=true to the first "
-             "backward to go through it twice");
-    std::vector<bool> needs(n->inputs.size());
-    for (std::size_t i = 0; i < needs.size(); ++i) {
-      const Edge& e = n->inputs[i];
-      needs[i] = e.active() && (!cap || (e.node ? runs(e.node.get()) : cap->leaves.count(e.leaf.get()) > 0));
-    }
-    Grads grads(n->inputs.size());
-    try {
-      CurrentNode current(n);
-      if (std::find(needs.begin(), needs.end(), true) != needs.end())
-        grads = create_graph && n->composite ? composite_backward(*n->composite, g, NeedsGrad(needs))
-                                             : n->backward(g, NeedsGrad(needs));
-    } catch (const VersionError& e) {
-      throw VersionError(detail::cat("backward of ", n->name, ": ", e.what(), detail::describe_creation(*n)));
-    }
-    AG_ASSERT(grads.size() == n->inputs.size(), "backward of ", n->name, " returned ", grads.size(), " gradients for ",
-              n->inputs.size(), " inputs");
-    g = Tensor();  // a closure that returns g itself hands over its only handle
-    if (detail::g_anomaly_enabled.load(std::memory_order_relaxed)) detail::check_gradients(*n, grads, needs);
-    for (std::size_t i = 0; i < grads.size(); ++i) {
-      Edge& e = n->inputs[i];
-      if (!needs[i]) continue;
-      Tensor& gi = grads[i];
-      if (gi.defined()) {
-        AG_CHECK(gi.shape() == n->input_shapes[i] && gi.dtype() == n->input_dtypes[i], AutogradError, "backward of ",
-                 n->name, ": gradient for input ", i, " has shape ", gi.shape(), " ", gi.dtype(), ", expected ",
-                 n->input_shapes[i], " ", n->input_dtypes[i]);
-        if (e.leaf && buffered(e.leaf.get()))
-          accumulate(leaf_buffers[e.leaf.get()], std::move(gi), create_graph, /*shared_ok=*/true);
-        else if (e.leaf)
-          accumulate_leaf(e.leaf, std::move(gi), cap, create_graph);
-        else
-          accumulate(buffers[e.node.get()], std::move(gi), create_graph, /*shared_ok=*/true);
-      }
-      if (hooked(e) && --leaf_deps[e.leaf.get()] == 0) run_hooks(e.leaf);
-      if (e.node && --deps[e.node.get()] == 0) {
-        // A node that received no gradient at all (every path gave undefined) is zero.
-        Tensor& slot = buffers[e.node.get()];
-        if (!slot.defined()) slot = zeros(n->input_shapes[i], n->input_dtypes[i]);
-        ready.push_back(e.node.get());
-      }
-    }
-    if (!retain_graph) {
-      n->backward = nullptr;  // frees the saved tensors
-      n->composite.reset();
-      n->released = true;
+    if (hooked(e) && --leaf_deps_[e.leaf.get()] == 0) run_hooks(e.leaf);
+    if (e.node && --deps_[e.node.get()] == 0) {
+      // A node that received no gradient at all (every path gave undefined) is zero.
+      Tensor& slot = buffers_[e.node.get()];
+      if (!slot.defined()) slot = zeros(n->input_shapes[i], n->input_dtypes[i]);
+      ready_.push_back(e.node.get());
     }
   }
+}
+
+void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads, bool retain_graph,
+             bool create_graph, Capture* cap) {
+  AG_CHECK(root_grads.empty() || root_grads.size() == roots.size(), ValueError, "backward: ", roots.size(),
+           " outputs but ", root_grads.size(), " gradients");
+  BackwardPass pass(retain_graph, create_graph, cap);
+  pass.seed(roots, root_grads);
+  pass.count_dependencies();
+  pass.flush_root_leaves(roots);
+  pass.run();
 }
 
 // Callbacks queued (queue_callback) during the backward pass that runs on this thread.

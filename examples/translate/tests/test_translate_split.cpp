@@ -232,9 +232,9 @@ TEST_CASE("word_distance and word_neighbour_pairs: one word replaced, inserted o
   CHECK(word_distance("cannot open 0", "cannot open the 0") == 1);
   CHECK(word_distance("a b c", "b a c") == 2);
   CHECK(word_distance("", "a  b") == 2);  // runs of spaces are one separator
-  const std::vector<std::string> texts = {"restart 0",      "start 0",       "open",          "close",
-                                          "cannot open 0",  "cannot read 0", "cannot open",   "a b c",
-                                          "b a c",          "restart 0",     "x y z w",       "x z w"};
+  const std::vector<std::string> texts = {"restart 0",     "start 0",       "open",        "close",
+                                          "cannot open 0", "cannot read 0", "cannot open", "a b c",
+                                          "b a c",         "restart 0",     "x y z w",     "x z w"};
   const auto pairs = word_neighbour_pairs(texts);
   const std::vector<std::pair<int64_t, int64_t>> expected = {{0, 1}, {1, 9}, {4, 5}, {4, 6}, {10, 11}};
   CHECK(pairs == expected);  // not "open" / "close" (one word each), "a b c" / "b a c", or equal texts
@@ -301,8 +301,8 @@ TEST_CASE("cluster_pairs joins messages one word apart; split_by_cluster keeps l
   // 50, so it stays in train even where its key's hash says test.
   std::vector<Pair> chain;
   for (int i = 0; i < 60; ++i)
-    chain.push_back({"step " + std::string(1, char('a' + i % 26)) + std::string(1, char('a' + i / 26)) + " done",
-                     "fr", "p"});
+    chain.push_back(
+        {"step " + std::string(1, char('a' + i % 26)) + std::string(1, char('a' + i / 26)) + " done", "fr", "p"});
   // and 60 messages two words apart from each other: clusters of one.
   for (int i = 0; i < 60; ++i) {
     const std::string w = std::string(1, char('a' + i % 26)) + std::string(1, char('a' + i / 26));
