@@ -164,6 +164,40 @@ class TempFile {
   bool committed_ = false;
 };
 
+// t's elements in row-major order: a contiguous tensor's bytes as they are, a strided
+// one's gathered run by run (runs of its innermost dim when that has stride 1) through a
+// buffer of at most 1 MiB, so peak memory does not grow with the tensor. Core cannot call
+// Tensor::contiguous (an op of the layer above).
+void write_row_major(TempFile& file, const Tensor& t) {
+  const auto item = static_cast<std::size_t>(itemsize(t.dtype()));
+  if (t.numel() == 0) return;
+  if (t.is_contiguous()) return file.write(t.raw_data(), static_cast<std::size_t>(t.numel()) * item);
+  const Shape& shape = t.shape();
+  const int64_t nd = t.dim(), last = shape[nd - 1], last_stride = t.stride(nd - 1);
+  const bool runs = last_stride == 1;
+  const std::size_t run_bytes = runs ? static_cast<std::size_t>(last) * item : item;
+  std::vector<unsigned char> buffer;
+  buffer.reserve(std::max<std::size_t>(run_bytes, std::size_t{1} << 20));
+  const auto* base = static_cast<const unsigned char*>(t.raw_data());
+  std::vector<int64_t> idx(static_cast<std::size_t>(nd), 0);  // of the next element (run)
+  const int64_t outer = runs ? nd - 1 : nd;                   // dims the counter walks
+  for (int64_t done = 0; done < t.numel(); done += runs ? last : 1) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < outer; ++d) off += idx[static_cast<std::size_t>(d)] * t.stride(d);
+    if (buffer.size() + run_bytes > buffer.capacity()) {
+      file.write(buffer.data(), buffer.size());
+      buffer.clear();
+    }
+    const unsigned char* from = base + off * static_cast<int64_t>(item);
+    buffer.insert(buffer.end(), from, from + run_bytes);
+    for (int64_t d = outer - 1; d >= 0; --d) {  // the next index, row-major
+      if (++idx[static_cast<std::size_t>(d)] < shape[d]) break;
+      idx[static_cast<std::size_t>(d)] = 0;
+    }
+  }
+  file.write(buffer.data(), buffer.size());
+}
+
 }  // namespace
 
 // ---- public API ----------------------------------------------------------------
@@ -201,12 +235,7 @@ void save_safetensors(const std::string& path, const TensorMap& tensors, const M
   for (int i = 0; i < 8; ++i) len_bytes[i] = static_cast<unsigned char>(uint64_t(text.size()) >> (8 * i));
   file.write(len_bytes, 8);
   file.write(text.data(), text.size());
-  for (const auto& [name, t] : tensors) {
-    // One contiguous copy at a time keeps peak memory near the largest tensor.
-    Tensor c = t.detach().contiguous();
-    const uint64_t nbytes = uint64_t(c.numel()) * itemsize(c.dtype());
-    if (nbytes > 0) file.write(c.raw_data(), nbytes);
-  }
+  for (const auto& [name, t] : tensors) write_row_major(file, t);
   file.commit();
 }
 

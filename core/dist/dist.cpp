@@ -15,6 +15,7 @@
 #include <string>
 
 #include "kernels/kernels.h"
+#include "kernels/views.h"
 
 #if ATTOGRAD_HAVE_MPI
 #include <mpi.h>
@@ -352,10 +353,10 @@ void all_gather(std::vector<Tensor>& tensor_list, const Tensor& tensor) {
   Shape big = tensor.shape();
   big.insert(0, world_size());
   Tensor out = kernels::empty(big, tensor.dtype(), "dist::all_gather");
-  Tensor in = tensor.unsqueeze(0);
+  Tensor in = kernels::unsqueeze_view(tensor, 0);
   all_gather_into_tensor(out, in);
   tensor_list.assign(static_cast<std::size_t>(world_size()), Tensor());
-  for (int r = 0; r < world_size(); ++r) tensor_list[static_cast<std::size_t>(r)] = out.select(0, r);
+  for (int r = 0; r < world_size(); ++r) tensor_list[static_cast<std::size_t>(r)] = kernels::select_view(out, 0, r);
 }
 
 Work reduce_scatter_tensor_async(Tensor& output, const Tensor& input, ReduceOp op) {
@@ -399,9 +400,9 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& input_list, Reduc
     check_dtype(t, "reduce_scatter");
     AG_CHECK(t.shape() == output.shape() && t.dtype() == output.dtype(), ShapeError, "dist::reduce_scatter: input ", r,
              " is ", t.dtype(), " ", t.shape(), ", output is ", output.dtype(), " ", output.shape());
-    kernels::copy(t, in.select(0, r));
+    kernels::copy(t, kernels::select_view(in, 0, r));
   }
-  Tensor out = output.unsqueeze(0);
+  Tensor out = kernels::unsqueeze_view(output, 0);
   reduce_scatter_tensor(out, in, op);
   output.storage()->bump_version();
 }

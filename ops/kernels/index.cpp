@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kernels/kernels.h"
+#include "kernels/views.h"
 #include "kernels/half.h"
 
 namespace ag::kernels {
@@ -47,7 +48,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
            index.shape(), " ", index.dtype());
   AG_CHECK(index.dim() <= 1, ShapeError, "index_select: index must be a 1-D i64 tensor, got shape ", index.shape(), " ",
            index.dtype());
-  std::vector<int64_t> ids = index.to_vector<int64_t>();
+  std::vector<int64_t> ids = values<int64_t>(index);
   const int64_t size = x.shape()[dim];
   for (auto& i : ids) i = checked_index(i, size, "index_select", dim);
   Shape s = x.shape();
@@ -72,7 +73,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 
 Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src, std::optional<int64_t> skip) {
   if (is_half(src)) return to_half(index_add(shape, dim, index, as_f32(src), skip), src.dtype());
-  std::vector<int64_t> ids = index.to_vector<int64_t>();
+  std::vector<int64_t> ids = values<int64_t>(index);
   Tensor out = empty(shape, src.dtype());
   fill(out, 0);
   Tensor s = contiguous(src);

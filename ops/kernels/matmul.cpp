@@ -8,6 +8,7 @@
 #include "attograd/detail/parallel.h"
 #include "gemm.h"
 #include "kernels/strided.h"
+#include "kernels/views.h"
 #include "kernels/kernels.h"
 #include "kernels/half.h"
 #include "kernels/gemv.h"
@@ -49,8 +50,8 @@ Strides batch_strides(const Tensor& t, const Shape& batch) {
 // where the transposed view took a strided path about 5x slower (half_bench, decoding).
 Tensor widen(const Tensor& t) {
   if (!is_half(t) || t.dim() < 2 || t.is_contiguous()) return as_f32(t);
-  Tensor tt = t.transpose(-1, -2);
-  return tt.is_contiguous() ? convert(tt, DType::f32).transpose(-1, -2) : as_f32(t);
+  Tensor tt = transpose_view(t, -1, -2);
+  return tt.is_contiguous() ? transpose_view(convert(tt, DType::f32), -1, -2) : as_f32(t);
 }
 
 // Decoding's x (..., M, K) @ W^T with W (N, K) contiguous, at most kGemvMaxRows rows in
@@ -135,7 +136,7 @@ Tensor gemv(const Tensor& a, const Tensor& b, const Tensor& bias = {}) {
       round_fn(o, f, n);
     }
   });
-  return y.reshape(out_shape);
+  return reshape_view(y, out_shape);
 }
 
 }  // namespace

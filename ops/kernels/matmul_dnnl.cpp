@@ -1,8 +1,9 @@
 // bf16 matmul through oneDNN (kernels/matmul_dnnl.h). One matmul primitive per call,
 // batch dims broadcast by oneDNN, operands read in place through their strides; oneDNN's
-// primitive cache makes the repeated shapes of a training step cheap to set up (the
-// figures of tools/benchmarks/README.md include that cost).
+// primitive cache makes the repeated shapes of a training step cheap to set up
+// (build/tools/benchmarks/half_bench's timings include that cost).
 #include "kernels/matmul_dnnl.h"
+#include "kernels/views.h"
 
 #include "gemm.h"
 #include "kernels/s8_gemm.h"
@@ -146,11 +147,11 @@ Tensor matmul_dnnl(const Tensor& a_in, const Tensor& b_in) {
   // x (..., n, K) @ W (K, N): one (rows, K) product, as dnnl_worth_it counts it.
   if (b_in.dim() == 2 && a_in.dim() > 2 && a_in.is_contiguous()) {
     const int64_t K = a_in.shape()[a_in.dim() - 1];
-    Tensor r = matmul_dnnl(a_in.reshape({a_in.numel() / K, K}), b_in);
+    Tensor r = matmul_dnnl(reshape_view(a_in, {a_in.numel() / K, K}), b_in);
     if (!r.defined()) return r;
     Shape out_shape = a_in.shape();
     out_shape[out_shape.size() - 1] = b_in.shape()[1];
-    return r.reshape(out_shape);
+    return reshape_view(r, out_shape);
   }
   Tensor a = readable(a_in) ? a_in : contiguous(a_in), b = readable(b_in) ? b_in : contiguous(b_in);
   // a (..., M, K), b (..., K, N) -> out (batch..., M, N), batch broadcast.
@@ -175,7 +176,7 @@ Tensor matmul_dnnl(const Tensor& a_in, const Tensor& b_in) {
     detail::parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t m0 = pool_cut(M, p, parts), m1 = pool_cut(M, p + 1, parts);
-        if (!run_bf16(a.narrow(0, m0, m1 - m0), b, out.narrow(0, m0, m1 - m0), nd)) ok = false;
+        if (!run_bf16(narrow_view(a, 0, m0, m1 - m0), b, narrow_view(out, 0, m0, m1 - m0), nd)) ok = false;
       }
     });
     return ok ? out : Tensor{};

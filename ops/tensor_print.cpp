@@ -1,3 +1,6 @@
+// Tensor::to_string and operator<< (declared in attograd/tensor.h, core): the values come
+// through to_vector, a method of this layer, so printing lives here with the other
+// computing Tensor methods (tensor_methods.cpp).
 // Printing in PyTorch's style: tensor([[1., 2.],
 //                                      [3., 4.]], dtype=f64)
 // Floats use 4 decimals, "1." when every value is whole, scientific for wide ranges.
