@@ -1,9 +1,12 @@
 // `fashion --ddp` on the ranks of the job (one process: a world of one; np2: two ranks
 // under tools/mpirun). Each rank trains the example's CNN data parallel (SyncBatchNorm,
 // each rank its shard of every global batch, the crops of its own images) and, as the
-// reference, the same run in one process on whole global batches. Three steps of
-// augmented training must leave the same weights and BatchNorm running statistics (f32,
-// to summation order) and the same mean training loss.
+// reference, the same run in one process on whole global batches. Two steps of augmented
+// training must leave the same weights and BatchNorm running statistics (f32, to
+// summation order) and the same mean training loss. Not more: the two runs differ by
+// rounding, which every step grows, until a max pool or ReLU picks another element and
+// the difference jumps (measured on an Emerald Rapids with oneDNN's AVX-512
+// convolutions: 3e-8, 1.4e-6, then 2.7e-3 after the third step).
 #include <attograd/attograd.h>
 #include <doctest/doctest.h>
 
@@ -52,7 +55,7 @@ TEST_CASE("data parallel training with SyncBatchNorm equals one process on the g
   Config c = default_config(ModelKind::cnn);
   c.model.widths({4, 8, 8});
   c.batch = 16;  // 8 images per rank at np2; 6 batches per epoch
-  c.steps = 3;
+  c.steps = 2;
   c.pad = 2;  // augmented: every rank draws the global batch's crops
   c.ddp = false;
   Run one(c, d.train_images.size(0));
@@ -62,8 +65,8 @@ TEST_CASE("data parallel training with SyncBatchNorm equals one process on the g
   const EpochStats sw = train_epoch(ranks, d);
   REQUIRE(one.done());
   REQUIRE(ranks.done());
-  CHECK(sw.steps == 3);
-  CHECK(sw.samples == 48);
+  CHECK(sw.steps == 2);
+  CHECK(sw.samples == 32);
 
   const int64_t syncs = [&] {
     int64_t n = 0;
