@@ -1,6 +1,7 @@
 # Sourced by tools/check, tools/demo and .ci/run. Debian's OpenBLAS (0.3.21) falls back to
 # kernels without AVX2 on CPUs newer than itself (an Emerald Rapids), and products then
-# run 2-7x slower (tools/benchmarks/README.md, "OpenBLAS on a CPU it does not know").
+# run several times slower (tools/benchmarks/README.md, "OpenBLAS on a CPU it does not
+# know").
 # blas_env exports the OPENBLAS_CORETYPE that fixes it, unless one is set already or
 # python3 (which asks OpenBLAS, tools/benchmarks/bench_common.py) is missing.
 blas_env() {

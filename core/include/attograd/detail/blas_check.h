@@ -2,8 +2,8 @@
 // Whether OpenBLAS picked kernels below what the CPU can run. A DYNAMIC_ARCH OpenBLAS
 // (Debian's) picks its kernels from the CPU model when it loads; a model newer than the
 // library (Emerald Rapids, family 6 model 207, under 0.3.21) falls back to "Prescott"
-// (SSE3), and sgemm then runs 2-7x slower than it could (tools/benchmarks/README.md,
-// "OpenBLAS on a CPU it does not know"). The library
+// (SSE3), and sgemm then runs several times slower than it could
+// (tools/benchmarks/README.md, "OpenBLAS on a CPU it does not know"). The library
 // cannot change that choice after the load: OPENBLAS_CORETYPE must be in the environment
 // before the program starts; the f32 GEMM engine (ops/kernels/sgemm.h) runs oneDNN's
 // sgemm instead where this advice is not empty. Internal (ag::detail): not part of the API.

@@ -1,9 +1,10 @@
 #pragma once
 // The bf16 matmul engine (issue 25): oneDNN's bf16 matmul primitive (f32 accumulation,
 // the result rounded once to bf16) where it beats converting to f32 around OpenBLAS's
-// sgemm, which is on CPUs with AMX only (tools/benchmarks/README.md, half_bench:
-// about 6x on the GPT step's products there; without AMX oneDNN's bf16 kernels are
-// 1.1x (AVX512_BF16) to 4x (AVX-512) slower than the conversion). Internal header.
+// sgemm, which is on CPUs with AMX only (without AMX oneDNN's bf16 kernels, AVX512_BF16
+// or AVX-512, were slower than the conversion). Measured with
+// build/tools/benchmarks/half_bench (method: tools/benchmarks/README.md, "bf16 and f16:
+// conversion and the matmul engine"). Internal header.
 #include "kernels/kernels.h"
 
 namespace ag::kernels {

@@ -8,10 +8,10 @@
 // map() also takes a vector form of a one-tensor function (Vectorized below): contiguous
 // rows then go through xtensor, whose xsimd transcendental functions may differ from
 // std:: by a few ulp (measured: exp <= 1; sin, cos <= 2; sigmoid <= 4;
-// tests/test_kernel_special_values.cpp). Strided rows (and 0-d tensors) take the scalar
-// form of the same function. A function whose vector form is wrong rather than an ulp off
-// on some inputs names them (`redo`); those lanes are recomputed in scalar form after the
-// vector pass. A function without a vector form runs its scalar form everywhere.
+// tests/kernels/test_kernel_special_values.cpp). Strided rows (and 0-d tensors) take the
+// scalar form of the same function. A function whose vector form is wrong rather than an
+// ulp off on some inputs names them (`redo`); those lanes are recomputed in scalar form
+// after the vector pass. A function without a vector form runs its scalar form everywhere.
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xnoalias.hpp>

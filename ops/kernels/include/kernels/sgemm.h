@@ -5,8 +5,8 @@
 // its Prescott (SSE3) kernels, and nothing a library does after the load changes that
 // (OPENBLAS_CORETYPE must be in the environment before the program starts). oneDNN's
 // sgemm JITs for the CPU it finds. So: OpenBLAS where it runs kernels for this CPU's
-// vector width, oneDNN where it fell back (tools/benchmarks/README.md, "f32 products";
-// the measurements on AMD and Intel machines behind the rule). Internal header.
+// vector width, oneDNN where it fell back (tools/benchmarks/README.md, "OpenBLAS on a
+// CPU it does not know": the measurements behind the rule). Internal header.
 #include <cstdint>
 #include <string>
 
