@@ -121,9 +121,10 @@ def find_sides(args, prog):
     return cmds, missing, versions
 
 
-def run_one(cmd, threads, timeout=3600):
-    """Runs one measurement process; returns its JSON record (or one with an "error")."""
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+def run_one(cmd, threads, timeout=3600, env_extra=None):
+    """Runs one measurement process (env_extra added to its environment); returns its JSON
+    record (or one with an "error")."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), **(env_extra or {}))
     t0 = time.time()
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
@@ -137,6 +138,33 @@ def run_one(cmd, threads, timeout=3600):
     rec["wall_s"] = round(time.time() - t0, 3)
     rec["loadavg_after"] = os.getloadavg()[0]
     return rec
+
+
+def cpu_family_model():
+    """"6/207" (family/model): names the CPU where a VM's model name does not
+    ("Intel(R) Xeon(R) Processor" is an Emerald Rapids at 6/207)."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if not line.strip():
+                    break
+                k, _, v = line.partition(":")
+                fields[k.strip()] = v.strip()
+    except OSError:
+        pass
+    return f"{fields.get('cpu family', '?')}/{fields.get('model', '?')}"
+
+
+def cpu_isa():
+    """The vector extensions that decide which kernels run (AVX2, AVX-512, VNNI, BF16, AMX)."""
+    wanted = ("avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_tile", "amx_bf16")
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+    except OSError:
+        flags = []
+    return [w for w in wanted if w in flags]
 
 
 def machine_info(versions):
@@ -154,7 +182,7 @@ def machine_info(versions):
     except OSError:
         commit, dirty = "", False
     return {"date": datetime.datetime.now().isoformat(timespec="seconds"), "cpu": cpu,
-            "cores": os.cpu_count(), "loadavg_start": os.getloadavg(), "versions": versions,
+            "cpu_family_model": cpu_family_model(), "cpu_isa": cpu_isa(), "cores": os.cpu_count(), "loadavg_start": os.getloadavg(), "versions": versions,
             "attograd_commit": commit + ("+dirty" if dirty else ""), "python": sys.version.split()[0],
             "command": " ".join([f"{k}={shlex.quote(os.environ[k])}" for k in ENV_SHOWN if k in os.environ] +
                                 [shlex.quote(a) for a in [os.path.relpath(sys.argv[0], ROOT)
