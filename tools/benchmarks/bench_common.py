@@ -177,7 +177,10 @@ def machine_info(versions):
     try:
         commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+        # Results files are not code: a full run rewrites results/latest.md, which must not
+        # mark the next run's code as changed.
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":(exclude)tools/benchmarks/results", ":(exclude)examples/*/results"],
                                capture_output=True, text=True).stdout.strip() != ""
     except OSError:
         commit, dirty = "", False
