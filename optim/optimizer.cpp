@@ -1,5 +1,5 @@
-// Optimizer bookkeeping and the update rules of SGD, Adam and AdamW. Each update is one
-// fused loop per parameter, in the order torch.optim (1.13, single-tensor) computes it.
+// Optimizer bookkeeping (parameter groups, per-parameter state, state_dict) and the
+// option checks of every optimizer. The update rules: one file per optimizer (sgd.cpp, ...).
 #include "attograd/optim/optimizer.h"
 
 #include <atomic>
@@ -8,8 +8,6 @@
 
 #include "attograd/autograd.h"
 #include "attograd/factory.h"
-#include "kernels/adam.h"
-#include "step_count.h"
 
 namespace ag::optim {
 
@@ -259,95 +257,6 @@ void Optimizer::load_state_dict(const TensorMap& state) {
   for (std::size_t i = 0; i < lrs.size(); ++i)
     if (lrs[i] >= 0) set_lr(lrs[i], i);
   state_ = std::move(fresh);
-}
-
-// ---- SGD --------------------------------------------------------------------------
-// d = g + wd * p;  with momentum: buf = d (first step) or momentum * buf + (1 - dampening) * d,
-// d = nesterov ? d + momentum * buf : buf;  p -= lr * d
-SGD::SGD(const NamedParams& params, const SGDOptions& o) : SGD(std::vector<ParamGroup<SGDOptions>>{{params, o}}) {}
-
-SGD::SGD(const std::vector<ParamGroup<SGDOptions>>& groups) {
-  for (auto& g : groups) add_param_group(g);  // checks the options
-}
-
-void SGD::step() {
-  for_each_grad([](const SGDOptions& o, Tensor& p, const Tensor& g, ParamState& st) {
-    bool first = o.momentum() != 0 && st.find("momentum_buffer") == nullptr;
-    Tensor buf = o.momentum() != 0 ? st.get_or_zeros("momentum_buffer", p) : Tensor{};
-    dispatch_float(p.dtype(), "SGD", [&]<class T>() {
-      T* w = p.data<T>();
-      const T* gr = g.data<T>();
-      T* b = buf.defined() ? buf.data<T>() : nullptr;
-      const T lr = T(o.lr()), wd = T(o.weight_decay()), mom = T(o.momentum()), damp = T(1 - o.dampening());
-      for (int64_t i = 0, n = p.numel(); i < n; ++i) {
-        T d = gr[i];
-        if (wd != 0) d = d + wd * w[i];
-        if (b) {
-          b[i] = first ? d : b[i] * mom + damp * d;
-          d = o.nesterov() ? d + mom * b[i] : b[i];
-        }
-        w[i] = w[i] - lr * d;
-      }
-    });
-  });
-}
-
-// ---- Adam / AdamW -----------------------------------------------------------------
-// t += 1;  g += wd * p (Adam) or p *= 1 - lr * wd (AdamW)
-// m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  vmax = max(vmax, v) (amsgrad)
-// p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
-namespace {
-
-// The fields Adam and AdamW share (their options types differ only in defaults).
-struct AdamHyper {
-  double lr, b1, b2, eps, weight_decay;
-  bool amsgrad, decoupled;
-};
-template <class O>
-AdamHyper hyper(const O& o, bool decoupled) {
-  return {o.lr(), o.betas().first, o.betas().second, o.eps(), o.weight_decay(), o.amsgrad(), decoupled};
-}
-
-// One Adam(W) update of p (contiguous, same shape as its contiguous grad g) and its state.
-void adam_update(const Tensor& p, const Tensor& g, ParamState& st, const AdamHyper& h) {
-  const int64_t t = count_step(st);
-  Tensor m = st.get_or_zeros("exp_avg", p), v = st.get_or_zeros("exp_avg_sq", p);
-  Tensor vmax = h.amsgrad ? st.get_or_zeros("max_exp_avg_sq", p) : Tensor{};
-  const double step_size = h.lr / (1 - std::pow(h.b1, static_cast<double>(t)));
-  const double bc2_sqrt = std::sqrt(1 - std::pow(h.b2, static_cast<double>(t)));
-  dispatch_float(p.dtype(), "Adam", [&]<class T>() {
-    const kernels::AdamStep<T> hs{h.decoupled, T(h.weight_decay), T(1 - h.lr * h.weight_decay),
-                                  T(h.b1),     T(h.b2),           T(1 - h.b1),
-                                  T(1 - h.b2), T(h.eps),          T(step_size),
-                                  T(bc2_sqrt)};
-    kernels::adam_update.of<T>()(p.data<T>(), g.data<T>(), m.data<T>(), v.data<T>(),
-                                 vmax.defined() ? vmax.data<T>() : nullptr, p.numel(), hs);
-  });
-}
-
-}  // namespace
-
-Adam::Adam(const NamedParams& params, const AdamOptions& o) : Adam(std::vector<ParamGroup<AdamOptions>>{{params, o}}) {}
-
-Adam::Adam(const std::vector<ParamGroup<AdamOptions>>& groups) {
-  for (auto& g : groups) add_param_group(g);  // checks the options
-}
-
-void Adam::step() {
-  for_each_grad(
-      [](const AdamOptions& o, Tensor& p, const Tensor& g, ParamState& st) { adam_update(p, g, st, hyper(o, false)); });
-}
-
-AdamW::AdamW(const NamedParams& params, const AdamWOptions& o)
-    : AdamW(std::vector<ParamGroup<AdamWOptions>>{{params, o}}) {}
-
-AdamW::AdamW(const std::vector<ParamGroup<AdamWOptions>>& groups) {
-  for (auto& g : groups) add_param_group(g);  // checks the options
-}
-
-void AdamW::step() {
-  for_each_grad(
-      [](const AdamWOptions& o, Tensor& p, const Tensor& g, ParamState& st) { adam_update(p, g, st, hyper(o, true)); });
 }
 
 }  // namespace ag::optim

@@ -1,3 +1,6 @@
+// LRScheduler, the base of the chainable schedules (steps, state_dict), and NoamScheduler
+// and LambdaLR; the families: scheduler_decay.cpp, scheduler_cyclic.cpp,
+// scheduler_plateau.cpp, scheduler_compose.cpp.
 #include "attograd/optim/scheduler.h"
 
 #include <algorithm>
@@ -106,50 +109,6 @@ double NoamScheduler::rate(int64_t s, int64_t d_model, double factor, int64_t wa
 
 double NoamScheduler::lr_at(int64_t steps, double base_lr) const {
   return base_lr * rate(steps + 1, d_model_, factor_, warmup_);
-}
-
-// ---- StepLR ----
-StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma)
-    : LRScheduler(opt), step_size_(step_size), gamma_(gamma) {
-  AG_CHECK(step_size > 0, ValueError, "StepLR: step_size must be positive, got ", step_size);
-  apply();
-}
-
-double StepLR::lr_at(int64_t steps, double base_lr) const {
-  return base_lr * std::pow(gamma_, static_cast<double>(steps / step_size_));
-}
-
-double StepLR::chained_lr(int64_t steps, std::size_t, double lr, double) const {
-  return steps == 0 || steps % step_size_ != 0 ? lr : lr * gamma_;
-}
-
-// ---- CosineAnnealingLR ----
-CosineAnnealingLR::CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_min, int64_t warmup)
-    : LRScheduler(opt), t_max_(t_max), warmup_(warmup), eta_min_(eta_min) {
-  AG_CHECK(t_max > warmup && warmup >= 0, ValueError, "CosineAnnealingLR: need t_max > warmup >= 0, got t_max ", t_max,
-           ", warmup ", warmup);
-  AG_CHECK(std::isfinite(eta_min) && eta_min >= 0, ValueError,
-           "CosineAnnealingLR: eta_min must be finite and >= 0, got ", eta_min);
-  apply();
-}
-
-double CosineAnnealingLR::lr_at(int64_t steps, double base_lr) const {
-  if (steps < warmup_) return base_lr * static_cast<double>(steps + 1) / static_cast<double>(warmup_);
-  const double progress = static_cast<double>(steps - warmup_) / static_cast<double>(t_max_ - warmup_);
-  return eta_min_ + (base_lr - eta_min_) * (1 + std::cos(std::numbers::pi * progress)) / 2;
-}
-
-// PyTorch 1.13's get_lr: each step's cosine ratio applied to the current lr's distance
-// from eta_min; at steps = t_max + 1 (mod 2 t_max), where that ratio is 0 / 0, the
-// increment of the rising half instead.
-double CosineAnnealingLR::chained_lr(int64_t steps, std::size_t, double lr, double base_lr) const {
-  if (warmup_ > 0) return lr_at(steps, base_lr);
-  if (steps == 0) return lr;
-  const double pi = std::numbers::pi, t = static_cast<double>(t_max_);
-  const int64_t period = 2 * t_max_, phase = ((steps - 1 - t_max_) % period + period) % period;  // Python's %
-  if (phase == 0) return lr + (base_lr - eta_min_) * (1 - std::cos(pi / t)) / 2;
-  const double s = static_cast<double>(steps);
-  return (1 + std::cos(pi * s / t)) / (1 + std::cos(pi * (s - 1) / t)) * (lr - eta_min_) + eta_min_;
 }
 
 // ---- LambdaLR ----

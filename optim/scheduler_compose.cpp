@@ -1,76 +1,17 @@
-// LinearLR, ConstantLR, PolynomialLR (chainable, with their closed forms) and the two
-// schedulers of schedulers, ChainedScheduler and SequentialLR, as
-// torch.optim.lr_scheduler (1.13) computes them.
+// The schedulers of schedulers, ChainedScheduler and SequentialLR, as
+// torch.optim.lr_scheduler (1.13) computes them, and their state.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <functional>
+#include <numbers>
 #include <string>
 
 #include "attograd/optim/scheduler.h"
+#include "state_text.h"
 
 namespace ag::optim {
-
-// ---- LinearLR ----
-LinearLR::LinearLR(Optimizer& opt, double start_factor, double end_factor, int64_t total_iters)
-    : LRScheduler(opt), start_(start_factor), end_(end_factor), total_(total_iters) {
-  AG_CHECK(start_factor > 0 && start_factor <= 1, ValueError,
-           "LinearLR: Starting multiplicative factor expected to be greater than 0 and less or equal to 1, got ",
-           start_factor);
-  AG_CHECK(end_factor >= 0 && end_factor <= 1, ValueError,
-           "LinearLR: Ending multiplicative factor expected to be between 0 and 1, got ", end_factor);
-  AG_CHECK(total_iters >= 0, ValueError, "LinearLR: total_iters must be >= 0, got ", total_iters);
-  apply();
-}
-
-double LinearLR::lr_at(int64_t steps, double base_lr) const {
-  if (total_ == 0) return base_lr * end_;
-  const double done = static_cast<double>(std::min(total_, steps)) / static_cast<double>(total_);
-  return base_lr * (start_ + (end_ - start_) * done);
-}
-
-double LinearLR::chained_lr(int64_t steps, std::size_t, double lr, double) const {
-  if (steps == 0) return lr * start_;
-  if (steps > total_) return lr;
-  const double t = static_cast<double>(total_), s = static_cast<double>(steps);
-  return lr * (1.0 + (end_ - start_) / (t * start_ + (s - 1) * (end_ - start_)));
-}
-
-// ---- ConstantLR ----
-ConstantLR::ConstantLR(Optimizer& opt, double factor, int64_t total_iters)
-    : LRScheduler(opt), factor_(factor), total_(total_iters) {
-  AG_CHECK(factor >= 0 && factor <= 1, ValueError,
-           "ConstantLR: Constant multiplicative factor expected to be between 0 and 1, got ", factor);
-  AG_CHECK(total_iters >= 0, ValueError, "ConstantLR: total_iters must be >= 0, got ", total_iters);
-  apply();
-}
-
-double ConstantLR::lr_at(int64_t steps, double base_lr) const {
-  return base_lr * (factor_ + (steps >= total_ ? 1 - factor_ : 0.0));
-}
-
-double ConstantLR::chained_lr(int64_t steps, std::size_t, double lr, double) const {
-  if (steps == 0) return lr * factor_;
-  return steps == total_ ? lr * (1.0 / factor_) : lr;
-}
-
-// ---- PolynomialLR ----
-PolynomialLR::PolynomialLR(Optimizer& opt, int64_t total_iters, double power)
-    : LRScheduler(opt), total_(total_iters), power_(power) {
-  AG_CHECK(total_iters > 0, ValueError, "PolynomialLR: total_iters must be positive, got ", total_iters);
-  apply();
-}
-
-double PolynomialLR::lr_at(int64_t steps, double base_lr) const {
-  const double done = static_cast<double>(std::min(total_, steps)) / static_cast<double>(total_);
-  return base_lr * std::pow(1.0 - done, power_);
-}
-
-double PolynomialLR::chained_lr(int64_t steps, std::size_t, double lr, double) const {
-  if (steps == 0 || steps > total_) return lr;
-  const double t = static_cast<double>(total_), s = static_cast<double>(steps);
-  return lr * std::pow((1.0 - s / t) / (1.0 - (s - 1) / t), power_);
-}
 
 // ---- ChainedScheduler ----
 ChainedScheduler::ChainedScheduler(std::vector<LRScheduler*> schedulers) : schedulers_(std::move(schedulers)) {
