@@ -55,7 +55,7 @@ struct GPTOptions {
   AG_ARG(Position, pos) = Position::learned;
   AG_ARG(MlpKind, mlp) = MlpKind::gelu;
   AG_ARG(bool, tie) = false;  // head.weight is tok_emb.weight
-  // Training only: each block runs under ag::checkpoint (attograd/checkpoint.h), so its
+  // Training only: each block runs under ag::checkpoint (attograd/activation_checkpoint.h), so its
   // activations are recomputed in backward instead of kept (less memory, ~1/3 more time).
   AG_ARG(bool, checkpoint_activations) = false;
 };

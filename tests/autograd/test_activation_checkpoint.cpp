@@ -1,4 +1,4 @@
-// Activation checkpointing (attograd/checkpoint.h, PyTorch's torch.utils.checkpoint):
+// Activation checkpointing (attograd/activation_checkpoint.h, PyTorch's torch.utils.checkpoint):
 // the same gradients as without it, to the bit in float64, for an MLP block whose
 // parameters fn captures; dropout draws the same masks in the recomputation; the
 // activations are freed after the forward; double backward, ag::grad, hooks and a

@@ -4,7 +4,7 @@
 // the whole global batch, or each rank's local gradients worked out by hand.
 #include <attograd/attograd.h>
 #include <attograd/data.h>
-#include <attograd/optim/checkpoint.h>
+#include <attograd/optim/training_state.h>
 #include <doctest/doctest.h>
 
 #include <cstdio>

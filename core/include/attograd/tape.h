@@ -68,7 +68,7 @@ struct Node : std::enable_shared_from_this<Node> {
   /// Where the node was created; set only under anomaly mode (DetectAnomalyGuard).
   std::shared_ptr<const AnomalyTrace> anomaly;
   /// Creation order over all threads (PyTorch's Node::sequence_nr): a node with a smaller
-  /// number was recorded earlier. Activation checkpointing (attograd/checkpoint.h) tells
+  /// number was recorded earlier. Activation checkpointing (attograd/activation_checkpoint.h) tells
   /// the nodes a function recorded from older ones with it.
   uint64_t sequence_nr = 0;
   /// Fused ops only: the same math from differentiable ops. Under create_graph the engine

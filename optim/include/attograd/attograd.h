@@ -2,7 +2,7 @@
 /// \file
 /// Umbrella header: `#include <attograd/attograd.h>`
 #include "attograd/autograd.h"
-#include "attograd/checkpoint.h"
+#include "attograd/activation_checkpoint.h"
 #include "attograd/config.h"
 #include "attograd/dtype.h"
 #include "attograd/error.h"

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Everything in optim: `#include <attograd/optim.h>`
-#include "attograd/optim/checkpoint.h"
+#include "attograd/optim/training_state.h"
 #include "attograd/optim/clip.h"
 #include "attograd/optim/grad_scaler.h"
 #include "attograd/optim/lbfgs.h"

@@ -1,4 +1,4 @@
-// Activation checkpointing (attograd/checkpoint.h): PyTorch's torch.utils.checkpoint.
+// Activation checkpointing (attograd/activation_checkpoint.h): PyTorch's torch.utils.checkpoint.
 //
 // Design (the reentrant form, with the parameters found by a walk):
 //   forward   run fn once with grad mode on, on detached copies of the inputs, so that
@@ -19,7 +19,7 @@
 // node) cannot be differentiated to without running the outer graph twice, so it is an
 // error that says to pass it as an input. The cost: fn's activations are alive until fn
 // returns (one block's worth at the peak, as in the recomputation anyway).
-#include "attograd/checkpoint.h"
+#include "attograd/activation_checkpoint.h"
 
 #include <string>
 #include <unordered_set>

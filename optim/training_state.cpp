@@ -1,4 +1,4 @@
-#include "attograd/optim/checkpoint.h"
+#include "attograd/optim/training_state.h"
 
 #include "attograd/generator.h"
 
