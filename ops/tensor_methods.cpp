@@ -4,14 +4,13 @@
 // ATen, so that core never reaches up into the ops.
 #include "attograd/ops.h"
 #include "kernels/kernels.h"
+#include "kernels/views.h"
 
 namespace ag {
 
 template <class T>
 std::vector<T> Tensor::to_vector() const {
-  Tensor c = kernels::convert(*this, dtype_v<T>);  // contiguous, fresh or self
-  const T* p = c.data<T>();
-  return std::vector<T>(p, p + c.numel());
+  return kernels::values<T>(*this);
 }
 
 template <class T>

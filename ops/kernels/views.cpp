@@ -81,8 +81,15 @@ std::vector<T> values(const Tensor& x) {
   return std::vector<T>(p, p + c.numel());
 }
 
-template std::vector<int64_t> values<int64_t>(const Tensor&);
+// Every element type Tensor::to_vector offers (it calls this).
 template std::vector<float> values<float>(const Tensor&);
 template std::vector<double> values<double>(const Tensor&);
+template std::vector<int32_t> values<int32_t>(const Tensor&);
+template std::vector<int64_t> values<int64_t>(const Tensor&);
+template std::vector<bool> values<bool>(const Tensor&);
+template std::vector<BFloat16> values<BFloat16>(const Tensor&);
+template std::vector<Half> values<Half>(const Tensor&);
+template std::vector<int8_t> values<int8_t>(const Tensor&);
+template std::vector<uint8_t> values<uint8_t>(const Tensor&);
 
 }  // namespace ag::kernels
